@@ -1,0 +1,88 @@
+//! `iolab count`: line counts like `wc -l`, with a choice of read method.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use iolab::read::auto;
+use iolab::{Input, Method, ReadOptions, count_lines};
+
+/// Arguments of `iolab count`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The read method (see `iolab methods count`).
+    #[arg(short, long, default_value = "auto", value_parser = super::parse_method)]
+    method: Method,
+    /// Say on stderr which method and kernel counted each file, and why.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Files to count; `-` (or none) reads standard input.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+/// Counts every file, reporting failures per file and going on with the others.
+pub fn run(args: Args) -> Result<i32> {
+    let files = if args.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.files
+    };
+    let options = ReadOptions::new();
+    let mut out = io::stdout().lock();
+    let mut total = 0u64;
+    let mut failed = false;
+    for path in &files {
+        let label = path.display();
+        match count_one(path, args.method, &options, args.verbose) {
+            Ok(lines) => {
+                total += lines;
+                writeln!(out, "{lines} {label}").context("cannot write to stdout")?;
+            }
+            Err(e) => {
+                out.flush().context("cannot write to stdout")?;
+                super::report(&format!("{label}: {e}"));
+                failed = true;
+            }
+        }
+    }
+    if files.len() > 1 {
+        writeln!(out, "{total} total").context("cannot write to stdout")?;
+    }
+    out.flush().context("cannot write to stdout")?;
+    Ok(i32::from(failed))
+}
+
+fn count_one(
+    path: &Path,
+    method: Method,
+    options: &ReadOptions,
+    verbose: bool,
+) -> iolab::Result<u64> {
+    let input = if path.as_os_str() == "-" {
+        Input::stdin()?
+    } else {
+        Input::open(path)?
+    };
+    if verbose && method == Method::Auto {
+        let choice = auto::choose(&input);
+        super::report(&format!(
+            "{}: auto chose {}: {}",
+            path.display(),
+            choice.method,
+            choice.reason
+        ));
+    }
+    let count = count_lines(method, &input, options)?;
+    if verbose {
+        super::report(&format!(
+            "{}: {} bytes, {} lines with {} (kernel {})",
+            path.display(),
+            count.bytes,
+            count.lines,
+            count.method,
+            count.kernel
+        ));
+    }
+    Ok(count.lines)
+}

@@ -1,0 +1,41 @@
+//! `iolab methods WORKLOAD`: each method's name and whether it can run on this machine.
+
+use std::io::{self, Write};
+
+use anyhow::{Context, Result};
+use iolab::Method;
+
+/// The workloads whose methods can be listed.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Workload {
+    /// Line counting (`iolab count`).
+    Count,
+}
+
+/// Arguments of `iolab methods`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Which workload's methods to list.
+    #[arg(value_enum, default_value = "count")]
+    workload: Workload,
+}
+
+/// Prints one line per method: its name, then `available` or `unavailable: <reason>`.
+pub fn run(args: Args) -> Result<i32> {
+    let rows: Vec<(&str, Result<(), String>)> = match args.workload {
+        Workload::Count => Method::ALL
+            .into_iter()
+            .map(|m| (m.name(), m.availability()))
+            .collect(),
+    };
+    let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let mut out = io::stdout().lock();
+    for (name, availability) in rows {
+        match availability {
+            Ok(()) => writeln!(out, "{name:<width$}  available"),
+            Err(reason) => writeln!(out, "{name:<width$}  unavailable: {reason}"),
+        }
+        .context("cannot write to stdout")?;
+    }
+    Ok(0)
+}

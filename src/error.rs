@@ -1,0 +1,88 @@
+//! The library's error type.
+//!
+//! Messages are one line and say what to do where there is something to do. They do not
+//! name the file: the caller knows it and prefixes it (the CLI prints `iolab: FILE: …`).
+
+use std::io;
+
+/// Everything that can go wrong in iolab's library calls.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A system call failed; `op` says which step (for example `"cannot open"`).
+    #[error("{op}: {}", describe_io(.source))]
+    Io {
+        /// What was being done, as a short phrase.
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The path names a directory.
+    #[error("is a directory")]
+    IsDirectory,
+    /// The method needs a regular file and this is not one.
+    #[error("is a {kind}; method '{method}' needs a regular file (use bufread-chunks or auto)")]
+    NotRegularFile {
+        /// What the file is instead: `FIFO`, `character device`, …
+        kind: &'static str,
+        /// The method that refused.
+        method: &'static str,
+    },
+    /// The file's reported size cannot be trusted (procfs, sysfs: size 0 or 4096 yet other content).
+    #[error(
+        "its size is not real (a /proc or /sys file); method '{method}' needs one (use bufread-chunks or auto)"
+    )]
+    SizeUnknown {
+        /// The method that refused.
+        method: &'static str,
+    },
+    /// The method cannot run on this machine or for this file.
+    #[error("method '{method}' is unavailable: {reason}")]
+    Unavailable {
+        /// The method's name.
+        method: &'static str,
+        /// Why, in a few words.
+        reason: String,
+    },
+    /// `bufread-lines` met bytes that are not UTF-8.
+    #[error(
+        "invalid UTF-8 on line {line}: bufread-lines reads text only (bufread-chunks or auto count any bytes)"
+    )]
+    InvalidUtf8 {
+        /// The 1-based line on which the invalid bytes start.
+        line: u64,
+    },
+    /// A method name that iolab does not know.
+    #[error("unknown method '{name}' (expected one of: {expected})")]
+    UnknownMethod {
+        /// The name given.
+        name: String,
+        /// The valid names, comma-separated.
+        expected: String,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with the step that failed.
+    pub fn io(op: &'static str, source: io::Error) -> Error {
+        Error::Io { op, source }
+    }
+
+    /// `true` when the error means "cannot run here" rather than "failed".
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Error::Unavailable { .. })
+    }
+}
+
+/// The OS error's text without Rust's " (os error N)" suffix.
+fn describe_io(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

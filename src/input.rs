@@ -1,0 +1,159 @@
+//! An opened input: a file (or standard input) and what kind of file it is.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// What kind of file an [`Input`] is. Only regular files have a size that methods which
+/// need one (mmap, O_DIRECT, io_uring with offsets) can trust.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    Regular,
+    /// A named or anonymous pipe.
+    Fifo,
+    /// A character device (a terminal, `/dev/zero`, …).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// A socket.
+    Socket,
+}
+
+impl FileKind {
+    /// The kind in words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::Regular => "regular file",
+            FileKind::Fifo => "FIFO",
+            FileKind::CharDevice => "character device",
+            FileKind::BlockDevice => "block device",
+            FileKind::Socket => "socket",
+        }
+    }
+}
+
+/// An open file to read, with its kind and reported size.
+///
+/// Streaming methods read from the file's current position, so an `Input` is meant for one
+/// run: open a new one for the next.
+#[derive(Debug)]
+pub struct Input {
+    file: File,
+    kind: FileKind,
+    len: u64,
+}
+
+impl Input {
+    /// Opens `path` for reading. A directory is refused here, with [`Error::IsDirectory`].
+    pub fn open(path: &Path) -> Result<Input> {
+        let file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
+        Input::from_file(file)
+    }
+
+    /// Standard input (a duplicate of file descriptor 0).
+    pub fn stdin() -> Result<Input> {
+        let fd = io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Error::io("cannot use standard input", e))?;
+        Input::from_file(File::from(fd))
+    }
+
+    /// Wraps an already open file.
+    pub fn from_file(file: File) -> Result<Input> {
+        let meta = file.metadata().map_err(|e| Error::io("cannot stat", e))?;
+        let ft = meta.file_type();
+        let kind = if ft.is_dir() {
+            return Err(Error::IsDirectory);
+        } else if ft.is_file() {
+            FileKind::Regular
+        } else if ft.is_fifo() {
+            FileKind::Fifo
+        } else if ft.is_char_device() {
+            FileKind::CharDevice
+        } else if ft.is_block_device() {
+            FileKind::BlockDevice
+        } else {
+            FileKind::Socket
+        };
+        Ok(Input {
+            file,
+            kind,
+            len: meta.len(),
+        })
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The raw file descriptor.
+    pub fn fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// What kind of file this is.
+    pub fn kind(&self) -> FileKind {
+        self.kind
+    }
+
+    /// The size `fstat` reported when the input was opened (0 for pipes and devices).
+    pub fn reported_len(&self) -> u64 {
+        self.len
+    }
+
+    /// The size, for methods that need one they can trust.
+    ///
+    /// Refuses non-regular files, and files on pseudo file systems (procfs, sysfs), whose
+    /// reported sizes are not their contents' (`/proc/cpuinfo` says 0; sysfs says 4096).
+    pub fn sized_len(&self, method: &'static str) -> Result<u64> {
+        if self.kind != FileKind::Regular {
+            return Err(Error::NotRegularFile {
+                kind: self.kind.describe(),
+                method,
+            });
+        }
+        if self.on_pseudo_fs() || (self.len == 0 && self.has_content_at(0)) {
+            return Err(Error::SizeUnknown { method });
+        }
+        Ok(self.len)
+    }
+
+    /// Whether the size fits the content: a regular file on a real file system.
+    pub fn is_sized(&self) -> bool {
+        self.sized_len("auto").is_ok()
+    }
+
+    fn has_content_at(&self, offset: u64) -> bool {
+        let mut byte = [0u8; 1];
+        matches!(self.file.read_at(&mut byte, offset), Ok(1))
+    }
+
+    fn on_pseudo_fs(&self) -> bool {
+        const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+        const SYSFS_MAGIC: i64 = 0x6265_6572;
+        const DEBUGFS_MAGIC: i64 = 0x6462_6720;
+        const CGROUP2_MAGIC: i64 = 0x6367_7270;
+        let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+        // SAFETY: `fd` is open for the lifetime of `self`, and `st` points to writable
+        // memory of the size `fstatfs` fills.
+        let rc = unsafe { libc::fstatfs(self.fd(), st.as_mut_ptr()) };
+        if rc != 0 {
+            return false;
+        }
+        // SAFETY: `fstatfs` returned 0, so it initialised `st`.
+        let st = unsafe { st.assume_init() };
+        #[allow(clippy::unnecessary_cast)] // f_type's type differs between architectures
+        let magic = st.f_type as i64;
+        matches!(
+            magic,
+            PROC_SUPER_MAGIC | SYSFS_MAGIC | DEBUGFS_MAGIC | CGROUP2_MAGIC
+        )
+    }
+}

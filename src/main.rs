@@ -1,0 +1,7 @@
+//! The `iolab` command: a thin shell over the library; see `cli`.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::main());
+}

@@ -1,0 +1,71 @@
+//! `uring`: io_uring with one `READ` in flight, as the write-up had it.
+//!
+//! **System calls**: `io_uring_setup(2)` once, then one `io_uring_enter(2)` per read of
+//! [`DEFAULT_BUFFER_SIZE`] bytes that submits the read and waits for its completion.
+//! **When it wins**: it does not, with one read in flight: it is `pread` with a ring in
+//! between. It is the baseline for the deep-queue io_uring methods.
+//! **Correctness**: a completion's result is checked before use (the write-up cast a
+//! negative errno to `usize`); short reads continue at the next offset; the end is a read
+//! that returns 0.
+//! **How it fails**: io_uring unavailable (kernel without it, `kernel.io_uring_disabled`,
+//! a seccomp filter): [`Error::Unavailable`] with the reason. Needs a regular file.
+
+use io_uring::{opcode, types};
+
+use super::ReadOptions;
+use crate::error::{Error, Result};
+use crate::input::Input;
+use crate::sys::uring::{self as ring_support, SMALL_RING_ENTRIES};
+use crate::task::Task;
+
+/// Bytes per read: 1 MiB.
+pub const DEFAULT_BUFFER_SIZE: usize = 1 << 20;
+
+const METHOD: &str = "uring";
+
+/// Whether io_uring with `IORING_OP_READ` works here.
+pub fn availability() -> Result<(), String> {
+    ring_support::require("IORING_OP_READ", |s| s.read)
+}
+
+/// Feeds all of `input` to `task`, one io_uring read at a time.
+pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result<()> {
+    input.sized_len(METHOD)?;
+    let len = options
+        .buffer_size_or(DEFAULT_BUFFER_SIZE)
+        .min(u32::MAX as usize);
+    let mut buf = vec![0u8; len];
+    let mut ring =
+        ring_support::new_ring(SMALL_RING_ENTRIES).map_err(|reason| Error::Unavailable {
+            method: METHOD,
+            reason,
+        })?;
+    let fd = types::Fd(input.fd());
+    let mut offset = 0u64;
+    loop {
+        let entry = opcode::Read::new(fd, buf.as_mut_ptr(), len as u32)
+            .offset(offset)
+            .build();
+        // SAFETY: `buf` is neither read nor moved until the completion has been reaped;
+        // if the wait fails, `buf` is leaked so a late completion writes into live memory.
+        let result = match unsafe { ring_support::submit_and_wait_one(&mut ring, &entry) } {
+            Ok(r) => r,
+            Err(e) => {
+                std::mem::forget(buf);
+                return Err(Error::io("io_uring wait failed", e));
+            }
+        };
+        if result < 0 {
+            return Err(Error::io(
+                "io_uring read failed",
+                std::io::Error::from_raw_os_error(-result),
+            ));
+        }
+        let n = result as usize;
+        if n == 0 {
+            return Ok(());
+        }
+        task.feed(&buf[..n]);
+        offset += n as u64;
+    }
+}

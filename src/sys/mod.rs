@@ -1,0 +1,3 @@
+//! Small wrappers over Linux facilities that more than one module uses.
+
+pub mod uring;

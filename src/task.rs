@@ -1,0 +1,83 @@
+//! Tasks: what is done with the bytes once a read method has put them in memory.
+//!
+//! A read method (see [`crate::read`]) calls [`Task::feed`] with consecutive chunks of the
+//! input, in file order, each chunk exactly once. A task never knows how its bytes arrived,
+//! so a new task works with every method at once.
+
+use crate::kernel::ByteCounter;
+
+/// Consumes the bytes of an input, chunk by chunk, in order.
+pub trait Task {
+    /// Called with the next chunk of the input. Chunks may be of any length, including 0.
+    fn feed(&mut self, chunk: &[u8]);
+}
+
+/// Counts lines the way `wc -l` does: the number of `\n` (0x0A) bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct CountLines {
+    counter: ByteCounter,
+    lines: u64,
+}
+
+impl CountLines {
+    /// A line counter using the given kernel.
+    pub fn new(counter: ByteCounter) -> CountLines {
+        CountLines { counter, lines: 0 }
+    }
+
+    /// The lines counted so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+}
+
+impl Task for CountLines {
+    #[inline]
+    fn feed(&mut self, chunk: &[u8]) {
+        self.lines += self.counter.count(chunk, b'\n');
+    }
+}
+
+/// A 64-bit FNV-1a digest of the input: a second task, to show that any task runs with
+/// every read method, and a way to compare the bytes two methods delivered.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv1a {
+    state: u64,
+}
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a {
+            state: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+}
+
+impl Fnv1a {
+    /// The digest of the bytes fed so far.
+    pub fn digest(&self) -> u64 {
+        self.state
+    }
+}
+
+impl Task for Fnv1a {
+    fn feed(&mut self, chunk: &[u8]) {
+        for &b in chunk {
+            self.state = (self.state ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// Wraps a task and counts the bytes it is fed.
+pub(crate) struct Metered<'a> {
+    pub(crate) inner: &'a mut dyn Task,
+    pub(crate) bytes: u64,
+}
+
+impl Task for Metered<'_> {
+    #[inline]
+    fn feed(&mut self, chunk: &[u8]) {
+        self.bytes += chunk.len() as u64;
+        self.inner.feed(chunk);
+    }
+}
