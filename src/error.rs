@@ -53,6 +53,15 @@ pub enum Error {
         /// The 1-based line on which the invalid bytes start.
         line: u64,
     },
+    /// Generating a data set failed.
+    #[error("{}: {source}", .path.display())]
+    Generate {
+        /// The file being generated.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        #[source]
+        source: crate::generate::Error,
+    },
     /// A method name that iolab does not know.
     #[error("unknown method '{name}' (expected one of: {expected})")]
     UnknownMethod {
@@ -75,8 +84,8 @@ impl Error {
     }
 }
 
-/// The OS error's text without Rust's " (os error N)" suffix.
-fn describe_io(e: &io::Error) -> String {
+/// An error's text without Rust's " (os error N)" suffix.
+pub fn describe_io(e: &dyn std::error::Error) -> String {
     let text = e.to_string();
     match text.find(" (os error ") {
         Some(at) => text[..at].to_string(),

@@ -46,6 +46,7 @@ pub struct Input {
     file: File,
     kind: FileKind,
     len: u64,
+    start: u64,
 }
 
 impl Input {
@@ -81,10 +82,20 @@ impl Input {
         } else {
             FileKind::Socket
         };
+        // Standard input may be a file someone has already read part of
+        // (`{ read first; iolab count; } < file`): methods that read by offset start here.
+        let start = if kind == FileKind::Regular {
+            // SAFETY: lseek with SEEK_CUR and offset 0 only reports the position.
+            let pos = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_CUR) };
+            u64::try_from(pos).unwrap_or(0).min(meta.len())
+        } else {
+            0
+        };
         Ok(Input {
             file,
             kind,
             len: meta.len(),
+            start,
         })
     }
 
@@ -108,7 +119,14 @@ impl Input {
         self.len
     }
 
-    /// The size, for methods that need one they can trust.
+    /// The file offset reading starts at: 0 for a file opened by path, possibly more for
+    /// standard input redirected from a file that was partly read already.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// The size of the file from [`Input::start`] on, for methods that need a size they
+    /// can trust.
     ///
     /// Refuses non-regular files, and files on pseudo file systems (procfs, sysfs), whose
     /// reported sizes are not their contents' (`/proc/cpuinfo` says 0; sysfs says 4096).
@@ -122,7 +140,7 @@ impl Input {
         if self.on_pseudo_fs() || (self.len == 0 && self.has_content_at(0)) {
             return Err(Error::SizeUnknown { method });
         }
-        Ok(self.len)
+        Ok(self.len - self.start)
     }
 
     /// Whether the size fits the content: a regular file on a real file system.

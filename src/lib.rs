@@ -13,13 +13,18 @@
 //! # Ok::<(), iolab::Error>(())
 //! ```
 
+pub mod bench;
 pub mod buf;
+pub mod cache;
 pub mod error;
+pub mod generate;
 pub mod input;
 pub mod kernel;
 pub mod read;
 pub mod sys;
+pub mod sysinfo;
 pub mod task;
+pub mod units;
 
 pub use error::{Error, Result};
 pub use input::{FileKind, Input};

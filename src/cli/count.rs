@@ -32,24 +32,31 @@ pub fn run(args: Args) -> Result<i32> {
     let mut out = io::stdout().lock();
     let mut total = 0u64;
     let mut failed = false;
-    for path in &files {
-        let label = path.display();
-        match count_one(path, args.method, &options, args.verbose) {
-            Ok(lines) => {
-                total += lines;
-                writeln!(out, "{lines} {label}").context("cannot write to stdout")?;
-            }
-            Err(e) => {
-                out.flush().context("cannot write to stdout")?;
-                super::report(&format!("{label}: {e}"));
-                failed = true;
+    let written = (|| -> io::Result<()> {
+        for path in &files {
+            let label = path.display();
+            match count_one(path, args.method, &options, args.verbose) {
+                Ok(lines) => {
+                    total += lines;
+                    writeln!(out, "{lines} {label}")?;
+                }
+                Err(e) => {
+                    out.flush()?;
+                    super::report(&format!("{label}: {e}"));
+                    failed = true;
+                }
             }
         }
+        if files.len() > 1 {
+            writeln!(out, "{total} total")?;
+        }
+        out.flush()
+    })();
+    match written {
+        // A reader that went away (`iolab count … | head -1`) is not an error of ours.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        other => other.context("cannot write to stdout")?,
     }
-    if files.len() > 1 {
-        writeln!(out, "{total} total").context("cannot write to stdout")?;
-    }
-    out.flush().context("cannot write to stdout")?;
     Ok(i32::from(failed))
 }
 

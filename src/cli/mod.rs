@@ -3,8 +3,11 @@
 //! Errors are reported as one line, `iolab: <context>: <cause>`, with a non-zero exit;
 //! a closed pipe on stdout ends the program quietly.
 
+mod bench;
 mod count;
+mod generate;
 mod methods;
+mod sysinfo;
 
 use std::io::{self, Write};
 
@@ -20,27 +23,67 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Benchmark every method against the baselines on generated data (the main job).
+    Bench(bench::Args),
     /// Count lines (newline bytes) like `wc -l`.
     Count(count::Args),
     /// List the methods of a workload and whether each can run here.
     Methods(methods::Args),
+    /// Generate a deterministic data set (text lines or numeric CSV).
+    #[command(subcommand)]
+    Gen(generate::Command),
+    /// Show the facts about this machine that explain its I/O figures.
+    Sysinfo(sysinfo::Args),
 }
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: print as clap does.
+            let _ = e.print();
+            return 0;
+        }
+        Err(e) => {
+            // One line, like every other error: clap's first line without its `error: `.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            report(first.strip_prefix("error: ").unwrap_or(first));
+            return 2;
+        }
+    };
     let result = match cli.command {
+        Command::Bench(args) => bench::run(args),
         Command::Count(args) => count::run(args),
         Command::Methods(args) => methods::run(args),
+        Command::Gen(command) => generate::run(command),
+        Command::Sysinfo(args) => sysinfo::run(args),
     };
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
-            report(&format!("{e:#}"));
+            report(&one_line(&e));
             1
         }
     }
+}
+
+/// The error and its causes as one line, `outer: inner: …`, leaving out a cause whose text
+/// the message before it already contains (library errors spell out their cause).
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = iolab::error::describe_io(cause);
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 /// Prints one error line on stderr.

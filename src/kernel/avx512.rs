@@ -1,8 +1,10 @@
 //! The AVX-512 (F + BW) kernel: 64 bytes per compare, four vectors per iteration.
 //!
-//! `vpcmpeqb` writes a 64-bit mask register; `popcnt` of the mask is the count for 64
-//! bytes. The tail (under 64 bytes) uses a masked load, which cannot fault on the bytes it
-//! leaves out, so no scalar loop is needed.
+//! `vpcmpeqb` writes a 64-bit mask; a masked `vpsubb` of -1 adds one to the 8-bit lanes
+//! that matched (two instructions per 64 bytes, where a `kmov` + `popcnt` per mask would
+//! be three and bottleneck on the mask-to-GPR port). Every block of at most 255 iterations
+//! is folded into 64-bit lanes with `vpsadbw`, as in the AVX2 kernel. The tail (under 256
+//! bytes) uses masked loads, which cannot fault on the bytes they leave out.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -10,6 +12,9 @@ use std::arch::x86_64::*;
 /// Bytes per loop iteration: four 64-byte vectors.
 #[cfg(target_arch = "x86_64")]
 const STEP: usize = 4 * 64;
+/// Iterations per block: an 8-bit lane counts at most 255 matches before it must be folded.
+#[cfg(target_arch = "x86_64")]
+const MAX_ITERATIONS: usize = 255;
 
 /// Whether this CPU can run the AVX-512 kernel (it needs AVX-512 F and BW).
 pub fn is_available() -> bool {
@@ -32,8 +37,12 @@ pub fn is_available() -> bool {
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn count(haystack: &[u8], needle: u8) -> u64 {
     let splat = _mm512_set1_epi8(needle as i8);
+    let minus_one = _mm512_set1_epi8(-1);
+    let zero = _mm512_setzero_si512();
+    let mut sums = zero;
+    let (mut a0, mut a1, mut a2, mut a3) = (zero, zero, zero, zero);
+    let mut pending = 0usize;
     let mut blocks = haystack.chunks_exact(STEP);
-    let (mut n0, mut n1, mut n2, mut n3) = (0u64, 0u64, 0u64, 0u64);
     for block in &mut blocks {
         let p = block.as_ptr();
         // SAFETY: `block` is STEP = 256 bytes long, so the four unaligned 64-byte loads at
@@ -46,12 +55,19 @@ pub unsafe fn count(haystack: &[u8], needle: u8) -> u64 {
                 _mm512_loadu_si512(p.add(192) as *const __m512i),
             )
         };
-        n0 += u64::from(_mm512_cmpeq_epi8_mask(v0, splat).count_ones());
-        n1 += u64::from(_mm512_cmpeq_epi8_mask(v1, splat).count_ones());
-        n2 += u64::from(_mm512_cmpeq_epi8_mask(v2, splat).count_ones());
-        n3 += u64::from(_mm512_cmpeq_epi8_mask(v3, splat).count_ones());
+        a0 = _mm512_mask_sub_epi8(a0, _mm512_cmpeq_epi8_mask(v0, splat), a0, minus_one);
+        a1 = _mm512_mask_sub_epi8(a1, _mm512_cmpeq_epi8_mask(v1, splat), a1, minus_one);
+        a2 = _mm512_mask_sub_epi8(a2, _mm512_cmpeq_epi8_mask(v2, splat), a2, minus_one);
+        a3 = _mm512_mask_sub_epi8(a3, _mm512_cmpeq_epi8_mask(v3, splat), a3, minus_one);
+        pending += 1;
+        if pending == MAX_ITERATIONS {
+            sums = fold(sums, a0, a1, a2, a3);
+            (a0, a1, a2, a3) = (zero, zero, zero, zero);
+            pending = 0;
+        }
     }
-    let mut n = n0 + n1 + n2 + n3;
+    sums = fold(sums, a0, a1, a2, a3);
+    let mut n = _mm512_reduce_add_epi64(sums) as u64;
     for tail in blocks.remainder().chunks(64) {
         // A mask with the low `tail.len()` bits set (tail.len() is 1..=64).
         let keep: __mmask64 = u64::MAX >> (64 - tail.len());
@@ -61,6 +77,16 @@ pub unsafe fn count(haystack: &[u8], needle: u8) -> u64 {
         n += u64::from(_mm512_mask_cmpeq_epi8_mask(keep, v, splat).count_ones());
     }
     n
+}
+
+/// Adds the byte counts of four 8-bit accumulators into the eight 64-bit lanes of `sums`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn fold(sums: __m512i, a0: __m512i, a1: __m512i, a2: __m512i, a3: __m512i) -> __m512i {
+    let zero = _mm512_setzero_si512();
+    let s01 = _mm512_add_epi64(_mm512_sad_epu8(a0, zero), _mm512_sad_epu8(a1, zero));
+    let s23 = _mm512_add_epi64(_mm512_sad_epu8(a2, zero), _mm512_sad_epu8(a3, zero));
+    _mm512_add_epi64(sums, _mm512_add_epi64(s01, s23))
 }
 
 /// Stand-in on other architectures; never called because [`is_available`] is `false`.

@@ -1,7 +1,7 @@
 //! `direct`: reads that bypass the page cache (`O_DIRECT`), into aligned buffers.
 //!
 //! **System calls**: `statx(2)` for `STATX_DIOALIGN`, `open(2)` of `/proc/self/fd/N` with
-//! `O_DIRECT` (or `fcntl(F_SETFL)` without /proc), then `pread(2)` of
+//! `O_DIRECT`, then `pread(2)` of
 //! [`DEFAULT_BUFFER_SIZE`] bytes at aligned offsets until a short read.
 //! **When it wins**: cold files much larger than RAM, where caching only evicts other
 //! data; with one read in flight it cannot reach the device's limit (see `uring-direct`).
@@ -16,7 +16,6 @@
 //! or `statx` saying it is unsupported for this file: [`Error::Unavailable`] with the reason.
 
 use std::fs::{File, OpenOptions};
-use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 
@@ -114,31 +113,25 @@ pub fn logical_block_size(dev: u64) -> Option<usize> {
     .find_map(|p| std::fs::read_to_string(p).ok()?.trim().parse().ok())
 }
 
-/// Reopens `input` with `O_DIRECT`, leaving the original descriptor as it was.
-fn open_direct(input: &Input) -> io::Result<File> {
+/// Reopens `input` with `O_DIRECT` through `/proc/self/fd`, leaving the original
+/// descriptor as it was. Setting `O_DIRECT` on the original with `fcntl` would change the
+/// caller's open file too, so without /proc the method is refused instead.
+fn open_direct(input: &Input) -> Result<File> {
     let proc_path = format!("/proc/self/fd/{}", input.fd());
-    match OpenOptions::new()
+    OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
         .open(&proc_path)
-    {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            // No /proc: switch the existing descriptor instead.
-            let file = input.file().try_clone()?;
-            let fd = file.as_raw_fd();
-            // SAFETY: F_GETFL on an open descriptor has no memory effects.
-            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-            if flags < 0 {
-                return Err(io::Error::last_os_error());
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EINVAL) => unavailable("the file system refuses O_DIRECT (EINVAL)".into()),
+            Some(libc::EOPNOTSUPP) => {
+                unavailable("the file system refuses O_DIRECT (EOPNOTSUPP)".into())
             }
-            // SAFETY: F_SETFL on an open descriptor has no memory effects.
-            if unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(file)
-        }
-        other => other,
-    }
+            Some(libc::ENOENT) => unavailable(
+                "/proc is not mounted, so the file cannot be reopened with O_DIRECT".into(),
+            ),
+            _ => Error::io("cannot open with O_DIRECT", e),
+        })
 }
 
 fn unavailable(reason: String) -> Error {
@@ -152,19 +145,15 @@ fn unavailable(reason: String) -> Error {
 pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result<()> {
     input.sized_len(METHOD)?;
     let align = alignment(input.file()).map_err(unavailable)?;
-    let file = open_direct(input).map_err(|e| match e.raw_os_error() {
-        Some(libc::EINVAL) | Some(libc::EOPNOTSUPP) => unavailable(format!(
-            "the file system refuses O_DIRECT ({})",
-            io::Error::from_raw_os_error(e.raw_os_error().unwrap_or(0))
-        )),
-        _ => Error::io("cannot open with O_DIRECT", e),
-    })?;
+    let file = open_direct(input)?;
     let len = options
         .buffer_size_or(DEFAULT_BUFFER_SIZE)
         .next_multiple_of(align.offset)
         .max(align.offset);
     let mut buf = AlignedBuf::new(len, align.memory.max(align.offset).next_power_of_two());
-    let mut offset = 0u64;
+    // Start at the aligned offset at or before `input.start()` and skip the difference.
+    let mut skip = (input.start() % align.offset as u64) as usize;
+    let mut offset = input.start() - skip as u64;
     loop {
         let n = retry_eintr(|| file.read_at(&mut buf, offset)).map_err(|e| {
             if e.raw_os_error() == Some(libc::EINVAL) {
@@ -179,7 +168,8 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         if n == 0 {
             return Ok(());
         }
-        task.feed(&buf[..n]);
+        task.feed(&buf[skip.min(n)..n]);
+        skip = 0;
         offset += n as u64;
         if !offset.is_multiple_of(align.offset as u64) {
             // Normally the end of the file. If not, the next O_DIRECT read would be

@@ -28,6 +28,8 @@ pub fn read(input: &Input, method: &'static str, task: &mut dyn Task) -> Result<
     // relies on no other process truncating or writing the file while it is mapped; that
     // cannot be enforced, and is the documented risk of every mmap reader (see above).
     let map = unsafe { Mmap::map(input.file()) }.map_err(|e| Error::io("mmap failed", e))?;
-    task.feed(&map);
+    // `input.start()` is 0 unless standard input was partly read already.
+    // If the file shrank below that since it was opened, there is nothing left to feed.
+    task.feed(map.get(input.start() as usize..).unwrap_or(&[]));
     Ok(())
 }

@@ -41,7 +41,7 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
             reason,
         })?;
     let fd = types::Fd(input.fd());
-    let mut offset = 0u64;
+    let mut offset = input.start();
     loop {
         let entry = opcode::Read::new(fd, buf.as_mut_ptr(), len as u32)
             .offset(offset)

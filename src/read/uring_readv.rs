@@ -50,7 +50,7 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
             reason,
         })?;
     let fd = types::Fd(input.fd());
-    let mut offset = 0u64;
+    let mut offset = input.start();
     loop {
         let entry = opcode::Readv::new(fd, iovecs.as_ptr(), iovecs.len() as u32)
             .offset(offset)

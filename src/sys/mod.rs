@@ -1,3 +1,4 @@
 //! Small wrappers over Linux facilities that more than one module uses.
 
+pub mod fiemap;
 pub mod uring;

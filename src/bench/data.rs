@@ -1,0 +1,155 @@
+//! The benchmark's data sets: generated once into the data folder, reused while intact.
+//!
+//! Each data file `NAME` has a manifest `NAME.manifest.json` written *after* the file is
+//! complete (the file itself is put in place atomically by
+//! [`crate::generate::write_file_atomically`]). A data set is reused only when its
+//! manifest matches the requested spec and the file still has the recorded size and
+//! modification time; anything else (a missing manifest, a file edited or truncated since,
+//! a run killed mid-way that left only a temporary file) makes it be generated again. The
+//! known line count in the manifest is what every benchmark run is verified against.
+
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::interrupt;
+use crate::error::{Error, Result};
+use crate::generate::{self, AtomicOptions, LinesSpec, write_file_atomically};
+
+/// A generated file and what is known about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dataset {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+    /// Its number of `\n` bytes.
+    pub lines: u64,
+}
+
+/// What the manifest records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Manifest {
+    /// `lines-v1`: the generator and format version, bumped if the generator's output changes.
+    kind: String,
+    size: u64,
+    mean_line_len: u64,
+    seed: u64,
+    lines: u64,
+    /// The file's modification time when the manifest was written, in nanoseconds.
+    mtime_ns: i128,
+}
+
+const LINES_KIND: &str = "lines-v1";
+
+/// The text-lines data set of `size` bytes in `dir`: reused when intact, else generated
+/// (with a free-space check; Ctrl-C during generation leaves no file that could pass as
+/// valid).
+pub fn lines(dir: &Path, size: u64, show_progress: bool) -> Result<Dataset> {
+    let spec = LinesSpec {
+        size,
+        ..LinesSpec::default()
+    };
+    let path = dir.join(format!(
+        "lines-{size}-m{}-s{:x}.txt",
+        spec.mean_line_len, spec.seed
+    ));
+    let manifest_path = manifest_path(&path);
+    if let Some(found) = read_manifest(&manifest_path)
+        && found.kind == LINES_KIND
+        && found.size == size
+        && found.mean_line_len == spec.mean_line_len
+        && found.seed == spec.seed
+        && mtime_ns(&path).is_some_and(|m| m == found.mtime_ns)
+        && fs::metadata(&path).is_ok_and(|m| m.len() == size)
+    {
+        return Ok(Dataset {
+            path,
+            bytes: size,
+            lines: found.lines,
+        });
+    }
+    // Whatever is there is not a complete data set of this spec: regenerate it.
+    let _ = fs::remove_file(&manifest_path);
+    fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the data folder", e))?;
+    let progress = super::progress::Progress::new("generating", size, show_progress);
+    let options = AtomicOptions::new().expected_size(size).overwrite(true);
+    let summary = write_file_atomically(&path, &options, |out| {
+        let mut guarded = Guarded {
+            inner: out,
+            progress: &progress,
+        };
+        generate::write_lines(&mut guarded, &spec)
+    })
+    .map_err(|e| Error::Generate {
+        path: path.clone(),
+        source: e,
+    })?;
+    progress.finish();
+    let manifest = Manifest {
+        kind: LINES_KIND.into(),
+        size,
+        mean_line_len: spec.mean_line_len,
+        seed: spec.seed,
+        lines: summary.lines,
+        mtime_ns: mtime_ns(&path).unwrap_or_default(),
+    };
+    write_manifest(&manifest_path, &manifest)?;
+    Ok(Dataset {
+        path,
+        bytes: summary.bytes,
+        lines: summary.lines,
+    })
+}
+
+fn manifest_path(data: &Path) -> PathBuf {
+    let mut name = data.file_name().unwrap_or_default().to_os_string();
+    name.push(".manifest.json");
+    data.with_file_name(name)
+}
+
+fn read_manifest(path: &Path) -> Option<Manifest> {
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
+    let text = serde_json::to_vec_pretty(manifest).expect("a manifest serializes");
+    write_file_atomically(path, &AtomicOptions::new().overwrite(true), |w| {
+        w.write_all(&text)
+            .map_err(|e| generate::Error::io("cannot write", e))
+    })
+    .map_err(|e| Error::Generate {
+        path: path.to_path_buf(),
+        source: e,
+    })
+}
+
+fn mtime_ns(path: &Path) -> Option<i128> {
+    let m = fs::metadata(path).ok()?;
+    Some(i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()))
+}
+
+/// A writer that stops with an error on Ctrl-C (so the temporary file is removed) and
+/// advances the progress bar.
+struct Guarded<'a> {
+    inner: &'a mut dyn Write,
+    progress: &'a super::progress::Progress,
+}
+
+impl Write for Guarded<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if interrupt::interrupted() {
+            return Err(io::Error::other("interrupted by Ctrl-C"));
+        }
+        let n = self.inner.write(buf)?;
+        self.progress.inc_by(n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}

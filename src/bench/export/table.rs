@@ -1,0 +1,219 @@
+//! Tables of results, like the write-up's "for the impatient" table: one per suite and
+//! section (cache state, sink, …), fastest first, each row relative to the section's
+//! reference baseline. Rendered as aligned text for the terminal or as Markdown.
+
+use crate::bench::results::{Results, Row};
+use crate::units::{format_duration, format_rate};
+
+/// How a table is written out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Markup {
+    /// Space-aligned columns for a terminal.
+    Plain,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+}
+
+/// A titled table of strings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    /// The heading above the table.
+    pub title: String,
+    /// Column headings.
+    pub headers: Vec<String>,
+    /// Cells, row by row.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// The table as text.
+    pub fn render(&self, markup: Markup) -> String {
+        let cols = self.headers.len();
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate().take(cols) {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+        let pad = |s: &str, w: usize| format!("{s}{}", " ".repeat(w - s.chars().count()));
+        let mut out = String::new();
+        match markup {
+            Markup::Plain => {
+                out.push_str(&self.title);
+                out.push('\n');
+                let line = |cells: &[String]| {
+                    cells
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| pad(c, widths[i]))
+                        .collect::<Vec<_>>()
+                        .join("  ")
+                        .trim_end()
+                        .to_string()
+                };
+                out.push_str(&line(&self.headers));
+                out.push('\n');
+                out.push_str(
+                    &widths
+                        .iter()
+                        .map(|w| "-".repeat(*w))
+                        .collect::<Vec<_>>()
+                        .join("  "),
+                );
+                out.push('\n');
+                for row in &self.rows {
+                    out.push_str(&line(row));
+                    out.push('\n');
+                }
+            }
+            Markup::Markdown => {
+                out.push_str(&format!("## {}\n\n", self.title));
+                let line = |cells: &[String]| {
+                    format!(
+                        "| {} |",
+                        cells
+                            .iter()
+                            .enumerate()
+                            .map(|(i, c)| pad(&c.replace('|', "\\|"), widths[i]))
+                            .collect::<Vec<_>>()
+                            .join(" | ")
+                    )
+                };
+                out.push_str(&line(&self.headers));
+                out.push('\n');
+                out.push_str(&format!(
+                    "|{}|\n",
+                    widths
+                        .iter()
+                        .map(|w| "-".repeat(w + 2))
+                        .collect::<Vec<_>>()
+                        .join("|")
+                ));
+                for row in &self.rows {
+                    out.push_str(&line(row));
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The section a row belongs to within its suite: its cache state and the suite-specific
+/// keys that are not measurements (`sink`, `dataset`, `op`, …).
+fn section_of(row: &Row) -> String {
+    let mut parts = Vec::new();
+    for key in ["op", "dataset", "sink", "payload_bytes", "sync_policy"] {
+        if let Some(v) = row.extra.get(key) {
+            parts.push(match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => format!("{key} {other}"),
+            });
+        }
+    }
+    if let Some(c) = &row.cache {
+        parts.push(format!("{c} cache"));
+    }
+    parts.join(", ")
+}
+
+/// All tables of a run: per suite, per section.
+pub fn tables(results: &Results) -> Vec<Table> {
+    let mut out = Vec::new();
+    for suite in results.suites() {
+        let rows: Vec<&Row> = results.suite_rows(&suite).collect();
+        let mut sections: Vec<String> = Vec::new();
+        for r in &rows {
+            let s = section_of(r);
+            if !sections.contains(&s) {
+                sections.push(s);
+            }
+        }
+        for section in sections {
+            let members: Vec<&Row> = rows
+                .iter()
+                .copied()
+                .filter(|r| section_of(r) == section)
+                .collect();
+            out.push(section_table(&suite, &section, &members));
+        }
+    }
+    out
+}
+
+fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
+    let reference = rows.iter().find(|r| r.baseline && r.measured()).copied();
+    let bytes = rows.iter().map(|r| r.bytes).max().unwrap_or(0);
+    let title = if section.is_empty() {
+        format!("{suite}: {}", crate::units::format_bytes(bytes))
+    } else {
+        format!("{suite}: {section}, {}", crate::units::format_bytes(bytes))
+    };
+    let vs = match reference {
+        Some(r) => format!("vs {}", r.method),
+        None => "vs baseline".to_string(),
+    };
+    let headers = [
+        "method",
+        "median",
+        "throughput",
+        vs.as_str(),
+        "user",
+        "sys",
+        "cached before",
+        "notes",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut sorted: Vec<&Row> = rows.to_vec();
+    sorted.sort_by(|a, b| match (a.median_s, b.median_s) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.method.cmp(&b.method),
+    });
+    let body = sorted
+        .iter()
+        .map(|r| {
+            let name = if r.baseline {
+                format!("{} (baseline)", r.method)
+            } else {
+                r.method.clone()
+            };
+            let mut notes: Vec<String> = Vec::new();
+            if let Some(reason) = &r.unavailable {
+                notes.push(format!("unavailable: {reason}"));
+            }
+            if let Some(e) = &r.error {
+                notes.push(format!("FAILED: {e}"));
+            } else if r.measured() && !r.verified {
+                notes.push("WRONG RESULT".into());
+            }
+            notes.extend(r.notes.iter().cloned());
+            let dash = || "—".to_string();
+            let ratio = match (reference.and_then(|b| b.median_s), r.median_s) {
+                (Some(base), Some(m)) if m > 0.0 => format!("{:.2}×", base / m),
+                _ => dash(),
+            };
+            vec![
+                name,
+                r.median_s.map(format_duration).unwrap_or_else(dash),
+                r.throughput_bytes_per_s
+                    .map(format_rate)
+                    .unwrap_or_else(dash),
+                ratio,
+                r.user_s.map(format_duration).unwrap_or_else(dash),
+                r.sys_s.map(format_duration).unwrap_or_else(dash),
+                r.residency_before
+                    .map(|x| format!("{:.0}%", x * 100.0))
+                    .unwrap_or_else(dash),
+                notes.join("; "),
+            ]
+        })
+        .collect();
+    Table {
+        title,
+        headers,
+        rows: body,
+    }
+}

@@ -1,0 +1,165 @@
+//! `iolab bench [SUITE...]`: the main job.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use iolab::bench::export::table::{self, Markup};
+use iolab::bench::runner::ProcessExecutor;
+use iolab::bench::{self, CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITES};
+
+/// Arguments of `iolab bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Suites to run (default: all of them): count.
+    #[arg(value_name = "SUITE", value_parser = parse_suite)]
+    suites: Vec<String>,
+    /// Folder for results.json, results.md and results.csv
+    /// [default: ./iolab-results/<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Folder for the generated data sets [default: $XDG_CACHE_HOME/iolab or ~/.cache/iolab].
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// Size of the main data set, e.g. 1G or 22G [default: 1G; 64M with --quick].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    size: Option<u64>,
+    /// Counted runs per row.
+    #[arg(long, default_value_t = DEFAULT_RUNS, value_parser = parse_runs)]
+    runs: usize,
+    /// Warm-up rounds (not counted) per cache state.
+    #[arg(long, default_value_t = DEFAULT_WARMUP)]
+    warmup: usize,
+    /// Cache states to measure.
+    #[arg(long, value_delimiter = ',', default_value = "warm,cold", value_parser = parse_cache)]
+    cache: Vec<CacheState>,
+    /// Also write /proc/sys/vm/drop_caches before cold runs (only as root; never via sudo).
+    #[arg(long)]
+    drop_caches: bool,
+    /// Only these methods (comma-separated names).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    methods: Option<Vec<String>>,
+    /// Skip external baselines (wc -l, …).
+    #[arg(long)]
+    no_baselines: bool,
+    /// A smoke run: small data (64 MiB), 2 runs, no warm-up; under 30 seconds.
+    #[arg(long)]
+    quick: bool,
+}
+
+fn parse_suite(s: &str) -> Result<String, String> {
+    if SUITES.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "unknown suite (expected one of: {})",
+            SUITES.join(", ")
+        ))
+    }
+}
+
+fn parse_runs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err("expected a number of runs from 1 to 1000".into()),
+    }
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    iolab::units::parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_cache(s: &str) -> Result<CacheState, String> {
+    match s {
+        "warm" => Ok(CacheState::Warm),
+        "cold" => Ok(CacheState::Cold),
+        _ => Err("expected warm or cold".into()),
+    }
+}
+
+/// The default data folder: `$XDG_CACHE_HOME/iolab`, else `~/.cache/iolab`.
+fn default_data_dir() -> Result<PathBuf> {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(x).join("iolab"));
+    }
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(".cache").join("iolab")),
+        None => bail!("neither XDG_CACHE_HOME nor HOME is set: choose a data folder with --data"),
+    }
+}
+
+/// Runs the benchmark, prints the tables and writes the results files.
+pub fn run(args: Args) -> Result<i32> {
+    if let Some(methods) = &args.methods {
+        for m in methods {
+            if m.parse::<iolab::Method>().is_err() && !m.contains(' ') {
+                bail!("--methods: {}", m.parse::<iolab::Method>().unwrap_err());
+            }
+        }
+    }
+    let data_dir = match args.data {
+        Some(d) => d,
+        None => default_data_dir()?,
+    };
+    let out_dir = args.out.unwrap_or_else(|| {
+        PathBuf::from("iolab-results").join(iolab::sysinfo::now_rfc3339().replace(':', "-"))
+    });
+    let config = Config {
+        suites: if args.suites.is_empty() {
+            SUITES.iter().map(|s| s.to_string()).collect()
+        } else {
+            args.suites
+        },
+        data_dir: data_dir.clone(),
+        size: args.size,
+        runs: if args.quick {
+            args.runs.min(2)
+        } else {
+            args.runs
+        },
+        warmup: if args.quick { 0 } else { args.warmup },
+        caches: args.cache,
+        drop_caches: args.drop_caches,
+        methods: args.methods,
+        baselines: !args.no_baselines,
+        iolab_exe: std::env::current_exe().context("cannot find the iolab executable")?,
+        progress: true,
+        quick: args.quick,
+    };
+    let command: Vec<String> = std::env::args().collect();
+    let results = bench::run(&config, &mut ProcessExecutor, command)
+        .with_context(|| format!("{}", data_dir.display()))?;
+
+    let mut out = io::stdout().lock();
+    for w in &results.warnings {
+        super::report(&format!("warning: {w}"));
+    }
+    for t in table::tables(&results) {
+        writeln!(out, "{}", t.render(Markup::Plain)).context("cannot write to stdout")?;
+    }
+    for n in &results.notes {
+        writeln!(out, "note: {n}").context("cannot write to stdout")?;
+    }
+    let written = bench::export::write_all(&results, &out_dir)
+        .with_context(|| format!("{}", out_dir.display()))?;
+    writeln!(
+        out,
+        "results: {}",
+        written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+    .context("cannot write to stdout")?;
+    out.flush().context("cannot write to stdout")?;
+    if results.partial {
+        super::report("interrupted: the results written are partial");
+        return Ok(130);
+    }
+    if results.has_failures() {
+        super::report("some methods FAILED or printed a wrong result: see the tables above");
+        return Ok(1);
+    }
+    Ok(0)
+}

@@ -1,0 +1,222 @@
+//! Facts about this machine that explain its I/O figures: CPU and caches, memory, the
+//! kernel and io_uring, and the storage under the benchmark's data directory.
+//!
+//! [`collect`] never fails: a fact it cannot learn is `None` (or an empty list), and when
+//! the reason is worth knowing it is added to [`SysInfo::notes`]. The result serializes to
+//! JSON (`iolab sysinfo --json`) and summarizes in a few lines for report headers
+//! ([`SysInfo::summary_lines`]).
+//!
+//! **Sources**: `/proc/cpuinfo`, `/proc/meminfo`, `/proc/self/mountinfo`, sysfs (CPU caches,
+//! transparent huge pages, block-device queues), `uname(2)`, `statfs(2)`, `statvfs(2)`,
+//! `stat(2)`, `sysconf(3)`, one pipe for `F_GETPIPE_SZ`, and the cached io_uring probe of
+//! [`crate::sys::uring`].
+//! **Side effect**: to learn the `O_DIRECT` alignment, [`collect`] creates one empty file
+//! in the data directory and removes it again (skipped, with a note, where it cannot).
+//!
+//! Submodules, one per section: [`cpu`], [`memory`], [`os`], [`storage`].
+
+pub mod cpu;
+pub mod memory;
+pub mod os;
+pub mod storage;
+
+use std::fs;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+pub use cpu::{Cache, Cpu};
+pub use memory::Memory;
+pub use os::{IoUring, Os};
+pub use storage::{BlockDevice, DirectIo, Mount, Storage, fs_type_name, is_tmpfs};
+
+/// Everything about this machine that the benchmark's figures depend on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SysInfo {
+    /// The iolab version that collected this (`CARGO_PKG_VERSION`).
+    pub iolab_version: String,
+    /// When it was collected, RFC 3339 in UTC (`2025-01-31T12:00:00Z`).
+    pub collected_at: String,
+    /// The same instant in seconds since the Unix epoch.
+    pub collected_at_unix: u64,
+    /// The host's name (`uname` node name).
+    pub hostname: Option<String>,
+    /// Processor, SIMD features, caches and the chosen byte-counting kernel.
+    pub cpu: Cpu,
+    /// RAM, page size and transparent huge pages.
+    pub memory: Memory,
+    /// Kernel release, io_uring and pipe sizes.
+    pub os: Os,
+    /// The file system and block device under the data directory.
+    pub storage: Storage,
+    /// What could not be learned, and why; one short sentence each.
+    pub notes: Vec<String>,
+}
+
+/// Collects the facts about this machine, with `data_dir` as the benchmark's data directory.
+///
+/// Never fails; see the module documentation for what it reads and its one side effect.
+pub fn collect(data_dir: &Path) -> SysInfo {
+    let mut notes = Vec::new();
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let uname = os::uname();
+    let hostname = uname.as_ref().and_then(|u| u.nodename.clone());
+    SysInfo {
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        collected_at: rfc3339_utc(unix),
+        collected_at_unix: unix,
+        hostname,
+        cpu: cpu::collect(&mut notes),
+        memory: memory::collect(&mut notes),
+        os: os::collect(uname, &mut notes),
+        storage: storage::collect(data_dir, &mut notes),
+        notes,
+    }
+}
+
+impl SysInfo {
+    /// A short human summary (eight lines, `key: value`) for the header of a report.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let (cpu, memory, os, storage) = (&self.cpu, &self.memory, &self.os, &self.storage);
+        let rows = [
+            ("cpu", cpu.describe_model_and_cores()),
+            (
+                "simd",
+                format!(
+                    "{}; count kernel {}",
+                    or_none(cpu.simd.join(" ")),
+                    cpu.kernel
+                ),
+            ),
+            ("caches", cpu.describe_caches()),
+            ("memory", memory.describe()),
+            ("kernel", os.describe_kernel()),
+            ("io_uring", os.io_uring.describe()),
+            ("storage", storage.describe()),
+            ("device", storage.describe_device()),
+        ];
+        let width = rows.iter().map(|(k, _)| k.len() + 1).max().unwrap_or(0);
+        rows.into_iter()
+            .map(|(key, value)| format!("{:<width$} {value}", format!("{key}:")))
+            .collect()
+    }
+
+    /// Every fact as `(key, value)` rows, in reading order: the full report of
+    /// `iolab sysinfo` (the caller aligns them).
+    pub fn details(&self) -> Vec<(String, String)> {
+        let mut rows: Vec<(String, String)> = vec![
+            ("iolab version".into(), self.iolab_version.clone()),
+            ("collected at".into(), self.collected_at.clone()),
+            ("hostname".into(), opt(&self.hostname)),
+        ];
+        rows.extend(self.cpu.details());
+        rows.extend(self.memory.details());
+        rows.extend(self.os.details());
+        rows.extend(self.storage.details());
+        for note in &self.notes {
+            rows.push(("note".into(), note.clone()));
+        }
+        rows
+    }
+}
+
+/// The contents of a small text file, trimmed; `None` if it cannot be read or is empty.
+fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// A small text file holding one unsigned number.
+fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
+    read_trimmed(path)?.parse().ok()
+}
+
+/// The bracketed choice of a sysfs selector such as `always [madvise] never`.
+fn bracketed(text: &str) -> Option<String> {
+    let start = text.find('[')? + 1;
+    let len = text[start..].find(']')?;
+    Some(text[start..start + len].to_string())
+}
+
+/// `value`, or `-` when it is not known.
+fn opt<T: ToString>(value: &Option<T>) -> String {
+    value.as_ref().map_or_else(|| "-".to_string(), T::to_string)
+}
+
+/// `text`, or `none` when it is empty.
+fn or_none(text: String) -> String {
+    if text.is_empty() {
+        "none".to_string()
+    } else {
+        text
+    }
+}
+
+/// The current time as RFC 3339 in UTC (`2026-11-21T08:11:38Z`).
+pub fn now_rfc3339() -> String {
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    rfc3339_utc(unix)
+}
+
+/// The memory available for new allocations without swapping (`MemAvailable`), now.
+pub fn mem_available_bytes() -> Option<u64> {
+    memory::available_now()
+}
+
+/// Seconds since the epoch as RFC 3339 in UTC, without a date library.
+fn rfc3339_utc(unix: u64) -> String {
+    let (days, secs) = (unix / 86_400, unix % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01: Howard Hinnant's
+/// `civil_from_days` (<https://howardhinnant.github.io/date_algorithms.html>), for
+/// non-negative days only.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468; // days since 0000-03-01
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153; // month, March = 0
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(rfc3339_utc(4_102_444_799), "2099-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn bracketed_selects_the_active_mode() {
+        assert_eq!(
+            bracketed("always [madvise] never").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(bracketed("none"), None);
+    }
+}
