@@ -16,7 +16,9 @@
 pub mod bench;
 pub mod buf;
 pub mod cache;
+pub mod edit;
 pub mod error;
+pub mod file;
 pub mod generate;
 pub mod input;
 pub mod kernel;
@@ -25,6 +27,7 @@ pub mod sys;
 pub mod sysinfo;
 pub mod task;
 pub mod units;
+pub mod write;
 
 pub use error::{Error, Result};
 pub use input::{FileKind, Input};

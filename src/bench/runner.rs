@@ -16,6 +16,18 @@ use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Instant;
 
+/// Where a job's standard output goes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Stdout {
+    /// Captured and handed back in [`Outcome::stdout`] (for results printed by the job).
+    #[default]
+    Capture,
+    /// `/dev/null`.
+    Null,
+    /// A file, created or truncated before the run.
+    File(PathBuf),
+}
+
 /// A command to time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Job {
@@ -27,6 +39,26 @@ pub struct Job {
     pub args: Vec<OsString>,
     /// Whether this is an external baseline rather than an iolab method.
     pub baseline: bool,
+    /// Where its standard output goes.
+    pub stdout: Stdout,
+}
+
+impl Job {
+    /// A job whose standard output is captured.
+    pub fn new(
+        name: impl Into<String>,
+        program: impl Into<PathBuf>,
+        args: impl IntoIterator<Item = impl Into<OsString>>,
+        baseline: bool,
+    ) -> Job {
+        Job {
+            name: name.into(),
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            baseline,
+            stdout: Stdout::Capture,
+        }
+    }
 }
 
 /// What one run of a job did.
@@ -72,11 +104,16 @@ pub struct ProcessExecutor;
 
 impl Executor for ProcessExecutor {
     fn execute(&mut self, job: &Job) -> io::Result<Outcome> {
+        let stdout = match &job.stdout {
+            Stdout::Capture => Stdio::piped(),
+            Stdout::Null => Stdio::null(),
+            Stdout::File(path) => Stdio::from(std::fs::File::create(path)?),
+        };
         let start = Instant::now();
         let mut child = Command::new(&job.program)
             .args(&job.args)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
+            .stdout(stdout)
             .stderr(Stdio::piped())
             .spawn()?;
         let pid = child.id() as libc::pid_t;
@@ -188,12 +225,12 @@ mod tests {
     fn process_executor_times_a_real_process_and_reports_its_exit() {
         let mut ex = ProcessExecutor;
         let ok = ex
-            .execute(&Job {
-                name: "true".into(),
-                program: "sh".into(),
-                args: vec!["-c".into(), "echo 5 x; echo oops >&2; exit 3".into()],
-                baseline: true,
-            })
+            .execute(&Job::new(
+                "sh",
+                "sh",
+                ["-c", "echo 5 x; echo oops >&2; exit 3"],
+                true,
+            ))
             .unwrap();
         assert_eq!(ok.code, Some(3));
         assert!(!ok.success());

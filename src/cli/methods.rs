@@ -10,6 +10,12 @@ use iolab::Method;
 pub enum Workload {
     /// Line counting (`iolab count`).
     Count,
+    /// Writing to stdout (`iolab write`).
+    Write,
+    /// In-place edits (`iolab edit`).
+    Edit,
+    /// Small appends (the `append` benchmark suite and `iolab::file::AppendFile`).
+    Append,
 }
 
 /// Arguments of `iolab methods`.
@@ -27,6 +33,9 @@ pub fn run(args: Args) -> Result<i32> {
             .into_iter()
             .map(|m| (m.name(), m.availability()))
             .collect(),
+        Workload::Write => iolab::write::methods(),
+        Workload::Edit => iolab::edit::strategies(),
+        Workload::Append => iolab::file::append_strategies(),
     };
     let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
     let mut out = io::stdout().lock();

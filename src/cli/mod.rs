@@ -5,9 +5,11 @@
 
 mod bench;
 mod count;
+mod edit;
 mod generate;
 mod methods;
 mod sysinfo;
+mod write;
 
 use std::io::{self, Write};
 
@@ -27,6 +29,11 @@ enum Command {
     Bench(bench::Args),
     /// Count lines (newline bytes) like `wc -l`.
     Count(count::Args),
+    /// Write N bytes to stdout, fast (or as slowly as Rust's line-buffered stdout).
+    Write(write::Args),
+    /// Edit a file in place: keep only its first line, or replace one byte by another.
+    #[command(subcommand)]
+    Edit(edit::Command),
     /// List the methods of a workload and whether each can run here.
     Methods(methods::Args),
     /// Generate a deterministic data set (text lines or numeric CSV).
@@ -57,6 +64,8 @@ pub fn main() -> i32 {
         Command::Bench(args) => bench::run(args),
         Command::Count(args) => count::run(args),
         Command::Methods(args) => methods::run(args),
+        Command::Write(args) => write::run(args),
+        Command::Edit(command) => edit::run(command),
         Command::Gen(command) => generate::run(command),
         Command::Sysinfo(args) => sysinfo::run(args),
     };

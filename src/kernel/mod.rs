@@ -16,6 +16,7 @@
 
 pub mod avx2;
 pub mod avx512;
+pub mod replace;
 pub mod scalar;
 
 use std::fmt;

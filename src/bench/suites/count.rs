@@ -48,17 +48,17 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         }
         match method.availability() {
             Ok(()) => jobs.push(Measured {
-                job: Job {
-                    name: method.name().to_string(),
-                    program: config.iolab_exe.clone(),
-                    args: vec![
-                        "count".into(),
+                job: Job::new(
+                    method.name(),
+                    &config.iolab_exe,
+                    [
+                        OsString::from("count"),
                         "--method".into(),
                         method.name().into(),
                         dataset.path.clone().into(),
                     ],
-                    baseline: false,
-                },
+                    false,
+                ),
                 version: None,
             }),
             Err(reason) => {
@@ -79,12 +79,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                     full.push(dataset.path.clone().into());
                     jobs.push(Measured {
                         version: version_line(&path, version_args),
-                        job: Job {
-                            name: name.to_string(),
-                            program: path,
-                            args: full,
-                            baseline: true,
-                        },
+                        job: Job::new(name, path, full, true),
                     });
                 }
                 None => ctx.notes.push(format!(

@@ -1,6 +1,9 @@
 //! The suites, and the measurement loop they share.
 
+pub mod append;
 pub mod count;
+pub mod edit;
+pub mod write;
 
 use std::path::Path;
 
@@ -15,6 +18,9 @@ use crate::error::{Error, Result};
 pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     match name {
         "count" => count::run(ctx),
+        "write" => write::run(ctx),
+        "edit" => edit::run(ctx),
+        "append" => append::run(ctx),
         other => Err(Error::UnknownMethod {
             name: other.to_string(),
             expected: super::SUITES.join(", "),

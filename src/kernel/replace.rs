@@ -1,0 +1,1 @@
+//! Byte-replacement kernels (to be written: issue 6).
