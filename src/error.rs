@@ -62,6 +62,14 @@ pub enum Error {
         #[source]
         source: crate::generate::Error,
     },
+    /// An access hint was given to a method it does not belong to.
+    #[error("hint '{hint}' does not apply to method '{method}'")]
+    HintNotApplicable {
+        /// The hint.
+        hint: &'static str,
+        /// The method.
+        method: &'static str,
+    },
     /// A method name that iolab does not know.
     #[error("unknown method '{name}' (expected one of: {expected})")]
     UnknownMethod {

@@ -12,6 +12,21 @@ pub trait Task {
     fn feed(&mut self, chunk: &[u8]);
 }
 
+/// A task whose work can be split across threads: each thread gets a [`fork`], fed one
+/// contiguous part of the input, and the parts are [`join`]ed back in file order.
+///
+/// Parallel read methods (`mmap-parallel`, `pread-parallel`) need this; given a task that
+/// is only [`Task`], they deliver the input in order on one thread instead.
+///
+/// [`fork`]: SplitTask::fork
+/// [`join`]: SplitTask::join
+pub trait SplitTask: Task + Send + Sized {
+    /// A new, empty task of the same kind, for one part of the input.
+    fn fork(&self) -> Self;
+    /// Takes in the result of the part that comes right after everything joined so far.
+    fn join(&mut self, part: Self);
+}
+
 /// Counts lines the way `wc -l` does: the number of `\n` (0x0A) bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct CountLines {
@@ -35,6 +50,16 @@ impl Task for CountLines {
     #[inline]
     fn feed(&mut self, chunk: &[u8]) {
         self.lines += self.counter.count(chunk, b'\n');
+    }
+}
+
+impl SplitTask for CountLines {
+    fn fork(&self) -> Self {
+        CountLines::new(self.counter)
+    }
+
+    fn join(&mut self, part: Self) {
+        self.lines += part.lines;
     }
 }
 

@@ -25,7 +25,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_iolab");
 const WC: &str = "/usr/bin/wc";
 
 /// Every method `iolab methods count` must list, in any order.
-const METHOD_NAMES: [&str; 10] = [
+const METHOD_NAMES: [&str; 13] = [
     "bufread-lines",
     "bufread-chunks",
     "direct",
@@ -35,17 +35,23 @@ const METHOD_NAMES: [&str; 10] = [
     "readv",
     "uring",
     "uring-readv",
+    "mmap-parallel",
+    "pread-parallel",
+    "uring-direct",
     "auto",
 ];
 
 /// Methods that need a regular file with a real size; they refuse pipes and /proc files.
-const SIZED_METHODS: [&str; 6] = [
+const SIZED_METHODS: [&str; 9] = [
     "direct",
     "mmap",
     "mmap-avx2",
     "mmap-avx512",
     "uring",
     "uring-readv",
+    "mmap-parallel",
+    "pread-parallel",
+    "uring-direct",
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -889,7 +895,7 @@ fn io_uring_refused_by_seccomp() {
     };
     assert!(output.status.success(), "{output:?}");
     let rows = parse_methods(&stdout_of(&output));
-    for name in ["uring", "uring-readv"] {
+    for name in ["uring", "uring-readv", "uring-direct"] {
         let row = rows.iter().find(|row| row.name == name).unwrap();
         let reason = row
             .unavailable
@@ -905,7 +911,7 @@ fn io_uring_refused_by_seccomp() {
     let mmap = rows.iter().find(|row| row.name == "mmap").unwrap();
     assert_eq!(mmap.unavailable, None, "mmap does not need io_uring");
 
-    for method in ["uring", "uring-readv"] {
+    for method in ["uring", "uring-readv", "uring-direct"] {
         let mut cmd = iolab_std();
         cmd.args(["count", "--method", method]).arg(&file);
         let output = seccomp::output_under(cmd, seccomp::deny_io_uring_setup()).unwrap();

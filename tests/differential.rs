@@ -378,7 +378,10 @@ fn needs_size(method: Method) -> bool {
         | Method::MmapAvx2
         | Method::MmapAvx512
         | Method::Uring
-        | Method::UringReadv => true,
+        | Method::UringReadv
+        | Method::MmapParallel
+        | Method::PreadParallel
+        | Method::UringDirect => true,
     }
 }
 
@@ -1169,4 +1172,78 @@ fn methods_on_a_fifo() {
         }
     }
     failures.check("methods, FIFO");
+}
+
+// ------------------------------------------------------------------------------------------
+// Parallel methods: parts, thread counts and queue depths
+// ------------------------------------------------------------------------------------------
+
+/// The parallel and deep-queue methods only split big inputs (parts of at least 8 MiB), so
+/// the small corpus above runs them on one thread. This file is big enough to split, with
+/// newlines right at and around the part boundaries, and is counted with several thread
+/// counts, queue depths and block sizes, from offset 0 and from an unaligned position.
+#[test]
+fn parallel_and_deep_queue_methods_split_big_files_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    let len = 41 * (1 << 20) + 12_345;
+    let mut content: Vec<u8> = (0..len)
+        .map(|i| if i % 97 == 0 { b'\n' } else { b'x' })
+        .collect();
+    for boundary in (1..21).map(|k| k * (2 << 20)) {
+        for d in [-1i64, 0, 1] {
+            content[(boundary as i64 + d) as usize] = b'\n';
+        }
+    }
+    std::fs::write(&path, &content).unwrap();
+    let mut failures = Vec::new();
+    for method in [
+        Method::MmapParallel,
+        Method::PreadParallel,
+        Method::UringDirect,
+    ] {
+        if method.availability().is_err() {
+            eprintln!("note: {method} unavailable here");
+            continue;
+        }
+        let option_sets: Vec<ReadOptions> = match method {
+            Method::UringDirect => [1usize, 3, 8, 32]
+                .iter()
+                .flat_map(|&q| {
+                    [4096usize, 1 << 20, 3 << 20]
+                        .map(|b| ReadOptions::new().queue_depth(q).buffer_size(b))
+                })
+                .collect(),
+            _ => [1usize, 2, 3, 5, 16]
+                .map(|t| ReadOptions::new().threads(t).buffer_size(1 << 20))
+                .to_vec(),
+        };
+        for options in option_sets {
+            for start in [0u64, 1, 4097, (len - 3) as u64] {
+                let mut file = std::fs::File::open(&path).unwrap();
+                std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start)).unwrap();
+                let input = Input::from_file(file).unwrap();
+                let expected = naive_count(&content[start as usize..], b'\n');
+                match count_lines(method, &input, &options) {
+                    Ok(c) if c.lines == expected && c.bytes == len as u64 - start => {}
+                    Ok(c) => failures.push(format!(
+                        "{method} {options:?} start {start}: {} lines / {} bytes, expected {expected} / {}",
+                        c.lines,
+                        c.bytes,
+                        len as u64 - start
+                    )),
+                    Err(e) if method == Method::UringDirect && e.is_unavailable() => {
+                        eprintln!("note: {method}: {e}");
+                    }
+                    Err(e) => failures.push(format!("{method} {options:?} start {start}: {e}")),
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -14,6 +14,7 @@
 pub mod data;
 pub mod export;
 pub mod interrupt;
+pub mod probes;
 pub mod progress;
 pub mod results;
 pub mod runner;
@@ -108,6 +109,8 @@ pub struct Context<'a> {
     pub warnings: Vec<String>,
     /// Notes for the report.
     pub notes: Vec<String>,
+    /// The limit probes' results, when a suite ran them.
+    pub ceilings: Option<probes::Ceilings>,
 }
 
 /// Runs the configured suites and returns the results (also when interrupted: then
@@ -123,6 +126,7 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
         executor,
         warnings: Vec::new(),
         notes: Vec::new(),
+        ceilings: None,
     };
     if sysinfo.storage.is_tmpfs {
         ctx.warnings.push(format!(
@@ -161,5 +165,6 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
         rows,
         warnings: ctx.warnings,
         notes: ctx.notes,
+        ceilings: ctx.ceilings,
     })
 }

@@ -139,6 +139,9 @@ pub struct Results {
     pub warnings: Vec<String>,
     /// Remarks (missing baselines, verdicts).
     pub notes: Vec<String>,
+    /// The limit probes: memory-scan and device-read ceilings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceilings: Option<super::probes::Ceilings>,
 }
 
 impl Results {

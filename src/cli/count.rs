@@ -4,6 +4,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use iolab::read::Hint;
 use iolab::read::auto;
 use iolab::{Input, Method, ReadOptions, count_lines};
 
@@ -16,9 +17,34 @@ pub struct Args {
     /// Say on stderr which method and kernel counted each file, and why.
     #[arg(short, long)]
     verbose: bool,
+    /// Threads for mmap-parallel and pread-parallel [default: the available cores].
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Reads in flight for uring-direct [default: 8].
+    #[arg(long, value_name = "N")]
+    queue_depth: Option<usize>,
+    /// Bytes per read buffer or block, e.g. 64K or 1M [default: per method].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    buffer: Option<u64>,
+    /// Access hints, comma-separated: sequential, willneed, hugepage, populate, readahead
+    /// (each method takes the ones that belong to it).
+    #[arg(long, value_delimiter = ',', value_name = "HINTS", value_parser = parse_hint)]
+    hint: Vec<Hint>,
     /// Files to count; `-` (or none) reads standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
+}
+
+fn parse_hint(s: &str) -> Result<Hint, String> {
+    s.parse()
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    match iolab::units::parse_size(s) {
+        Ok(0) => Err("must be at least 1 byte".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Counts every file, reporting failures per file and going on with the others.
@@ -28,7 +54,19 @@ pub fn run(args: Args) -> Result<i32> {
     } else {
         args.files
     };
-    let options = ReadOptions::new();
+    let mut options = ReadOptions::new();
+    if let Some(n) = args.threads {
+        options = options.threads(n);
+    }
+    if let Some(n) = args.queue_depth {
+        options = options.queue_depth(n);
+    }
+    if let Some(bytes) = args.buffer {
+        options = options.buffer_size(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+    for hint in args.hint {
+        options = options.hint(hint);
+    }
     let mut out = io::stdout().lock();
     let mut total = 0u64;
     let mut failed = false;
@@ -72,7 +110,7 @@ fn count_one(
         Input::open(path)?
     };
     if verbose && method == Method::Auto {
-        let choice = auto::choose(&input);
+        let choice = auto::choose(&input, options);
         super::report(&format!(
             "{}: auto chose {}: {}",
             path.display(),

@@ -1,18 +1,34 @@
 //! `auto`: picks a method for this input and machine, and says why.
 //!
-//! **The rule** (a measured one replaces it later): inputs without a trustworthy size
-//! (pipes, standard input, `/proc` files) and files under [`MMAP_THRESHOLD`] are read with
-//! `bufread-chunks`, where one or two `read` calls cost less than setting up a map; bigger
-//! regular files are mapped and scanned with the fastest kernel the CPU has.
-//! **System calls**: one `fstatfs(2)` (and a one-byte `pread` for empty-looking files) to
-//! decide, then those of the chosen method.
+//! **The rule**, from the `count` suite's measurements on a 2-core AVX-512 VM (see the
+//! README): what matters is whether the bytes come from memory or from the device.
+//! - No trustworthy size (pipes, standard input, `/proc` files): `bufread-chunks`, the
+//!   only kind of method that works on them.
+//! - Under [`SMALL_FILE`]: `bufread-chunks`. One or two `read`s cost less than setting up a
+//!   map, a thread or a ring; a 1 KiB file must not pay for any of them.
+//! - Mostly cached (residency ≥ [`WARM_RESIDENCY`]): `mmap-parallel`, the map scanned by
+//!   every core with the best kernel (it stays on one thread below 16 MiB); on a
+//!   single-core machine, the single-threaded `mmap-*` with the best kernel.
+//! - Mostly not cached (residency ≤ [`COLD_RESIDENCY`]): `uring-direct`, deep-queue
+//!   `O_DIRECT` reads that reach the device's limit; where io_uring or `O_DIRECT` is
+//!   unavailable, `pread-parallel`.
+//! - In between: `pread-parallel`, which takes cached pages from memory and the rest from
+//!   the device, several ranges at a time.
+//!
+//! **System calls**: `fstatfs(2)` (pseudo file systems), `cachestat(2)` (one call for the
+//! whole file, Linux 6.5; else `mincore(2)` on a sample of the file), then those of the
+//! chosen method.
 
-use super::Method;
+use super::{Method, ReadOptions};
 use crate::input::Input;
 use crate::kernel::Kernel;
 
-/// Below this size a plain read beats mapping: 1 MiB.
-pub const MMAP_THRESHOLD: u64 = 1 << 20;
+/// Below this size a plain read beats every set-up: 1 MiB.
+pub const SMALL_FILE: u64 = 1 << 20;
+/// At or above this page-cache residency the file counts as warm.
+pub const WARM_RESIDENCY: f64 = 0.9;
+/// At or below this residency the file counts as cold.
+pub const COLD_RESIDENCY: f64 = 0.1;
 
 /// The method `auto` chose and the reason, for `--verbose`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,34 +39,62 @@ pub struct Choice {
     pub reason: String,
 }
 
+/// The single-threaded mapped method with the best kernel.
+fn best_mmap() -> Method {
+    match Kernel::best() {
+        Kernel::Avx512 => Method::MmapAvx512,
+        Kernel::Avx2 => Method::MmapAvx2,
+        Kernel::Scalar => Method::Mmap,
+    }
+}
+
 /// Chooses a method for `input`.
-pub fn choose(input: &Input) -> Choice {
+pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
     if !input.is_sized() {
         return Choice {
             method: Method::BufreadChunks,
             reason: format!(
-                "a {} without a trustworthy size: streaming read",
+                "a {} without a trustworthy size: streaming reads",
                 input.kind().describe()
             ),
         };
     }
-    let len = input.reported_len();
-    if len < MMAP_THRESHOLD {
+    let len = input.reported_len() - input.start();
+    if len < SMALL_FILE {
         return Choice {
             method: Method::BufreadChunks,
-            reason: format!("{len} bytes is under {MMAP_THRESHOLD}: plain reads beat a map"),
+            reason: format!("{len} bytes is under {SMALL_FILE}: plain reads beat any set-up"),
         };
     }
-    let method = match Kernel::best() {
-        Kernel::Avx512 => Method::MmapAvx512,
-        Kernel::Avx2 => Method::MmapAvx2,
-        Kernel::Scalar => Method::Mmap,
-    };
+    let residency = crate::cache::residency_sampled(input.file()).unwrap_or(1.0);
+    let cores = options.threads_or_cores();
+    let cached = format!("{len} bytes, {:.0}% cached", residency * 100.0);
+    if residency >= WARM_RESIDENCY {
+        let method = if cores > 1 {
+            Method::MmapParallel
+        } else {
+            best_mmap()
+        };
+        return Choice {
+            method,
+            reason: format!(
+                "{cached}: map it and scan with the {} kernel on {cores} thread(s)",
+                Kernel::best()
+            ),
+        };
+    }
+    if residency <= COLD_RESIDENCY && Method::UringDirect.availability().is_ok() {
+        return Choice {
+            method: Method::UringDirect,
+            reason: format!("{cached}: deep-queue O_DIRECT reads through io_uring"),
+        };
+    }
     Choice {
-        method,
-        reason: format!(
-            "{len} bytes, regular file: map it and scan with the {} kernel",
-            Kernel::best()
-        ),
+        method: Method::PreadParallel,
+        reason: format!("{cached}: parallel reads take cached pages and the device's at once"),
     }
 }
+
+/// What `auto` runs when its first choice turns out to be unavailable for this file (an
+/// `O_DIRECT` refusal is only known when opening): parallel buffered reads.
+pub const FALLBACK: Method = Method::PreadParallel;

@@ -116,36 +116,37 @@ pub fn logical_block_size(dev: u64) -> Option<usize> {
 /// Reopens `input` with `O_DIRECT` through `/proc/self/fd`, leaving the original
 /// descriptor as it was. Setting `O_DIRECT` on the original with `fcntl` would change the
 /// caller's open file too, so without /proc the method is refused instead.
-fn open_direct(input: &Input) -> Result<File> {
+pub(crate) fn open_direct(input: &Input, method: &'static str) -> Result<File> {
     let proc_path = format!("/proc/self/fd/{}", input.fd());
     OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
         .open(&proc_path)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::EINVAL) => unavailable("the file system refuses O_DIRECT (EINVAL)".into()),
-            Some(libc::EOPNOTSUPP) => {
-                unavailable("the file system refuses O_DIRECT (EOPNOTSUPP)".into())
+            Some(libc::EINVAL) => {
+                unavailable(method, "the file system refuses O_DIRECT (EINVAL)".into())
             }
+            Some(libc::EOPNOTSUPP) => unavailable(
+                method,
+                "the file system refuses O_DIRECT (EOPNOTSUPP)".into(),
+            ),
             Some(libc::ENOENT) => unavailable(
+                method,
                 "/proc is not mounted, so the file cannot be reopened with O_DIRECT".into(),
             ),
             _ => Error::io("cannot open with O_DIRECT", e),
         })
 }
 
-fn unavailable(reason: String) -> Error {
-    Error::Unavailable {
-        method: METHOD,
-        reason,
-    }
+pub(crate) fn unavailable(method: &'static str, reason: String) -> Error {
+    Error::Unavailable { method, reason }
 }
 
 /// Feeds all of `input` to `task`, read with `O_DIRECT`.
 pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result<()> {
     input.sized_len(METHOD)?;
-    let align = alignment(input.file()).map_err(unavailable)?;
-    let file = open_direct(input)?;
+    let align = alignment(input.file()).map_err(|r| unavailable(METHOD, r))?;
+    let file = open_direct(input, METHOD)?;
     let len = options
         .buffer_size_or(DEFAULT_BUFFER_SIZE)
         .next_multiple_of(align.offset)
@@ -157,10 +158,13 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
     loop {
         let n = retry_eintr(|| file.read_at(&mut buf, offset)).map_err(|e| {
             if e.raw_os_error() == Some(libc::EINVAL) {
-                unavailable(format!(
-                    "O_DIRECT read rejected (EINVAL) with {}-byte alignment from {}",
-                    align.offset, align.source
-                ))
+                unavailable(
+                    METHOD,
+                    format!(
+                        "O_DIRECT read rejected (EINVAL) with {}-byte alignment from {}",
+                        align.offset, align.source
+                    ),
+                )
             } else {
                 Error::io("read failed", e)
             }

@@ -14,6 +14,9 @@
 //! | `readv` | [`readv`] | `readv` into several buffers |
 //! | `uring` | [`uring`] | io_uring, one `READ` in flight |
 //! | `uring-readv` | [`uring_readv`] | io_uring, one `READV` in flight |
+//! | `mmap-parallel` | [`mmap_parallel`] | one `mmap`, parts scanned by all cores |
+//! | `pread-parallel` | [`pread_parallel`] | `pread`, each thread on its own range |
+//! | `uring-direct` | [`uring_direct`] | io_uring, `O_DIRECT`, several reads in flight |
 //! | `auto` | [`auto`] | picks one of the above for the file |
 
 pub mod auto;
@@ -21,8 +24,11 @@ pub mod bufread_chunks;
 pub mod bufread_lines;
 pub mod direct;
 pub mod mmap;
+pub mod mmap_parallel;
+pub mod pread_parallel;
 pub mod readv;
 pub mod uring;
+pub mod uring_direct;
 pub mod uring_readv;
 
 use std::fmt;
@@ -31,7 +37,7 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::kernel::{ByteCounter, Kernel};
-use crate::task::{CountLines, Metered, Task};
+use crate::task::{CountLines, Metered, SplitTask, Task};
 
 /// A way of getting a file's bytes into memory, by its kebab-case name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,13 +60,19 @@ pub enum Method {
     Uring,
     /// io_uring with one vectored `READV` in flight.
     UringReadv,
+    /// One map, scanned by several threads.
+    MmapParallel,
+    /// Several threads, each `pread`ing its own range.
+    PreadParallel,
+    /// io_uring over `O_DIRECT` with several reads in flight.
+    UringDirect,
     /// Picks one of the others for the file and machine.
     Auto,
 }
 
 impl Method {
     /// Every method, in the order they are listed and benchmarked.
-    pub const ALL: [Method; 10] = [
+    pub const ALL: [Method; 13] = [
         Method::BufreadLines,
         Method::BufreadChunks,
         Method::Direct,
@@ -70,6 +82,9 @@ impl Method {
         Method::Readv,
         Method::Uring,
         Method::UringReadv,
+        Method::MmapParallel,
+        Method::PreadParallel,
+        Method::UringDirect,
         Method::Auto,
     ];
 
@@ -85,6 +100,9 @@ impl Method {
             Method::Readv => "readv",
             Method::Uring => "uring",
             Method::UringReadv => "uring-readv",
+            Method::MmapParallel => "mmap-parallel",
+            Method::PreadParallel => "pread-parallel",
+            Method::UringDirect => "uring-direct",
             Method::Auto => "auto",
         }
     }
@@ -109,6 +127,7 @@ impl Method {
             Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 => self.kernel().availability(),
             Method::Uring => uring::availability(),
             Method::UringReadv => uring_readv::availability(),
+            Method::UringDirect => uring_direct::availability(),
             _ => Ok(()),
         }
     }
@@ -140,12 +159,86 @@ impl FromStr for Method {
     }
 }
 
+/// An access-pattern hint a method passes to the kernel. Each method accepts the hints
+/// that belong to it ([`Hint::applies_to`]) and refuses the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hint {
+    /// `madvise(MADV_SEQUENTIAL)` on a map, `posix_fadvise(POSIX_FADV_SEQUENTIAL)` on a
+    /// descriptor: read-ahead more aggressively, drop pages behind.
+    Sequential,
+    /// `madvise(MADV_WILLNEED)` / `posix_fadvise(POSIX_FADV_WILLNEED)`: start reading the
+    /// whole range now.
+    WillNeed,
+    /// `madvise(MADV_HUGEPAGE)` on a map: back it with huge pages where the page cache can.
+    HugePage,
+    /// `MAP_POPULATE`: fill the page tables when mapping, instead of one fault at a time.
+    Populate,
+    /// `readahead(2)` of each thread's range before reading it.
+    Readahead,
+}
+
+impl Hint {
+    /// Every hint.
+    pub const ALL: [Hint; 5] = [
+        Hint::Sequential,
+        Hint::WillNeed,
+        Hint::HugePage,
+        Hint::Populate,
+        Hint::Readahead,
+    ];
+
+    /// The hint's name: `sequential`, `willneed`, `hugepage`, `populate`, `readahead`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hint::Sequential => "sequential",
+            Hint::WillNeed => "willneed",
+            Hint::HugePage => "hugepage",
+            Hint::Populate => "populate",
+            Hint::Readahead => "readahead",
+        }
+    }
+
+    /// Whether `method` takes this hint: map hints for the mmap family, descriptor hints for
+    /// the methods that read through the page cache; `O_DIRECT` methods take none.
+    pub fn applies_to(self, method: Method) -> bool {
+        use Method::*;
+        let mapped = matches!(method, Mmap | MmapAvx2 | MmapAvx512 | MmapParallel);
+        let buffered = matches!(
+            method,
+            BufreadLines | BufreadChunks | Readv | Uring | UringReadv | PreadParallel
+        );
+        match self {
+            Hint::Sequential | Hint::WillNeed => mapped || buffered,
+            Hint::HugePage | Hint::Populate => mapped,
+            Hint::Readahead => buffered,
+        }
+    }
+}
+
+impl FromStr for Hint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Hint, String> {
+        Hint::ALL
+            .into_iter()
+            .find(|h| h.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown hint '{s}' (expected one of: {})",
+                    Hint::ALL.map(Hint::name).join(", ")
+                )
+            })
+    }
+}
+
 /// Tuning knobs shared by the read methods. Every field has a per-method default (a named
 /// constant in the method's module); `None` keeps it.
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
     buffer_size: Option<usize>,
     buffers: Option<usize>,
+    threads: Option<usize>,
+    queue_depth: Option<usize>,
+    hints: Vec<Hint>,
 }
 
 impl ReadOptions {
@@ -168,6 +261,47 @@ impl ReadOptions {
         self
     }
 
+    /// Threads for the parallel methods. Default: the cores available to the process.
+    pub fn threads(mut self, n: usize) -> ReadOptions {
+        self.threads = Some(n.clamp(1, 1024));
+        self
+    }
+
+    /// Reads in flight for `uring-direct`. Default: 8.
+    pub fn queue_depth(mut self, n: usize) -> ReadOptions {
+        self.queue_depth = Some(n.clamp(1, 4096));
+        self
+    }
+
+    /// Adds an access hint; [`run`] refuses a hint that does not belong to the method.
+    pub fn hint(mut self, hint: Hint) -> ReadOptions {
+        if !self.hints.contains(&hint) {
+            self.hints.push(hint);
+        }
+        self
+    }
+
+    /// The hints set.
+    pub fn hints(&self) -> &[Hint] {
+        &self.hints
+    }
+
+    pub(crate) fn has_hint(&self, hint: Hint) -> bool {
+        self.hints.contains(&hint)
+    }
+
+    pub(crate) fn threads_or_cores(&self) -> usize {
+        self.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+    }
+
+    pub(crate) fn queue_depth_or(&self, default: usize) -> usize {
+        self.queue_depth.unwrap_or(default)
+    }
+
     pub(crate) fn buffer_size_or(&self, default: usize) -> usize {
         self.buffer_size.unwrap_or(default)
     }
@@ -180,18 +314,15 @@ impl ReadOptions {
 /// Reads all of `input` with `method`, feeding it to `task` in order.
 ///
 /// Returns the method that actually ran (`auto` resolves to a named one) and the number of
-/// bytes delivered.
+/// bytes delivered. The parallel methods deliver in order on one thread here, because a
+/// plain [`Task`] cannot be split; [`run_split`] runs them on every core.
 pub fn run(
     method: Method,
     input: &Input,
     options: &ReadOptions,
     task: &mut dyn Task,
 ) -> Result<(Method, u64)> {
-    let method = match method {
-        Method::Auto => auto::choose(input).method,
-        m => m,
-    };
-    method.check_available()?;
+    let method = prepare(method, input, options)?;
     let mut metered = Metered {
         inner: task,
         bytes: 0,
@@ -201,15 +332,73 @@ pub fn run(
         Method::BufreadLines => bufread_lines::read(input, options, task)?,
         Method::BufreadChunks => bufread_chunks::read(input, options, task)?,
         Method::Direct => direct::read(input, options, task)?,
-        Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 => {
-            mmap::read(input, method.name(), task)?
+        Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 | Method::MmapParallel => {
+            mmap::read(input, method.name(), options, task)?
         }
         Method::Readv => readv::read(input, options, task)?,
         Method::Uring => uring::read(input, options, task)?,
         Method::UringReadv => uring_readv::read(input, options, task)?,
-        Method::Auto => unreachable!("auto was resolved above"),
+        Method::PreadParallel => {
+            pread_parallel::read(input, options, task)?;
+        }
+        Method::UringDirect => uring_direct::read(input, options, task)?,
+        Method::Auto => unreachable!("auto was resolved by prepare"),
     }
     Ok((method, metered.bytes))
+}
+
+/// [`run`] for a task that can be split across threads: the parallel methods then use
+/// every core (or `options`' threads); the others behave as in [`run`].
+pub fn run_split<T: SplitTask>(
+    method: Method,
+    input: &Input,
+    options: &ReadOptions,
+    task: &mut T,
+) -> Result<(Method, u64)> {
+    let resolved = prepare(method, input, options)?;
+    match resolved {
+        Method::MmapParallel => Ok((resolved, mmap_parallel::read_split(input, options, task)?)),
+        Method::PreadParallel => Ok((resolved, pread_parallel::read_split(input, options, task)?)),
+        _ => run(resolved, input, options, task),
+    }
+}
+
+/// Resolves `auto`, checks that the method can run and takes the hints, and applies the
+/// descriptor hints (`posix_fadvise`, `readahead`) that are not the method's own.
+fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<Method> {
+    let method = match method {
+        Method::Auto => auto::choose(input, options).method,
+        m => m,
+    };
+    method.check_available()?;
+    for &hint in options.hints() {
+        if !hint.applies_to(method) {
+            return Err(Error::HintNotApplicable {
+                hint: hint.name(),
+                method: method.name(),
+            });
+        }
+    }
+    let mapped = matches!(
+        method,
+        Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 | Method::MmapParallel
+    );
+    if !mapped && input.kind() == crate::input::FileKind::Regular {
+        for (hint, advice) in [
+            (Hint::Sequential, libc::POSIX_FADV_SEQUENTIAL),
+            (Hint::WillNeed, libc::POSIX_FADV_WILLNEED),
+        ] {
+            if options.has_hint(hint) {
+                // SAFETY: posix_fadvise on an open descriptor has no memory effects.
+                unsafe { libc::posix_fadvise(input.fd(), 0, 0, advice) };
+            }
+        }
+        if options.has_hint(Hint::Readahead) && method != Method::PreadParallel {
+            // SAFETY: readahead on an open descriptor has no memory effects; a hint.
+            unsafe { libc::readahead(input.fd(), 0, input.reported_len() as usize) };
+        }
+    }
+    Ok(method)
 }
 
 /// The outcome of counting one input.
@@ -228,7 +417,7 @@ pub struct LineCount {
 /// Counts the lines of `input` the way `wc -l` does, with `method`.
 pub fn count_lines(method: Method, input: &Input, options: &ReadOptions) -> Result<LineCount> {
     let resolved = match method {
-        Method::Auto => auto::choose(input).method,
+        Method::Auto => auto::choose(input, options).method,
         m => m,
     };
     resolved.check_available()?;
@@ -238,7 +427,15 @@ pub fn count_lines(method: Method, input: &Input, options: &ReadOptions) -> Resu
         reason: format!("kernel {kernel} is not supported by this CPU"),
     })?;
     let mut task = CountLines::new(counter);
-    let (method, bytes) = run(resolved, input, options, &mut task)?;
+    let (method, bytes) = match run_split(resolved, input, options, &mut task) {
+        // auto's choice can turn out to be refused only when it opens the file (O_DIRECT):
+        // then it takes its fallback, which reads by offset and so can start over.
+        Err(e) if method == Method::Auto && e.is_unavailable() && resolved != auto::FALLBACK => {
+            task = task.fork();
+            run_split(auto::FALLBACK, input, options, &mut task)?
+        }
+        other => other?,
+    };
     Ok(LineCount {
         lines: task.lines(),
         bytes,

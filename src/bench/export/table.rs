@@ -153,18 +153,16 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
         Some(r) => format!("vs {}", r.method),
         None => "vs baseline".to_string(),
     };
-    let headers = [
-        "method",
-        "median",
-        "throughput",
-        vs.as_str(),
-        "user",
-        "sys",
-        "cached before",
-        "notes",
-    ]
-    .map(String::from)
-    .to_vec();
+    // "of limit": the row's share of the ceiling the limit probes measured (the memory
+    // scan for warm rows, the device for cold ones), where the suite has one.
+    let has_limit = rows.iter().any(|r| r.extra.contains_key("ceiling_pct"));
+    let mut headers: Vec<String> = ["method", "median", "throughput"]
+        .map(String::from)
+        .to_vec();
+    if has_limit {
+        headers.push("of limit".into());
+    }
+    headers.extend([vs.as_str(), "user", "sys", "cached before", "notes"].map(String::from));
     let mut sorted: Vec<&Row> = rows.to_vec();
     sorted.sort_by(|a, b| match (a.median_s, b.median_s) {
         (Some(x), Some(y)) => x.total_cmp(&y),
@@ -175,11 +173,13 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
     let body = sorted
         .iter()
         .map(|r| {
-            let name = if r.baseline {
-                format!("{} (baseline)", r.method)
-            } else {
-                r.method.clone()
-            };
+            let mut name = r.method.clone();
+            if let Some(serde_json::Value::String(variant)) = r.extra.get("variant") {
+                name = format!("{name} {variant}");
+            }
+            if r.baseline {
+                name.push_str(" (baseline)");
+            }
             let mut notes: Vec<String> = Vec::new();
             if let Some(reason) = &r.unavailable {
                 notes.push(format!("unavailable: {reason}"));
@@ -195,12 +195,23 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
                 (Some(base), Some(m)) if m > 0.0 => format!("{:.2}×", base / m),
                 _ => dash(),
             };
-            vec![
+            let mut cells = vec![
                 name,
                 r.median_s.map(format_duration).unwrap_or_else(dash),
                 r.throughput_bytes_per_s
                     .map(format_rate)
                     .unwrap_or_else(dash),
+            ];
+            if has_limit {
+                cells.push(
+                    r.extra
+                        .get("ceiling_pct")
+                        .and_then(serde_json::Value::as_f64)
+                        .map(|p| format!("{p:.0}%"))
+                        .unwrap_or_else(dash),
+                );
+            }
+            cells.extend([
                 ratio,
                 r.user_s.map(format_duration).unwrap_or_else(dash),
                 r.sys_s.map(format_duration).unwrap_or_else(dash),
@@ -208,7 +219,8 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
                     .map(|x| format!("{:.0}%", x * 100.0))
                     .unwrap_or_else(dash),
                 notes.join("; "),
-            ]
+            ]);
+            cells
         })
         .collect();
     Table {

@@ -1,18 +1,22 @@
 //! The `count` suite: every line-counting method and the installed peers over one
 //! generated text file, warm and cold.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{FileBench, Measured, measure};
+use crate::bench::probes::{self, Ceilings};
 use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
 use crate::bench::{CacheState, Context, data};
 use crate::error::Result;
-use crate::read::Method;
+use crate::read::{Method, uring_direct};
 use crate::sys::fiemap;
+use crate::units::{format_bytes, format_rate};
+use serde_json::json;
 
 /// The data set's size by default: 1 GiB, big enough that a warm run takes tens of
 /// milliseconds even at memory speed, small enough for the whole suite in about 2 minutes.
@@ -29,6 +33,14 @@ const BASELINES: &[(&str, &str, &[&str], &[&str])] = &[
     ("fwc -l", "fwc", &["-l"], &["--version"]),
 ];
 
+/// Queue depths swept for `uring-direct` cold (at the default block size).
+const SWEEP_QUEUE_DEPTHS: &[usize] = &[1, 4, 8, 32];
+/// Block sizes swept for `uring-direct` cold (at the default queue depth).
+const SWEEP_BLOCK_SIZES: &[usize] = &[256 << 10, 4 << 20];
+/// The device probe's sweep, as fio would run it.
+const PROBE_QUEUE_DEPTHS: &[usize] = &[2, 8, 32];
+const PROBE_BLOCK_SIZES: &[usize] = &[256 << 10, 1 << 20, 4 << 20];
+
 /// Runs the suite.
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
@@ -39,56 +51,15 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     });
     let dataset = data::lines(&config.data_dir, size, config.progress)?;
     check_layout(ctx, &dataset.path);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let ceilings = measure_ceilings(&dataset.path, dataset.bytes, cores, config.quick);
 
     let mut rows = Vec::new();
-    let mut jobs = Vec::new();
-    for method in Method::ALL {
-        if !config.wants(method.name()) {
-            continue;
-        }
-        match method.availability() {
-            Ok(()) => jobs.push(Measured {
-                job: Job::new(
-                    method.name(),
-                    &config.iolab_exe,
-                    [
-                        OsString::from("count"),
-                        "--method".into(),
-                        method.name().into(),
-                        dataset.path.clone().into(),
-                    ],
-                    false,
-                ),
-                version: None,
-            }),
-            Err(reason) => {
-                for cache in &config.caches {
-                    let mut row = Row::unavailable(SUITE, method.name(), reason.clone());
-                    row.cache = Some(cache.name().to_string());
-                    row.bytes = dataset.bytes;
-                    rows.push(row);
-                }
-            }
-        }
-    }
-    if config.baselines {
-        for &(name, program, args, version_args) in BASELINES {
-            match which(program) {
-                Some(path) => {
-                    let mut full: Vec<OsString> = args.iter().map(OsString::from).collect();
-                    full.push(dataset.path.clone().into());
-                    jobs.push(Measured {
-                        version: version_line(&path, version_args),
-                        job: Job::new(name, path, full, true),
-                    });
-                }
-                None => ctx.notes.push(format!(
-                    "baseline `{name}` skipped: `{program}` is not installed"
-                )),
-            }
-        }
-    }
-
+    let baselines = if config.baselines {
+        baseline_jobs(ctx, &dataset.path)
+    } else {
+        Vec::new()
+    };
     let bench = FileBench {
         suite: SUITE,
         input: &dataset.path,
@@ -97,19 +68,240 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         parse: parse_lines,
     };
     for &cache in &config.caches {
+        let mut jobs = Vec::new();
+        for method in Method::ALL {
+            if !config.wants(method.name()) {
+                continue;
+            }
+            if let Err(reason) = method.availability() {
+                let mut row = Row::unavailable(SUITE, method.name(), reason);
+                row.cache = Some(cache.name().to_string());
+                row.bytes = dataset.bytes;
+                rows.push(row);
+                continue;
+            }
+            for variant in variants(method, cache, cores, config.quick) {
+                jobs.push(variant.job(&config.iolab_exe, method, &dataset.path));
+            }
+        }
+        jobs.extend(baselines.iter().map(|b| Measured {
+            job: b.job.clone(),
+            version: b.version.clone(),
+            extra: b.extra.clone(),
+        }));
         if let Some(reason) = impossible(cache, &dataset.path, dataset.bytes) {
             for m in &jobs {
                 let mut row = Row::unavailable(SUITE, &m.job.name, reason.clone());
                 row.cache = Some(cache.name().to_string());
                 row.baseline = m.job.baseline;
                 row.bytes = dataset.bytes;
+                row.extra = m.extra.clone();
                 rows.push(row);
             }
             continue;
         }
-        rows.extend(measure(ctx, &bench, &jobs, cache)?);
+        let mut measured = measure(ctx, &bench, &jobs, cache)?;
+        let ceiling = match cache {
+            CacheState::Warm => &ceilings.memory_scan,
+            CacheState::Cold => &ceilings.device_read,
+        };
+        if let Some(limit) = ceiling.ceiling_bytes_per_s {
+            for row in &mut measured {
+                if let Some(t) = row.throughput_bytes_per_s {
+                    row.extra.insert("ceiling_bytes_per_s".into(), json!(limit));
+                    row.extra
+                        .insert("ceiling_pct".into(), json!(100.0 * t / limit));
+                }
+            }
+        }
+        if let Some(line) = verdict(cache, &measured, ceiling.ceiling_bytes_per_s) {
+            ctx.notes.push(line);
+        }
+        rows.extend(measured);
     }
+    ctx.ceilings = Some(ceilings);
     Ok(rows)
+}
+
+/// A parameter setting of a method, and its row label.
+struct Variant {
+    label: Option<String>,
+    threads: Option<usize>,
+    queue_depth: Option<usize>,
+    block: Option<usize>,
+}
+
+impl Variant {
+    fn plain() -> Variant {
+        Variant {
+            label: None,
+            threads: None,
+            queue_depth: None,
+            block: None,
+        }
+    }
+
+    fn job(&self, exe: &Path, method: Method, data: &Path) -> Measured {
+        let mut args: Vec<OsString> = vec!["count".into(), "--method".into(), method.name().into()];
+        let mut extra = BTreeMap::new();
+        if let Some(t) = self.threads {
+            args.extend(["--threads".into(), t.to_string().into()]);
+            extra.insert("threads".to_string(), json!(t));
+        }
+        if let Some(q) = self.queue_depth {
+            args.extend(["--queue-depth".into(), q.to_string().into()]);
+            extra.insert("queue_depth".to_string(), json!(q));
+        }
+        if let Some(b) = self.block {
+            args.extend(["--buffer".into(), b.to_string().into()]);
+            extra.insert("block_bytes".to_string(), json!(b));
+        }
+        if let Some(label) = &self.label {
+            extra.insert("variant".to_string(), json!(label));
+        }
+        args.push(data.into());
+        Measured {
+            job: Job::new(method.name(), exe, args, false),
+            version: None,
+            extra,
+        }
+    }
+}
+
+/// The settings each method is measured with: one for most; for the new parallel and
+/// deep-queue methods, the sweep that shows where their optimum lies (threads warm and
+/// cold; queue depth and block size cold, where the device is the limit).
+fn variants(method: Method, cache: CacheState, cores: usize, quick: bool) -> Vec<Variant> {
+    let threads = |t: usize| Variant {
+        label: Some(format!("threads={t}")),
+        threads: Some(t),
+        ..Variant::plain()
+    };
+    match (method, cache) {
+        (Method::MmapParallel, CacheState::Warm) | (Method::PreadParallel, _) if !quick => {
+            (1..=cores).map(threads).collect()
+        }
+        (Method::UringDirect, CacheState::Cold) if !quick => {
+            let qd = uring_direct::DEFAULT_QUEUE_DEPTH;
+            let bs = uring_direct::DEFAULT_BLOCK_SIZE;
+            let mut v: Vec<Variant> = SWEEP_QUEUE_DEPTHS
+                .iter()
+                .map(|&q| Variant {
+                    label: Some(format!("qd={q} bs={}", format_bytes(bs as u64))),
+                    queue_depth: Some(q),
+                    block: Some(bs),
+                    ..Variant::plain()
+                })
+                .collect();
+            v.extend(SWEEP_BLOCK_SIZES.iter().map(|&b| Variant {
+                label: Some(format!("qd={qd} bs={}", format_bytes(b as u64))),
+                queue_depth: Some(qd),
+                block: Some(b),
+                ..Variant::plain()
+            }));
+            v
+        }
+        _ => vec![Variant::plain()],
+    }
+}
+
+/// The ceilings, measured before any run (outside every timer).
+fn measure_ceilings(data: &Path, bytes: u64, cores: usize, quick: bool) -> Ceilings {
+    let scan_len = bytes.clamp(64 << 20, 1 << 30) as usize;
+    let repetitions = if quick { 2 } else { 5 };
+    let memory_scan = probes::memory_scan(scan_len, cores, repetitions);
+    let device_read = if quick {
+        probes::device_read(data, &[8], &[1 << 20])
+    } else {
+        probes::device_read(data, PROBE_QUEUE_DEPTHS, PROBE_BLOCK_SIZES)
+    };
+    Ceilings {
+        memory_scan,
+        device_read,
+    }
+}
+
+/// The one-line verdict for a cache state: the fastest method, its lead over `wc -l` and
+/// the best installed peer, and how close it comes to the ceiling.
+fn verdict(cache: CacheState, rows: &[Row], ceiling: Option<f64>) -> Option<String> {
+    let fastest = |baseline: bool| {
+        rows.iter()
+            .filter(|r| r.baseline == baseline && r.verified)
+            .filter_map(|r| r.median_s.map(|m| (r, m)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let (best, best_s) = fastest(false)?;
+    let label = |r: &Row| match r.extra.get("variant") {
+        Some(serde_json::Value::String(v)) => format!("{} {v}", r.method),
+        _ => r.method.clone(),
+    };
+    let mut line = format!(
+        "{}: fastest is {} at {}",
+        cache.name(),
+        label(best),
+        format_rate(best.throughput_bytes_per_s.unwrap_or(0.0))
+    );
+    let ratio_to = |name: &str| {
+        rows.iter()
+            .find(|r| r.baseline && r.method == name)
+            .and_then(|r| r.median_s)
+            .map(|m| m / best_s)
+    };
+    if let Some(x) = ratio_to("wc -l") {
+        line.push_str(&format!(", {x:.2}× wc -l"));
+    }
+    if let Some((peer, peer_s)) = rows
+        .iter()
+        .filter(|r| r.baseline && r.method != "wc -l" && r.verified)
+        .filter_map(|r| r.median_s.map(|m| (r, m)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+    {
+        line.push_str(&format!(
+            ", {:.2}× {} (the best peer)",
+            peer_s / best_s,
+            peer.method
+        ));
+    } else {
+        line.push_str(", no other peer installed");
+    }
+    if let (Some(limit), Some(t)) = (ceiling, best.throughput_bytes_per_s) {
+        let which = match cache {
+            CacheState::Warm => "memory-scan",
+            CacheState::Cold => "device-read",
+        };
+        line.push_str(&format!(
+            "; {:.0}% of the {which} ceiling ({})",
+            100.0 * t / limit,
+            format_rate(limit)
+        ));
+    }
+    if let Some((peer, _)) = fastest(true)
+        && peer.median_s < Some(best_s)
+    {
+        line.push_str(&format!(" — {} is faster", peer.method));
+    }
+    Some(line)
+}
+
+fn baseline_jobs(ctx: &mut Context<'_>, data: &Path) -> Vec<Measured> {
+    let mut jobs = Vec::new();
+    for &(name, program, args, version_args) in BASELINES {
+        match which(program) {
+            Some(path) => {
+                let mut full: Vec<OsString> = args.iter().map(OsString::from).collect();
+                full.push(data.into());
+                jobs.push(Measured {
+                    version: version_line(&path, version_args),
+                    job: Job::new(name, path, full, true),
+                    extra: BTreeMap::new(),
+                });
+            }
+            None => ctx.notes.push(format!(
+                "baseline `{name}` skipped: `{program}` is not installed"
+            )),
+        }
+    }
+    jobs
 }
 
 fn parse_lines(outcome: &Outcome) -> Option<String> {

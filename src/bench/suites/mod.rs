@@ -28,12 +28,25 @@ pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     }
 }
 
-/// A job and what its runs must produce.
+/// A job to measure, and what its rows carry besides timings.
 pub struct Measured {
     /// The command.
     pub job: Job,
     /// The baseline's version line, if any.
     pub version: Option<String>,
+    /// Suite-specific keys for its row (`variant`, `threads`, …).
+    pub extra: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl Measured {
+    /// A job with no version and no extra keys.
+    pub fn new(job: Job) -> Measured {
+        Measured {
+            job,
+            version: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// What a file-reading suite measures: jobs over one input in several cache states.
@@ -160,6 +173,7 @@ fn to_row(bench: &FileBench<'_>, m: &Measured, a: Accumulator, cache_state: Cach
         baseline: m.job.baseline,
         version: m.version.clone(),
         bytes: bench.bytes,
+        extra: m.extra.clone(),
         ..Row::default()
     };
     if let Some(reason) = a.unavailable {
