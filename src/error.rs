@@ -70,6 +70,14 @@ pub enum Error {
         /// The method.
         method: &'static str,
     },
+    /// A file that should hold `iolab bench` results does not.
+    #[error("{}: not iolab results: {reason}", .path.display())]
+    InvalidResults {
+        /// The file read.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A method name that iolab does not know.
     #[error("unknown method '{name}' (expected one of: {expected})")]
     UnknownMethod {

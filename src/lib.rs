@@ -23,6 +23,7 @@ pub mod generate;
 pub mod input;
 pub mod kernel;
 pub mod read;
+pub mod report;
 pub mod sys;
 pub mod sysinfo;
 pub mod task;

@@ -146,7 +146,7 @@ fn results_json_has_the_documented_keys_and_round_trips() {
     assert!(!results.has_failures());
     let out = tempfile::tempdir().unwrap();
     let written = export::write_all(&results, out.path()).unwrap();
-    assert_eq!(written.len(), 3);
+    assert_eq!(written.len(), 4, "json, md, csv and html");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("results.json")).unwrap())
             .unwrap();

@@ -4,10 +4,12 @@
 //! a closed pipe on stdout ends the program quietly.
 
 mod bench;
+mod compare;
 mod count;
 mod edit;
 mod generate;
 mod methods;
+mod report;
 mod sysinfo;
 mod write;
 
@@ -34,6 +36,10 @@ enum Command {
     /// Edit a file in place: keep only its first line, or replace one byte by another.
     #[command(subcommand)]
     Edit(edit::Command),
+    /// Write the self-contained HTML report (charts and tables) of a benchmark run.
+    Report(report::Args),
+    /// Compare two benchmark runs row by row; exits 1 on a regression beyond the noise.
+    Compare(compare::Args),
     /// List the methods of a workload and whether each can run here.
     Methods(methods::Args),
     /// Generate a deterministic data set (text lines or numeric CSV).
@@ -64,6 +70,8 @@ pub fn main() -> i32 {
         Command::Bench(args) => bench::run(args),
         Command::Count(args) => count::run(args),
         Command::Methods(args) => methods::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Report(args) => report::run(args),
         Command::Write(args) => write::run(args),
         Command::Edit(command) => edit::run(command),
         Command::Gen(command) => generate::run(command),

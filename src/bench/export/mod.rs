@@ -2,6 +2,7 @@
 //! tables shared by the terminal and Markdown outputs.
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod table;
@@ -25,6 +26,7 @@ pub fn all() -> Vec<Box<dyn Exporter>> {
         Box::new(json::Json),
         Box::new(markdown::Markdown),
         Box::new(csv::Csv),
+        Box::new(html::Html),
     ]
 }
 

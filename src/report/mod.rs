@@ -1,0 +1,24 @@
+//! Reading results back: loading `results.json`, comparing two runs, rendering reports.
+
+pub mod compare;
+pub mod html;
+pub mod svg;
+
+use std::path::{Path, PathBuf};
+
+use crate::bench::results::Results;
+use crate::error::{Error, Result};
+
+/// Loads results from a `results.json` file or a results folder that contains one.
+pub fn load(path: &Path) -> Result<Results> {
+    let file: PathBuf = if path.is_dir() {
+        path.join("results.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| Error::io("cannot read results", e))?;
+    serde_json::from_str(&text).map_err(|e| Error::InvalidResults {
+        path: file,
+        reason: e.to_string(),
+    })
+}
