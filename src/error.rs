@@ -45,6 +45,10 @@ pub enum Error {
         /// Why, in a few words.
         reason: String,
     },
+    /// The file shrank while it was being read (another process truncated it), so the
+    /// bytes read are not the file's.
+    #[error("the file shrank while it was being read (truncated by another process?)")]
+    FileShrank,
     /// `bufread-lines` met bytes that are not UTF-8.
     #[error(
         "invalid UTF-8 on line {line}: bufread-lines reads text only (bufread-chunks or auto count any bytes)"

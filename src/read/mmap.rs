@@ -12,13 +12,15 @@
 //! with a clear error, never counted as 0). Page faults make it slower than large reads on
 //! a cold cache. The size is taken when the file is opened: bytes appended later are not
 //! read. If another process truncates the file while it is mapped, touching the lost pages
-//! raises `SIGBUS`; the same holds for every program that maps files.
+//! raises `SIGBUS`, which kills most mmap-based tools; iolab's guard ([`sigbus`]) turns it
+//! into [`Error::FileShrank`].
 
 use memmap2::{Advice, Mmap, MmapOptions};
 
 use super::{Hint, ReadOptions};
 use crate::error::{Error, Result};
 use crate::input::Input;
+use crate::sys::sigbus;
 use crate::task::Task;
 
 /// A read-only map of `input` (from offset 0) with the options' map hints applied, or
@@ -59,6 +61,18 @@ pub(crate) fn from_start<'m>(map: &'m Mmap, input: &Input) -> &'m [u8] {
     map.get(input.start() as usize..).unwrap_or(&[])
 }
 
+/// Runs `scan` over the map with a [`sigbus::Guard`]: if the file shrinks meanwhile, the
+/// lost pages read as zeros instead of killing the process, and the result is
+/// [`Error::FileShrank`] instead of a wrong answer.
+pub(crate) fn guarded<R>(map: &Mmap, scan: impl FnOnce() -> R) -> Result<R> {
+    let guard = sigbus::Guard::new(map.as_ptr(), map.len());
+    let result = scan();
+    if guard.truncated() {
+        return Err(Error::FileShrank);
+    }
+    Ok(result)
+}
+
 /// Maps `input` and feeds the whole map to `task` in one chunk.
 pub fn read(
     input: &Input,
@@ -67,7 +81,7 @@ pub fn read(
     task: &mut dyn Task,
 ) -> Result<()> {
     if let Some(map) = map(input, method, options)? {
-        task.feed(from_start(&map, input));
+        guarded(&map, || task.feed(from_start(&map, input)))?;
     }
     Ok(())
 }

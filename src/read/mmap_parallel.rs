@@ -8,8 +8,8 @@
 //! cannot saturate memory bandwidth; all cores together come close.
 //! **Limits**: the task must be splittable ([`SplitTask`]); any other task is fed the whole
 //! map in order on one thread. Parts are at least [`MIN_PART`], so small files use fewer
-//! threads (one below 2 × `MIN_PART`), and a thread is never started for nothing. Same
-//! `SIGBUS` caveat as every mapped reader.
+//! threads (one below 2 × `MIN_PART`), and a thread is never started for nothing. A file
+//! truncated meanwhile gives [`crate::Error::FileShrank`], as for `mmap`.
 
 use super::{Method, ReadOptions, mmap};
 use crate::error::Result;
@@ -29,7 +29,9 @@ pub fn read_split<T: SplitTask>(input: &Input, options: &ReadOptions, task: &mut
         return Ok(0);
     };
     let data = mmap::from_start(&map, input);
-    feed_parallel(data, options.threads_or_cores(), task);
+    mmap::guarded(&map, || {
+        feed_parallel(data, options.threads_or_cores(), task)
+    })?;
     Ok(data.len() as u64)
 }
 

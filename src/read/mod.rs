@@ -344,7 +344,21 @@ pub fn run(
         Method::UringDirect => uring_direct::read(input, options, task)?,
         Method::Auto => unreachable!("auto was resolved by prepare"),
     }
+    check_complete(method, input, metered.bytes)?;
     Ok((method, metered.bytes))
+}
+
+/// Methods that read a size fixed at open must have delivered all of it: fewer bytes mean
+/// the file shrank meanwhile, and the result would describe a file that never existed.
+fn check_complete(method: Method, input: &Input, bytes: u64) -> Result<()> {
+    let sized = !matches!(
+        method,
+        Method::BufreadLines | Method::BufreadChunks | Method::Readv | Method::Auto
+    );
+    if sized && bytes < input.reported_len() - input.start() {
+        return Err(Error::FileShrank);
+    }
+    Ok(())
 }
 
 /// [`run`] for a task that can be split across threads: the parallel methods then use
@@ -356,11 +370,13 @@ pub fn run_split<T: SplitTask>(
     task: &mut T,
 ) -> Result<(Method, u64)> {
     let resolved = prepare(method, input, options)?;
-    match resolved {
-        Method::MmapParallel => Ok((resolved, mmap_parallel::read_split(input, options, task)?)),
-        Method::PreadParallel => Ok((resolved, pread_parallel::read_split(input, options, task)?)),
-        _ => run(resolved, input, options, task),
-    }
+    let bytes = match resolved {
+        Method::MmapParallel => mmap_parallel::read_split(input, options, task)?,
+        Method::PreadParallel => pread_parallel::read_split(input, options, task)?,
+        _ => return run(resolved, input, options, task),
+    };
+    check_complete(resolved, input, bytes)?;
+    Ok((resolved, bytes))
 }
 
 /// Resolves `auto`, checks that the method can run and takes the hints, and applies the
