@@ -263,7 +263,12 @@ mod tests {
         assert_eq!(change("gone"), Change::OnlyInA);
         assert_eq!(change("new"), Change::OnlyInB);
         assert!(has_regression(&c));
-        let ratio = c.iter().find(|x| x.name.contains("slow")).unwrap().ratio.unwrap();
+        let ratio = c
+            .iter()
+            .find(|x| x.name.contains("slow"))
+            .unwrap()
+            .ratio
+            .unwrap();
         assert!((ratio - 2.0).abs() < 1e-9);
     }
 

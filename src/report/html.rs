@@ -78,7 +78,11 @@ pub fn render(results: &Results) -> String {
             "write" => write_charts(results, &rows),
             "edit" => edit_charts(&rows),
             "append" => append_charts(&rows),
-            other => vec![throughput_chart(&format!("{other}-throughput"), other, &rows)],
+            other => vec![throughput_chart(
+                &format!("{other}-throughput"),
+                other,
+                &rows,
+            )],
         };
         for chart in charts {
             body.push_str(&chart);
@@ -142,8 +146,14 @@ fn count_chart(results: &Results, rows: &[&Row]) -> String {
     }
     // Fastest warm first, as in the tables.
     categories.sort_by(|a, b| {
-        let va = values.get(&(a.clone(), "warm".into())).copied().unwrap_or(0.0);
-        let vb = values.get(&(b.clone(), "warm".into())).copied().unwrap_or(0.0);
+        let va = values
+            .get(&(a.clone(), "warm".into()))
+            .copied()
+            .unwrap_or(0.0);
+        let vb = values
+            .get(&(b.clone(), "warm".into()))
+            .copied()
+            .unwrap_or(0.0);
         vb.total_cmp(&va)
     });
     let series = ["warm", "cold"];
@@ -235,7 +245,10 @@ fn write_charts(results: &Results, rows: &[&Row]) -> Vec<String> {
     let mut charts = Vec::new();
     for sink in &sinks {
         let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for r in rows.iter().filter(|r| extra_str(r, "sink").as_ref() == Some(sink)) {
+        for r in rows
+            .iter()
+            .filter(|r| extra_str(r, "sink").as_ref() == Some(sink))
+        {
             if let (Some(b), Some(t)) = (
                 r.extra.get("buffer_bytes").and_then(Value::as_f64),
                 r.throughput_bytes_per_s,
@@ -403,7 +416,10 @@ fn append_charts(rows: &[&Row]) -> Vec<String> {
                 id: format!("append-ns-{}", slug(&policy)),
                 title: format!("append: ns per record, sync policy {policy}"),
                 unit: "ns per record".into(),
-                series: payloads.iter().map(|p| format!("{p}-byte records")).collect(),
+                series: payloads
+                    .iter()
+                    .map(|p| format!("{p}-byte records"))
+                    .collect(),
                 rows: by_method
                     .into_iter()
                     .map(|(m, v)| (m, payloads.iter().map(|p| v.get(p).copied()).collect()))

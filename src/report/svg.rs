@@ -111,7 +111,10 @@ const BOTTOM: f64 = 40.0;
 
 fn scale(value: f64, max: f64, min_log: f64, log: bool, span: f64) -> f64 {
     if log {
-        let (lo, hi) = (min_log.log10().floor(), max.log10().ceil().max(min_log.log10().floor() + 1.0));
+        let (lo, hi) = (
+            min_log.log10().floor(),
+            max.log10().ceil().max(min_log.log10().floor() + 1.0),
+        );
         ((value.max(min_log).log10() - lo) / (hi - lo)).clamp(0.0, 1.0) * span
     } else if max > 0.0 {
         (value / max).clamp(0.0, 1.0) * span
@@ -178,7 +181,10 @@ impl BarChart {
                             r#"<rect class="bar" x="{LABEL_WIDTH}" y="{y}" width="{w:.1}" height="{}" fill="{}"><title>{}: {}</title></rect><text x="{:.1}" y="{}" class="value">{}</text>"#,
                             BAR_HEIGHT - 2.0,
                             PALETTE[s % PALETTE.len()],
-                            escape(&format!("{label} ({})", self.series.get(s).map_or("", |x| x))),
+                            escape(&format!(
+                                "{label} ({})",
+                                self.series.get(s).map_or("", |x| x)
+                            )),
                             (self.format)(*v),
                             LABEL_WIDTH + w + 4.0,
                             y + BAR_HEIGHT - 4.0,
@@ -505,7 +511,10 @@ mod tests {
         let chart = BarChart {
             id: "c".into(),
             series: vec!["s".into()],
-            rows: vec![("a".into(), vec![Some(10.0)]), ("b".into(), vec![Some(1000.0)])],
+            rows: vec![
+                ("a".into(), vec![Some(10.0)]),
+                ("b".into(), vec![Some(1000.0)]),
+            ],
             log: true,
             format: rate,
             ..BarChart::default()
