@@ -1,0 +1,273 @@
+//! [`RandomAccessFile`]: reads at arbitrary offsets, by `pread` or from a memory map,
+//! like LevelDB's `PosixRandomAccessFile` and `PosixMmapReadableFile`.
+//!
+//! **System calls**: `open`, `fstat`; then either one `pread` per read (continued after
+//! short reads and `EINTR`), or, when mapping was asked for and a slot is free, one `mmap`
+//! at open and `munmap` at drop, with page faults instead of system calls in between.
+//!
+//! **Map slots**: every map costs address space and a kernel VMA, and a process has at
+//! most `vm.max_map_count` (65530 by default) of them, so the live maps are capped by a
+//! [`MapLimiter`], a shared atomic counter. The global one allows [`DEFAULT_MMAP_LIMIT`]
+//! maps (1000 on 64-bit targets, none on 32-bit: LevelDB's `kDefaultMmapLimit`). A file
+//! opened while every slot is taken (or whose map fails) falls back to `pread`, silently:
+//! [`RandomAccessFile::backing`] says which it got.
+//!
+//! **When each wins**: a map serves repeated small reads of a warm file without a system
+//! call or a copy ([`RandomAccessFile::read`] returns a slice of the map); `pread` costs
+//! a system call and a copy per read but no page-table work, is safe against truncation,
+//! and sees the file grow.
+//!
+//! **Limits**: a mapped file is read only up to the size it had when opened. If another
+//! process truncates a mapped file, touching the lost pages raises `SIGBUS` and kills the
+//! process; if it writes the file, the bytes of a returned slice change under it. That is
+//! why mapping is opt-in through the `unsafe` [`RandomAccessOptions::mmap`].
+//!
+//! **How it fails**: a directory is refused at open ([`Error::IsDirectory`]); read errors
+//! (`EIO`) are [`Error::Io`]; reading at or past the end returns 0 bytes, not an error.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use memmap2::Mmap;
+
+use super::{Error, Result, open_error, retry_eintr};
+
+/// The global limiter's cap on live maps: 1000 on 64-bit targets, 0 (never map) on
+/// 32-bit ones, where address space is scarce. LevelDB's `kDefaultMmapLimit`.
+pub const DEFAULT_MMAP_LIMIT: usize = if usize::BITS >= 64 { 1000 } else { 0 };
+
+static GLOBAL_LIMITER: MapLimiter = MapLimiter::new(DEFAULT_MMAP_LIMIT);
+
+/// Caps how many memory maps are alive at once (LevelDB's `Limiter`).
+#[derive(Debug)]
+pub struct MapLimiter {
+    live: AtomicUsize,
+    max: usize,
+}
+
+impl MapLimiter {
+    /// A limiter allowing `max` live maps.
+    pub const fn new(max: usize) -> MapLimiter {
+        MapLimiter {
+            live: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    /// The process-wide limiter, allowing [`DEFAULT_MMAP_LIMIT`] maps.
+    pub fn global() -> &'static MapLimiter {
+        &GLOBAL_LIMITER
+    }
+
+    /// Maps alive now.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// The cap.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Takes a slot if one is free.
+    fn acquire(&'static self) -> Option<MapSlot> {
+        self.live
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| MapSlot { limiter: self })
+    }
+}
+
+/// One taken slot, given back when dropped.
+#[derive(Debug)]
+struct MapSlot {
+    limiter: &'static MapLimiter,
+}
+
+impl Drop for MapSlot {
+    fn drop(&mut self) {
+        self.limiter.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// How a [`RandomAccessFile`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    /// One `pread` per read.
+    Pread,
+    /// Slices of a memory map.
+    Mmap,
+}
+
+/// How to open a [`RandomAccessFile`].
+#[derive(Clone, Copy, Debug)]
+pub struct RandomAccessOptions {
+    mmap: bool,
+    limiter: &'static MapLimiter,
+}
+
+impl Default for RandomAccessOptions {
+    fn default() -> Self {
+        RandomAccessOptions {
+            mmap: false,
+            limiter: MapLimiter::global(),
+        }
+    }
+}
+
+impl RandomAccessOptions {
+    /// The defaults: `pread`, and the global [`MapLimiter`] should mapping be enabled.
+    pub fn new() -> RandomAccessOptions {
+        RandomAccessOptions::default()
+    }
+
+    /// Whether to map the file when the limiter has a free slot. Default `false`.
+    ///
+    /// # Safety
+    ///
+    /// With `true`, while the [`RandomAccessFile`] (and any slice [`RandomAccessFile::read`]
+    /// returned) is alive, no one may truncate the file (touching a lost page raises
+    /// `SIGBUS`) or modify the bytes being read (a `&[u8]` must not change under its
+    /// holder). Files that are written once and then only read — LevelDB's tables, iolab's
+    /// data sets — meet this.
+    pub unsafe fn mmap(mut self, enabled: bool) -> RandomAccessOptions {
+        self.mmap = enabled;
+        self
+    }
+
+    /// The limiter to take a map slot from. Default [`MapLimiter::global`].
+    pub fn limiter(mut self, limiter: &'static MapLimiter) -> RandomAccessOptions {
+        self.limiter = limiter;
+        self
+    }
+
+    /// Opens `path` for reading at offsets.
+    pub fn open(&self, path: &Path) -> Result<RandomAccessFile> {
+        let file = retry_eintr(|| File::open(path)).map_err(|e| open_error("cannot open", e))?;
+        let meta = file.metadata().map_err(|e| open_error("cannot stat", e))?;
+        if meta.is_dir() {
+            return Err(Error::IsDirectory);
+        }
+        let len = meta.len();
+        // Only a regular, non-empty file can be mapped (a zero-length map is invalid).
+        let map = if self.mmap && meta.is_file() && len > 0 {
+            self.limiter.acquire().and_then(|slot| {
+                // SAFETY: the caller of `RandomAccessOptions::mmap(true)` promised that the
+                // file is neither truncated nor modified while this map and its slices live.
+                // A failed map is no error: the slot is released and `pread` is used.
+                unsafe { Mmap::map(&file) }
+                    .ok()
+                    .map(|map| Mapped { map, _slot: slot })
+            })
+        } else {
+            None
+        };
+        Ok(RandomAccessFile { file, len, map })
+    }
+}
+
+/// A live map and the slot it holds. Fields drop in order: the map is unmapped before the
+/// slot is given back.
+#[derive(Debug)]
+struct Mapped {
+    map: Mmap,
+    _slot: MapSlot,
+}
+
+/// A file read at arbitrary offsets. `Send + Sync`: reads take `&self`, so threads can
+/// share one.
+///
+/// ```no_run
+/// use iolab::file::RandomAccessFile;
+///
+/// let table = RandomAccessFile::open("table.sst".as_ref())?;
+/// let mut scratch = [0u8; 4096];
+/// let block = table.read(8192, &mut scratch)?; // up to 4096 bytes from offset 8192
+/// # Ok::<(), iolab::file::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RandomAccessFile {
+    file: File,
+    len: u64,
+    map: Option<Mapped>,
+}
+
+impl RandomAccessFile {
+    /// Opens `path` for `pread` (no map).
+    pub fn open(path: &Path) -> Result<RandomAccessFile> {
+        RandomAccessOptions::new().open(path)
+    }
+
+    /// Reads up to `scratch.len()` bytes at `offset` and returns them: a slice of the map
+    /// (no copy) when mapped, else the filled start of `scratch`. Fewer bytes only at the
+    /// end of the file; none at or past it.
+    pub fn read<'a>(&'a self, offset: u64, scratch: &'a mut [u8]) -> Result<&'a [u8]> {
+        match &self.map {
+            Some(mapped) => Ok(window(&mapped.map, offset, scratch.len())),
+            None => {
+                let n = self.pread_full(offset, scratch)?;
+                Ok(&scratch[..n])
+            }
+        }
+    }
+
+    /// Copies up to `buf.len()` bytes at `offset` into `buf` and returns how many. Fewer
+    /// only at the end of the file; 0 at or past it.
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        match &self.map {
+            Some(mapped) => {
+                let src = window(&mapped.map, offset, buf.len());
+                buf[..src.len()].copy_from_slice(src);
+                Ok(src.len())
+            }
+            None => self.pread_full(offset, buf),
+        }
+    }
+
+    /// The file's size when it was opened (a mapped file is read up to this size; with
+    /// `pread`, bytes appended later can be read too).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file was empty when opened.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether reads come from a map or from `pread`.
+    pub fn backing(&self) -> Backing {
+        if self.map.is_some() {
+            Backing::Mmap
+        } else {
+            Backing::Pread
+        }
+    }
+
+    /// `pread` until `buf` is full or the file ends.
+    fn pread_full(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            let Some(at) = offset.checked_add(done as u64) else {
+                break;
+            };
+            match retry_eintr(|| self.file.read_at(&mut buf[done..], at)) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) => return Err(Error::from_io("cannot read", e, 0)),
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// Up to `len` bytes of `map` from `offset`, fewer at its end.
+fn window(map: &[u8], offset: u64, len: usize) -> &[u8] {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(map.len());
+    let end = start.saturating_add(len).min(map.len());
+    &map[start..end]
+}
