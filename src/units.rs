@@ -194,6 +194,21 @@ fn parse_suffix(suffix: &str) -> Option<u64> {
     Some(base.pow(power))
 }
 
+/// `x` with (at least) three significant digits, plainly: `13.5`, `0.000612`, `545`,
+/// `1.00`.
+pub fn three_significant(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if !x.is_finite() {
+        format!("{x}")
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
 /// `bytes` for people: exact below 1 KiB (`512 B`), otherwise three significant digits in
 /// binary units (`1.00 GiB`, `64.0 KiB`). [`parse_size`] reads the result back to within
 /// 0.5%, except for sizes within 0.03% of 2⁶⁴, which round up to `16.0 EiB`, one past the limit.
@@ -264,6 +279,15 @@ fn three_digits(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_significant_digits() {
+        assert_eq!(three_significant(13.456), "13.5");
+        assert_eq!(three_significant(0.000_612), "0.000612");
+        assert_eq!(three_significant(545.4), "545");
+        assert_eq!(three_significant(1.0), "1.00");
+        assert_eq!(three_significant(0.0), "0");
+    }
 
     #[test]
     fn plain_bytes() {

@@ -11,7 +11,7 @@ use iolab::bench::{self, CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITE
 /// Arguments of `iolab bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Suites to run (default: all of them): count.
+    /// Suites to run (default: all of them): count, write, edit, append.
     #[arg(value_name = "SUITE", value_parser = parse_suite)]
     suites: Vec<String>,
     /// Folder for results.json, results.md and results.csv
@@ -77,6 +77,23 @@ fn parse_cache(s: &str) -> Result<CacheState, String> {
     }
 }
 
+/// Every method, strategy and baseline name a suite can run.
+fn known_names() -> Vec<String> {
+    let mut names: Vec<String> = iolab::Method::ALL
+        .iter()
+        .map(|m| m.name().to_string())
+        .collect();
+    for (name, _) in iolab::write::methods()
+        .into_iter()
+        .chain(iolab::edit::strategies())
+        .chain(iolab::file::append_strategies())
+    {
+        names.push(name.to_string());
+    }
+    names.extend(bench::suites::BASELINE_NAMES.iter().map(|s| s.to_string()));
+    names
+}
+
 /// The default data folder: `$XDG_CACHE_HOME/iolab`, else `~/.cache/iolab`.
 fn default_data_dir() -> Result<PathBuf> {
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
@@ -91,9 +108,12 @@ fn default_data_dir() -> Result<PathBuf> {
 /// Runs the benchmark, prints the tables and writes the results files.
 pub fn run(args: Args) -> Result<i32> {
     if let Some(methods) = &args.methods {
+        let known = known_names();
         for m in methods {
-            if m.parse::<iolab::Method>().is_err() && !m.contains(' ') {
-                bail!("--methods: {}", m.parse::<iolab::Method>().unwrap_err());
+            if !known.contains(m) {
+                bail!(
+                    "--methods: unknown method '{m}' (expected names from `iolab methods count|write|edit|append`)"
+                );
             }
         }
     }

@@ -37,11 +37,22 @@ pub fn run(args: Args) -> Result<i32> {
         Workload::Edit => iolab::edit::strategies(),
         Workload::Append => iolab::file::append_strategies(),
     };
+    // A condition that only the run can check (vmsplice needs a pipe on stdout).
+    let requirement = |name: &str| match args.workload {
+        Workload::Write => iolab::write::Method::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .and_then(|m| m.requirement()),
+        _ => None,
+    };
     let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
     let mut out = io::stdout().lock();
     for (name, availability) in rows {
         match availability {
-            Ok(()) => writeln!(out, "{name:<width$}  available"),
+            Ok(()) => match requirement(name) {
+                Some(req) => writeln!(out, "{name:<width$}  available ({req})"),
+                None => writeln!(out, "{name:<width$}  available"),
+            },
             Err(reason) => writeln!(out, "{name:<width$}  unavailable: {reason}"),
         }
         .context("cannot write to stdout")?;

@@ -28,6 +28,22 @@ pub struct Table {
 impl Table {
     /// The table as text.
     pub fn render(&self, markup: Markup) -> String {
+        if markup == Markup::Markdown {
+            // Escape first, so the column widths are those of the text written.
+            let escape = |cells: &[String]| -> Vec<String> {
+                cells.iter().map(|c| c.replace('|', "\\|")).collect()
+            };
+            let escaped = Table {
+                title: self.title.clone(),
+                headers: escape(&self.headers),
+                rows: self.rows.iter().map(|r| escape(r)).collect(),
+            };
+            return escaped.render_escaped(markup);
+        }
+        self.render_escaped(markup)
+    }
+
+    fn render_escaped(&self, markup: Markup) -> String {
         let cols = self.headers.len();
         let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
         for row in &self.rows {
@@ -74,7 +90,7 @@ impl Table {
                         cells
                             .iter()
                             .enumerate()
-                            .map(|(i, c)| pad(&c.replace('|', "\\|"), widths[i]))
+                            .map(|(i, c)| pad(c, widths[i]))
                             .collect::<Vec<_>>()
                             .join(" | ")
                     )
@@ -156,11 +172,25 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
     // "of limit": the row's share of the ceiling the limit probes measured (the memory
     // scan for warm rows, the device for cold ones), where the suite has one.
     let has_limit = rows.iter().any(|r| r.extra.contains_key("ceiling_pct"));
+    // Per-record figures of the append suite, where rows have them.
+    let per_record: Vec<(&str, &str)> = [
+        ("ns_per_record", "ns/record"),
+        ("syscalls_per_record", "syscalls/record"),
+    ]
+    .into_iter()
+    .filter(|(key, _)| rows.iter().any(|r| r.extra.contains_key(*key)))
+    .collect();
     let mut headers: Vec<String> = ["method", "median", "throughput"]
         .map(String::from)
         .to_vec();
     if has_limit {
         headers.push("of limit".into());
+    }
+    headers.extend(per_record.iter().map(|(_, h)| h.to_string()));
+    // The write suite's buffer size, where rows have one.
+    let has_buffer = rows.iter().any(|r| r.extra.contains_key("buffer_bytes"));
+    if has_buffer {
+        headers.insert(1, "buffer".into());
     }
     headers.extend([vs.as_str(), "user", "sys", "cached before", "notes"].map(String::from));
     let mut sorted: Vec<&Row> = rows.to_vec();
@@ -195,19 +225,37 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
                 (Some(base), Some(m)) if m > 0.0 => format!("{:.2}×", base / m),
                 _ => dash(),
             };
-            let mut cells = vec![
-                name,
+            let mut cells = vec![name];
+            if has_buffer {
+                cells.push(
+                    r.extra
+                        .get("buffer_bytes")
+                        .and_then(serde_json::Value::as_u64)
+                        .map(crate::units::format_bytes)
+                        .unwrap_or_else(dash),
+                );
+            }
+            cells.extend([
                 r.median_s.map(format_duration).unwrap_or_else(dash),
                 r.throughput_bytes_per_s
                     .map(format_rate)
                     .unwrap_or_else(dash),
-            ];
+            ]);
             if has_limit {
                 cells.push(
                     r.extra
                         .get("ceiling_pct")
                         .and_then(serde_json::Value::as_f64)
                         .map(|p| format!("{p:.0}%"))
+                        .unwrap_or_else(dash),
+                );
+            }
+            for (key, _) in &per_record {
+                cells.push(
+                    r.extra
+                        .get(*key)
+                        .and_then(serde_json::Value::as_f64)
+                        .map(crate::units::three_significant)
                         .unwrap_or_else(dash),
                 );
             }
@@ -227,5 +275,33 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
         title,
         headers,
         rows: body,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_escapes_pipes_and_keeps_columns_aligned() {
+        let t = Table {
+            title: "t".into(),
+            headers: vec!["a".into(), "b".into()],
+            rows: vec![
+                vec!["x|y".into(), "1".into()],
+                vec!["z".into(), "22".into()],
+            ],
+        };
+        let md = t.render(Markup::Markdown);
+        assert!(md.contains("x\\|y"));
+        let lines: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(lines.len(), 4);
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.chars().count() == lines[0].chars().count())
+        );
+        let plain = t.render(Markup::Plain);
+        assert!(plain.contains("x|y"));
     }
 }

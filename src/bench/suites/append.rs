@@ -486,11 +486,9 @@ fn to_row(section: &Section, contender: &Contender<'_>, a: Accumulator) -> Row {
     } else if a.checked > 0 {
         row.result = Some(format!("{records} records of {} bytes", section.payload));
     }
-    let mut figures = Vec::new();
     if let Some(median) = row.median_s {
         let ns = median * 1e9 / records as f64;
         row.extra.insert("ns_per_record".into(), json!(ns));
-        figures.push(format!("{} ns/record", three_significant(ns)));
     }
     if !a.calls_unknown
         && let Some(calls) = median_u64(&a.write_calls)
@@ -498,11 +496,6 @@ fn to_row(section: &Section, contender: &Contender<'_>, a: Accumulator) -> Row {
         let per_record = calls / records as f64;
         row.extra
             .insert("syscalls_per_record".into(), json!(per_record));
-        figures.push(format!("{} writes/record", three_significant(per_record)));
-    }
-    if !figures.is_empty() {
-        // The tables have no columns for these; the JSON has them as keys.
-        row.notes.insert(0, figures.join(", "));
     }
     row
 }
@@ -741,18 +734,6 @@ fn median_u64(samples: &[u64]) -> Option<f64> {
     crate::bench::stats::Summary::of(&floats).map(|s| s.median)
 }
 
-/// `x` with three significant digits (at least), for notes.
-fn three_significant(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-        format!("{x:.decimals$}")
-    }
-}
-
 /// The report's notes: how the suite measures, the write-up's question answered with
 /// this run's figures, and the goals.
 fn explanations(rows: &[Row]) -> Vec<String> {
@@ -786,7 +767,7 @@ fn explanations(rows: &[Row]) -> Vec<String> {
             let _ = write!(
                 answer,
                 "here fstream made {} write calls per 5-byte record (one per {:.0} records)",
-                three_significant(calls),
+                crate::units::three_significant(calls),
                 1.0 / calls.max(f64::MIN_POSITIVE)
             );
         }
@@ -814,7 +795,7 @@ fn explanations(rows: &[Row]) -> Vec<String> {
         let mut goals = format!(
             "append goals at 5-byte payloads: append-file {} ns/record = {:.2}× bufwriter-64k \
              (goal ≤ 1.2×: {}), 1/{:.0} of write-per-record (goal ≤ 1/30: {})",
-            three_significant(append),
+            crate::units::three_significant(append),
             vs_buf,
             verdict(vs_buf <= 1.2),
             vs_write,
@@ -846,7 +827,7 @@ fn explanations(rows: &[Row]) -> Vec<String> {
                 "; write calls per record of the buffered strategies: {} (goal ≤ 0.001: {})",
                 buffered
                     .iter()
-                    .map(|(n, c)| format!("{n} {}", three_significant(*c)))
+                    .map(|(n, c)| format!("{n} {}", crate::units::three_significant(*c)))
                     .collect::<Vec<_>>()
                     .join(", "),
                 verdict(worst <= 0.001)
@@ -1025,13 +1006,5 @@ mod tests {
                 .unwrap_err()
                 .contains("record 0")
         );
-    }
-
-    #[test]
-    fn three_significant_digits() {
-        assert_eq!(three_significant(13.456), "13.5");
-        assert_eq!(three_significant(0.000_612), "0.000612");
-        assert_eq!(three_significant(545.4), "545");
-        assert_eq!(three_significant(1.0), "1.00");
     }
 }

@@ -14,6 +14,11 @@ use super::{COLD_MAX_RESIDENCY, CacheState, Context, WARM_MIN_RESIDENCY, interru
 use crate::cache;
 use crate::error::{Error, Result};
 
+/// Names of the external baselines the suites may run, for `--methods`.
+pub const BASELINE_NAMES: &[&str] = &[
+    "wc -l", "fwc -l", "yes", "pv", "dd", "tr", "sed", "head", "fstream",
+];
+
 /// Runs the suite called `name`.
 pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     match name {

@@ -1,0 +1,101 @@
+//! `vmsplice`: the buffer's pages are handed to the pipe on standard output, not copied.
+//!
+//! **System calls**: `vmsplice(1, {buf, B}, 1, 0)` repeated until `N` bytes are in (a call
+//! moves at most the pipe's free space and returns how much it took; `EINTR` is retried,
+//! `EAGAIN` waited on with `poll`).
+//! **When it wins**: into a pipe whose reader does not copy either (`splice` to a file or
+//! to `/dev/null`, as `pv` and the benchmark's reader do): no byte is copied end to end, and
+//! the cost is the page bookkeeping: 2× `raw-fd` through a default pipe, 4× through one
+//! enlarged to 1 MiB, on the development VM.
+//! Into a reader that `read`s, the reader's copy remains.
+//! **Limits**: standard output must be a pipe (anything else is `EBADF`, which is why
+//! [`super::Method::refuses`] checks first). The pipe then holds references to *our* pages
+//! until the reader has consumed them, possibly after we return or even exit: the bytes
+//! the reader sees are whatever the pages hold *then*. (Gifting them with `SPLICE_F_GIFT`
+//! would promise never to touch them again, which a reused buffer cannot.) So this method
+//! only ever splices [`zero_region`]: a buffer allocated once per process, filled with
+//! zeros, never written again and never freed (leaked on purpose); a pipe reference to it
+//! stays valid, and its content stays zero, for as long as the kernel holds it. On the
+//! development VM it gained little through a default 64 KiB pipe whose reader runs on
+//! another CPU; with the pipe enlarged by `F_SETPIPE_SZ` it was the fastest method with
+//! the reader on the same CPU and on another.
+//! **How it fails**: `EPIPE` when the reader went away; `ENOSYS` on a kernel without it
+//! ([`availability`]).
+
+use std::io;
+use std::sync::{Mutex, OnceLock};
+
+use super::{retry_write, zeroed_buffer};
+
+/// Standard output's file descriptor.
+const STDOUT_FD: libc::c_int = 1;
+
+/// The zero region handed out so far (the largest one; smaller requests share it).
+static ZERO_REGION: Mutex<&'static [u8]> = Mutex::new(&[]);
+
+/// A zero-filled region of at least `len` bytes that lives, unmodified, until the process
+/// exits. A larger request leaks a new, larger region; older regions stay leaked too,
+/// since pipes may still hold their pages.
+pub fn zero_region(len: usize) -> &'static [u8] {
+    let mut region = ZERO_REGION.lock().unwrap_or_else(|e| e.into_inner());
+    if region.len() < len {
+        *region = Vec::leak(zeroed_buffer(len));
+    }
+    let whole: &'static [u8] = *region;
+    &whole[..len]
+}
+
+/// Whether the kernel has `vmsplice`: probed once, by splicing one byte of the zero
+/// region into a fresh pipe.
+pub fn availability() -> Result<(), String> {
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    PROBE.get_or_init(probe).clone()
+}
+
+fn probe() -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let (_reader, writer) =
+        io::pipe().map_err(|e| format!("cannot make a pipe to probe vmsplice: {e}"))?;
+    let region = zero_region(1);
+    let iov = libc::iovec {
+        iov_base: region.as_ptr().cast_mut().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: `iov` describes one byte of the zero region, which lives and stays unchanged
+    // for the rest of the process (module docs); the kernel only reads it.
+    let n = unsafe { libc::vmsplice(writer.as_raw_fd(), &iov, 1, 0) };
+    if n == 1 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    Err(match e.raw_os_error() {
+        Some(libc::ENOSYS) => "this kernel has no vmsplice system call".to_string(),
+        Some(libc::EPERM) => "vmsplice is blocked here (seccomp filter?)".to_string(),
+        _ => format!("vmsplice failed: {}", crate::error::describe_io(&e)),
+    })
+}
+
+/// Splices `bytes` zero bytes into the pipe on standard output, `buffer_size` per call.
+pub(crate) fn write(bytes: u64, buffer_size: usize, written: &mut u64) -> io::Result<()> {
+    let region = zero_region(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));
+    while *written < bytes {
+        let want = usize::try_from(bytes - *written).map_or(region.len(), |r| r.min(region.len()));
+        // A partial call took the first `n` bytes; the next call starts again at the
+        // region's beginning, which holds the same zeros.
+        let iov = libc::iovec {
+            iov_base: region.as_ptr().cast_mut().cast(),
+            iov_len: want,
+        };
+        let n = retry_write(STDOUT_FD, || {
+            // SAFETY: `iov` describes `want <= region.len()` bytes of the zero region, which
+            // lives and stays unchanged for the rest of the process (module docs), so the
+            // pipe may keep referring to its pages; the kernel only reads them.
+            unsafe { libc::vmsplice(STDOUT_FD, &iov, 1, 0) }
+        })?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        *written += n as u64;
+    }
+    Ok(())
+}

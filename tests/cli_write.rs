@@ -1,0 +1,424 @@
+//! `iolab write` and `iolab bench write` end to end: exact byte counts into files, pipes and
+//! `/dev/null` for every method and many sizes, the bytes' content, and every way it can
+//! fail (closed reader, closed or read-only stdout, a full device, bad arguments). No
+//! timing is asserted.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use iolab::write::Method;
+
+fn iolab() -> Command {
+    Command::cargo_bin("iolab").unwrap()
+}
+
+fn exe() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("iolab")
+}
+
+/// The buffer the size cases are built around; small, so that many calls happen.
+const BUFFER: u64 = 4096;
+
+/// 0, 1, around the buffer, around several buffers, and sizes that are no multiple of
+/// anything (a prime, 1 MiB + 1).
+fn sizes() -> Vec<u64> {
+    vec![
+        0,
+        1,
+        127,
+        BUFFER - 1,
+        BUFFER,
+        BUFFER + 1,
+        3 * BUFFER - 1,
+        3 * BUFFER + 1,
+        65_537,
+        999_983,
+        (1 << 20) + 1,
+    ]
+}
+
+fn write_args(method: Method, bytes: u64) -> Vec<String> {
+    vec![
+        "write".into(),
+        "--method".into(),
+        method.name().into(),
+        "--buffer".into(),
+        BUFFER.to_string(),
+        "--bytes".into(),
+        bytes.to_string(),
+    ]
+}
+
+/// Runs `iolab write` with its stdout a pipe read here; returns (bytes read, all zero?,
+/// the process output).
+fn into_pipe(args: &[String]) -> (u64, bool, Output) {
+    let mut child = iolab()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    let (mut total, mut zeros) = (0u64, true);
+    loop {
+        let n = out.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        zeros &= buf[..n].iter().all(|&b| b == 0);
+    }
+    drop(out);
+    (total, zeros, child.wait_with_output().unwrap())
+}
+
+fn assert_clean(output: &Output, what: &str) {
+    assert!(
+        output.status.success(),
+        "{what}: {:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.stderr.is_empty(),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn one_error_line(output: &Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{what} succeeded");
+    assert_eq!(stderr.lines().count(), 1, "{what}: {stderr}");
+    assert!(stderr.starts_with("iolab: "), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    stderr
+}
+
+#[test]
+fn every_method_writes_exactly_n_zero_bytes_into_a_pipe() {
+    for method in Method::ALL {
+        for bytes in sizes() {
+            let what = format!("{method} {bytes} into a pipe");
+            let (total, zeros, output) = into_pipe(&write_args(method, bytes));
+            assert_clean(&output, &what);
+            assert_eq!(total, bytes, "{what}");
+            assert!(zeros, "{what}: not all zeros");
+        }
+    }
+}
+
+#[test]
+fn every_method_but_vmsplice_writes_exactly_n_zero_bytes_into_a_file() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for method in Method::ALL {
+        for bytes in sizes() {
+            let what = format!("{method} {bytes} into a file");
+            let path = dir.path().join(format!("{method}-{bytes}"));
+            let output = iolab()
+                .args(write_args(method, bytes))
+                .stdout(File::create(&path).unwrap())
+                .output()
+                .unwrap();
+            if method == Method::Vmsplice {
+                let line = one_error_line(&output, &what);
+                assert!(
+                    line.contains("vmsplice' is unavailable")
+                        && line.contains("a regular file, not a pipe"),
+                    "{line}"
+                );
+                assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+                continue;
+            }
+            assert_clean(&output, &what);
+            let content = std::fs::read(&path).unwrap();
+            assert_eq!(content.len() as u64, bytes, "{what}");
+            assert!(content.iter().all(|&b| b == 0), "{what}: not all zeros");
+        }
+    }
+}
+
+#[test]
+fn into_dev_null_each_method_reports_every_byte_written() {
+    for method in [Method::Stdout, Method::RawFd, Method::Bufwriter] {
+        for bytes in [0, 1, BUFFER + 1, 999_983] {
+            let mut args = write_args(method, bytes);
+            args.push("--verbose".into());
+            let output = iolab().args(&args).stdout(Stdio::null()).output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "{method} {bytes}: {stderr}");
+            assert_eq!(
+                iolab::bench::suites::write::reported_bytes(&stderr),
+                Some(bytes),
+                "{stderr}"
+            );
+            assert!(stderr.contains("into /dev/null"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn the_default_sizes_and_buffers_work() {
+    // No --buffer: the rule picks one; the report says which.
+    let (total, zeros, output) = into_pipe(&[
+        "write".into(),
+        "-m".into(),
+        "raw-fd".into(),
+        "--bytes".into(),
+        "3M".into(),
+        "-v".into(),
+    ]);
+    assert!(output.status.success());
+    assert_eq!(total, 3 << 20);
+    assert!(zeros);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("wrote 3145728 bytes with raw-fd, buffer ")
+            && stderr.contains("into a pipe of "),
+        "{stderr}"
+    );
+    // No --bytes: 1 GiB, cut short here by the reader (covered by the broken-pipe test);
+    // a resized pipe is reported with its new capacity.
+    let (total, _, output) = into_pipe(&[
+        "write".into(),
+        "-m".into(),
+        "vmsplice".into(),
+        "--bytes".into(),
+        "1M".into(),
+        "--pipe-size".into(),
+        "256K".into(),
+        "-v".into(),
+    ]);
+    assert!(output.status.success());
+    assert_eq!(total, 1 << 20);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("into a pipe of 256 KiB"), "{stderr}");
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_every_method_quietly() {
+    for method in Method::ALL {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = iolab()
+            .args(["write", "--method", method.name(), "--bytes", "64M"])
+            .stdout(writer)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{method}: {output:?}");
+        assert!(
+            output.stderr.is_empty(),
+            "{method}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    // The same when the reader stops half-way, as `| head -c`.
+    let mut child = iolab()
+        .args(["write", "--method", "bufwriter", "--bytes", "1G"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = vec![0u8; 100_000];
+    out.read_exact(&mut first).unwrap();
+    drop(out);
+    let output = child.wait_with_output().unwrap();
+    assert_clean(&output, "reader stopping after 100 kB");
+}
+
+#[test]
+fn a_full_device_is_one_clear_line() {
+    for method in [Method::Stdout, Method::RawFd, Method::Bufwriter] {
+        let full = File::options().write(true).open("/dev/full").unwrap();
+        let output = iolab()
+            .args(["write", "--method", method.name(), "--bytes", "1M"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        let line = one_error_line(&output, method.name());
+        assert!(
+            line.contains("cannot write to standard output: No space left on device"),
+            "{line}"
+        );
+        assert_eq!(output.status.code(), Some(1));
+    }
+}
+
+#[test]
+fn a_closed_or_read_only_stdout_is_one_clear_line() {
+    for (redirect, expected) in [
+        (">&-", "standard output is closed"),
+        ("1</dev/null", "open for reading only"),
+    ] {
+        for method in Method::ALL {
+            let output = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "exec \"$0\" write --method {} --bytes 1K {redirect}",
+                    method.name()
+                ))
+                .arg(exe())
+                .output()
+                .unwrap();
+            let line = one_error_line(&output, redirect);
+            assert!(line.contains(expected), "{redirect} {method}: {line}");
+            assert_eq!(output.status.code(), Some(1));
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_are_one_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--bytes", "12X"], "invalid size '12X'"),
+        (&["--bytes=-5"], "cannot be negative"),
+        (&["--bytes", ""], "invalid size"),
+        (&["--bytes", "2E"], "too many bytes"),
+        (&["--bytes", "99999999999999999999999"], "too large"),
+        (&["--buffer", "0"], "at least 1 byte"),
+        (&["--buffer", "2G"], "too large"),
+        (&["--pipe-size", "0"], "at least 1 byte"),
+    ];
+    for (extra, expected) in cases {
+        let output = iolab()
+            .args(["write", "--method", "raw-fd"])
+            .args(*extra)
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        let line = one_error_line(&output, &format!("{extra:?}"));
+        assert!(line.contains(expected), "{extra:?}: {line}");
+        assert_eq!(output.status.code(), Some(2), "{extra:?}");
+    }
+    let output = iolab()
+        .args(["write", "--method", "nope"])
+        .output()
+        .unwrap();
+    let line = one_error_line(&output, "unknown method");
+    assert!(
+        line.contains("unknown write method 'nope'")
+            && line.contains("stdout, raw-fd, bufwriter, vmsplice"),
+        "{line}"
+    );
+    let output = iolab().args(["write"]).output().unwrap();
+    one_error_line(&output, "no method");
+}
+
+#[test]
+fn methods_write_lists_the_four_methods() {
+    let output = iolab().args(["methods", "write"]).output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    let names: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["stdout", "raw-fd", "bufwriter", "vmsplice"]);
+    for line in text.lines() {
+        assert!(line.contains("available"), "{line}");
+    }
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_quick_bench_write_run_produces_verified_rows_per_sink_and_buffer() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (data, out) = (dir.path().join("data"), dir.path().join("out"));
+    // A file that was there before must survive the run untouched.
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("keep.txt"), b"mine").unwrap();
+    let output = iolab()
+        .args(["bench", "write", "--quick", "--data"])
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    for title in [
+        "write: pipe,",
+        "write: pipe-resized,",
+        "write: pipe-two-cpus,",
+        "write: /dev/null,",
+        "write: file,",
+    ] {
+        assert!(stdout.contains(title), "{title} missing:\n{stdout}");
+    }
+    assert!(stdout.contains("yes (baseline)"), "{stdout}");
+    let json = read_json(&out.join("results.json"));
+    let rows: Vec<&serde_json::Value> = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["suite"] == "write")
+        .collect();
+    assert!(!rows.is_empty());
+    for sink in ["pipe", "/dev/null", "file"] {
+        for method in ["stdout", "raw-fd", "bufwriter"] {
+            let swept: Vec<&&serde_json::Value> = rows
+                .iter()
+                .filter(|r| r["sink"] == sink && r["method"] == method)
+                .collect();
+            assert!(swept.len() >= 3, "{sink} {method}: {swept:?}");
+            for row in swept {
+                assert!(row["buffer_bytes"].as_u64().unwrap() >= 1024, "{row}");
+                assert_eq!(row["verified"], true, "{row}");
+                assert_eq!(row["runs"].as_array().unwrap().len(), 2, "{row}");
+                assert_eq!(row["result"], row["bytes"].to_string(), "{row}");
+            }
+        }
+    }
+    // vmsplice runs into pipes only; elsewhere it is unavailable with the reason.
+    for row in rows.iter().filter(|r| r["method"] == "vmsplice") {
+        if row["sink"].as_str().unwrap().starts_with("pipe") {
+            assert_eq!(row["verified"], true, "{row}");
+        } else {
+            assert!(
+                row["unavailable"].as_str().unwrap().contains("not a pipe"),
+                "{row}"
+            );
+        }
+    }
+    // yes moves exactly N bytes into the pipe, like everyone else.
+    let yes = rows
+        .iter()
+        .find(|r| r["method"] == "yes" && r["sink"] == "pipe")
+        .unwrap();
+    assert_eq!(yes["verified"], true, "{yes}");
+    assert_eq!(yes["baseline"], true);
+    let pipe = rows.iter().find(|r| r["sink"] == "pipe").unwrap();
+    assert!(
+        pipe["pipe_capacity_bytes"].as_u64().unwrap() >= 4096,
+        "{pipe}"
+    );
+    assert!(
+        pipe["reader"].as_str().unwrap().contains("splice"),
+        "{pipe}"
+    );
+    assert_eq!(pipe["cpus"], "shared", "{pipe}");
+    let resized = rows.iter().find(|r| r["sink"] == "pipe-resized").unwrap();
+    assert!(
+        resized["pipe_capacity_bytes"].as_u64() > pipe["pipe_capacity_bytes"].as_u64(),
+        "{resized}"
+    );
+    // The sink file is gone, the user's file untouched.
+    let names: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["keep.txt"]);
+    assert_eq!(std::fs::read(data.join("keep.txt")).unwrap(), b"mine");
+}
