@@ -27,6 +27,7 @@ pub mod report;
 pub mod sys;
 pub mod sysinfo;
 pub mod task;
+pub mod tuning;
 pub mod units;
 pub mod write;
 

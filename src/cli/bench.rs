@@ -94,13 +94,10 @@ fn known_names() -> Vec<String> {
     names
 }
 
-/// The default data folder: `$XDG_CACHE_HOME/iolab`, else `~/.cache/iolab`.
+/// The default data folder: iolab's cache folder.
 fn default_data_dir() -> Result<PathBuf> {
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(x).join("iolab"));
-    }
-    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        Some(home) => Ok(PathBuf::from(home).join(".cache").join("iolab")),
+    match iolab::tuning::cache_dir() {
+        Some(dir) => Ok(dir),
         None => bail!("neither XDG_CACHE_HOME nor HOME is set: choose a data folder with --data"),
     }
 }

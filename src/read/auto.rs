@@ -15,9 +15,14 @@
 //! - In between: `pread-parallel`, which takes cached pages from memory and the rest from
 //!   the device, several ranges at a time.
 //!
+//! **Measured winners**: when `iolab bench count` has measured this machine (same kernel,
+//! same cores; see [`crate::tuning`]), its warm and cold winners, with the threads, queue
+//! depth or block size they won with, replace the two rules above for files of at least
+//! [`SMALL_FILE`]. `--verbose` says which applied.
+//!
 //! **System calls**: `fstatfs(2)` (pseudo file systems), `cachestat(2)` (one call for the
-//! whole file, Linux 6.5; else `mincore(2)` on a sample of the file), then those of the
-//! chosen method.
+//! whole file, Linux 6.5; else `mincore(2)` on a sample of the file), a read of the small
+//! `auto.json` for files of 1 MiB and more, then those of the chosen method.
 
 use super::{Method, ReadOptions};
 use crate::input::Input;
@@ -37,6 +42,43 @@ pub struct Choice {
     pub method: Method,
     /// Why, in a few words.
     pub reason: String,
+    /// Threads the method won with, when a measured winner was followed.
+    pub threads: Option<usize>,
+    /// Queue depth the method won with.
+    pub queue_depth: Option<usize>,
+    /// Block size the method won with.
+    pub block: Option<usize>,
+}
+
+impl Choice {
+    fn rule(method: Method, reason: String) -> Choice {
+        Choice {
+            method,
+            reason,
+            threads: None,
+            queue_depth: None,
+            block: None,
+        }
+    }
+
+    /// `options` with the settings this choice won with, where `options` leaves them open.
+    pub fn apply(&self, options: &ReadOptions) -> ReadOptions {
+        options.with_defaults(self.threads, self.queue_depth, self.block)
+    }
+}
+
+fn measured(winner: &crate::tuning::Winner, state: &str, cached: &str) -> Option<Choice> {
+    let method = winner.method()?;
+    Some(Choice {
+        method,
+        reason: format!(
+            "{cached}: the {state} winner measured by `iolab bench count` on this machine ({})",
+            crate::units::format_rate(winner.bytes_per_s)
+        ),
+        threads: winner.threads,
+        queue_depth: winner.queue_depth,
+        block: winner.block_bytes,
+    })
 }
 
 /// The single-threaded mapped method with the best kernel.
@@ -51,48 +93,65 @@ fn best_mmap() -> Method {
 /// Chooses a method for `input`.
 pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
     if !input.is_sized() {
-        return Choice {
-            method: Method::BufreadChunks,
-            reason: format!(
+        return Choice::rule(
+            Method::BufreadChunks,
+            format!(
                 "a {} without a trustworthy size: streaming reads",
                 input.kind().describe()
             ),
-        };
+        );
     }
     let len = input.reported_len() - input.start();
     if len < SMALL_FILE {
-        return Choice {
-            method: Method::BufreadChunks,
-            reason: format!("{len} bytes is under {SMALL_FILE}: plain reads beat any set-up"),
-        };
+        return Choice::rule(
+            Method::BufreadChunks,
+            format!("{len} bytes is under {SMALL_FILE}: plain reads beat any set-up"),
+        );
     }
     let residency = crate::cache::residency_sampled(input.file()).unwrap_or(1.0);
     let cores = options.threads_or_cores();
     let cached = format!("{len} bytes, {:.0}% cached", residency * 100.0);
+    let tuning = crate::tuning::load();
+    if residency >= WARM_RESIDENCY
+        && let Some(choice) = tuning
+            .as_ref()
+            .and_then(|t| t.warm.as_ref())
+            .and_then(|w| measured(w, "warm", &cached))
+    {
+        return choice;
+    }
+    if residency <= COLD_RESIDENCY
+        && let Some(choice) = tuning
+            .as_ref()
+            .and_then(|t| t.cold.as_ref())
+            .and_then(|w| measured(w, "cold", &cached))
+    {
+        return choice;
+    }
     if residency >= WARM_RESIDENCY {
         let method = if cores > 1 {
             Method::MmapParallel
         } else {
             best_mmap()
         };
-        return Choice {
+        return Choice::rule(
             method,
-            reason: format!(
+            format!(
                 "{cached}: map it and scan with the {} kernel on {cores} thread(s)",
                 Kernel::best()
             ),
-        };
+        );
     }
     if residency <= COLD_RESIDENCY && Method::UringDirect.availability().is_ok() {
-        return Choice {
-            method: Method::UringDirect,
-            reason: format!("{cached}: deep-queue O_DIRECT reads through io_uring"),
-        };
+        return Choice::rule(
+            Method::UringDirect,
+            format!("{cached}: deep-queue O_DIRECT reads through io_uring"),
+        );
     }
-    Choice {
-        method: Method::PreadParallel,
-        reason: format!("{cached}: parallel reads take cached pages and the device's at once"),
-    }
+    Choice::rule(
+        Method::PreadParallel,
+        format!("{cached}: parallel reads take cached pages and the device's at once"),
+    )
 }
 
 /// What `auto` runs when its first choice turns out to be unavailable for this file (an

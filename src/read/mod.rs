@@ -286,6 +286,21 @@ impl ReadOptions {
         &self.hints
     }
 
+    /// These options with `threads`, `queue_depth` and `buffer_size` set where they are
+    /// still open (`auto` fills in the settings a measured winner won with).
+    pub(crate) fn with_defaults(
+        &self,
+        threads: Option<usize>,
+        queue_depth: Option<usize>,
+        buffer_size: Option<usize>,
+    ) -> ReadOptions {
+        let mut o = self.clone();
+        o.threads = o.threads.or(threads);
+        o.queue_depth = o.queue_depth.or(queue_depth);
+        o.buffer_size = o.buffer_size.or(buffer_size);
+        o
+    }
+
     pub(crate) fn has_hint(&self, hint: Hint) -> bool {
         self.hints.contains(&hint)
     }
@@ -322,7 +337,8 @@ pub fn run(
     options: &ReadOptions,
     task: &mut dyn Task,
 ) -> Result<(Method, u64)> {
-    let method = prepare(method, input, options)?;
+    let (method, options) = prepare(method, input, options)?;
+    let options = &options;
     let mut metered = Metered {
         inner: task,
         bytes: 0,
@@ -369,7 +385,8 @@ pub fn run_split<T: SplitTask>(
     options: &ReadOptions,
     task: &mut T,
 ) -> Result<(Method, u64)> {
-    let resolved = prepare(method, input, options)?;
+    let (resolved, options) = prepare(method, input, options)?;
+    let options = &options;
     let bytes = match resolved {
         Method::MmapParallel => mmap_parallel::read_split(input, options, task)?,
         Method::PreadParallel => pread_parallel::read_split(input, options, task)?,
@@ -381,11 +398,15 @@ pub fn run_split<T: SplitTask>(
 
 /// Resolves `auto`, checks that the method can run and takes the hints, and applies the
 /// descriptor hints (`posix_fadvise`, `readahead`) that are not the method's own.
-fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<Method> {
-    let method = match method {
-        Method::Auto => auto::choose(input, options).method,
-        m => m,
+fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<(Method, ReadOptions)> {
+    let (method, options) = match method {
+        Method::Auto => {
+            let choice = auto::choose(input, options);
+            (choice.method, choice.apply(options))
+        }
+        m => (m, options.clone()),
     };
+    let options = &options;
     method.check_available()?;
     for &hint in options.hints() {
         if !hint.applies_to(method) {
@@ -414,7 +435,7 @@ fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<Metho
             unsafe { libc::readahead(input.fd(), 0, input.reported_len() as usize) };
         }
     }
-    Ok(method)
+    Ok((method, options.clone()))
 }
 
 /// The outcome of counting one input.
@@ -432,10 +453,14 @@ pub struct LineCount {
 
 /// Counts the lines of `input` the way `wc -l` does, with `method`.
 pub fn count_lines(method: Method, input: &Input, options: &ReadOptions) -> Result<LineCount> {
-    let resolved = match method {
-        Method::Auto => auto::choose(input, options).method,
-        m => m,
+    let (resolved, tuned) = match method {
+        Method::Auto => {
+            let choice = auto::choose(input, options);
+            (choice.method, choice.apply(options))
+        }
+        m => (m, options.clone()),
     };
+    let options = &tuned;
     resolved.check_available()?;
     let kernel = resolved.kernel();
     let counter = ByteCounter::new(kernel).ok_or_else(|| Error::Unavailable {

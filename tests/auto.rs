@@ -1,0 +1,111 @@
+//! `auto`: what it picks for small, warm and cold files, and that it follows the winners a
+//! benchmark measured on this machine (and ignores stale ones). Each run gets its own
+//! `XDG_CACHE_HOME`, so the user's own `auto.json` never interferes.
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// Runs `iolab count --verbose FILE` with `cache` as XDG_CACHE_HOME; returns (stdout, stderr).
+fn count_verbose(cache: &Path, file: &Path) -> (String, String) {
+    let out = Command::cargo_bin("iolab")
+        .unwrap()
+        .env("XDG_CACHE_HOME", cache)
+        .args(["count", "--verbose"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn chosen(stderr: &str) -> String {
+    let at = stderr
+        .find("auto chose ")
+        .expect("verbose names the choice")
+        + "auto chose ".len();
+    stderr[at..].split(':').next().unwrap().to_string()
+}
+
+fn text_file(path: &Path, len: usize) -> u64 {
+    let content: Vec<u8> = (0..len)
+        .map(|i| if i % 50 == 49 { b'\n' } else { b'a' })
+        .collect();
+    std::fs::write(path, &content).unwrap();
+    content.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+fn evict(path: &Path) {
+    iolab::cache::evict(path, false).unwrap();
+}
+
+#[test]
+fn small_warm_and_cold_files_get_the_rule_without_measurements() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cache = dir.path().join("cache");
+    let small = dir.path().join("small");
+    let lines = text_file(&small, 1024);
+    let (out, err) = count_verbose(&cache, &small);
+    assert_eq!(out, format!("{lines} {}\n", small.display()));
+    assert_eq!(chosen(&err), "bufread-chunks");
+
+    let big = dir.path().join("big");
+    let lines = text_file(&big, 4 << 20);
+    iolab::cache::warm(&big).unwrap();
+    let (out, err) = count_verbose(&cache, &big);
+    assert_eq!(out, format!("{lines} {}\n", big.display()));
+    assert!(chosen(&err).starts_with("mmap"), "{err}");
+
+    if iolab::sysinfo::is_tmpfs(dir.path()) {
+        return;
+    }
+    evict(&big);
+    let (out, err) = count_verbose(&cache, &big);
+    assert_eq!(out, format!("{lines} {}\n", big.display()));
+    let method = chosen(&err);
+    assert!(
+        method == "uring-direct" || method == "pread-parallel",
+        "{err}"
+    );
+}
+
+#[test]
+fn measured_winners_are_followed_on_the_same_machine_only() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("iolab")).unwrap();
+    let big = dir.path().join("big");
+    let lines = text_file(&big, 4 << 20);
+    iolab::cache::warm(&big).unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let tuning = |release: &str| {
+        serde_json::json!({
+            "measured_at": "2026-01-01T00:00:00Z",
+            "kernel_release": release,
+            "cores": cores,
+            "file_bytes": 1u64 << 30,
+            "warm": {"method": "pread-parallel", "threads": 1, "bytes_per_s": 1e10},
+            "cold": null
+        })
+    };
+    let file = cache.join("iolab").join(iolab::tuning::FILE_NAME);
+    std::fs::write(&file, tuning(&iolab::tuning::kernel_release()).to_string()).unwrap();
+    let (out, err) = count_verbose(&cache, &big);
+    assert_eq!(out, format!("{lines} {}\n", big.display()));
+    assert_eq!(chosen(&err), "pread-parallel");
+    assert!(err.contains("measured"), "{err}");
+
+    // Measured under another kernel: ignored.
+    std::fs::write(&file, tuning("0.0.0-other").to_string()).unwrap();
+    let (_, err) = count_verbose(&cache, &big);
+    assert!(chosen(&err).starts_with("mmap"), "{err}");
+
+    // Garbage: ignored, not an error.
+    std::fs::write(&file, "not json").unwrap();
+    let (out, _) = count_verbose(&cache, &big);
+    assert_eq!(out, format!("{lines} {}\n", big.display()));
+}
