@@ -7,6 +7,9 @@
 //! modification time; anything else (a missing manifest, a file edited or truncated since,
 //! a run killed mid-way that left only a temporary file) makes it be generated again. The
 //! known line count in the manifest is what every benchmark run is verified against.
+//!
+//! Two kinds: [`lines`] (text, for the `count` suite) and [`csv`] (numeric CSV, for the
+//! `edit` suite).
 
 use std::fs;
 use std::io::{self, Write};
@@ -17,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::interrupt;
 use crate::error::{Error, Result};
-use crate::generate::{self, AtomicOptions, LinesSpec, write_file_atomically};
+use crate::generate::{self, AtomicOptions, CsvSpec, LinesSpec, write_file_atomically};
 
 /// A generated file and what is known about it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +108,92 @@ pub fn lines(dir: &Path, size: u64, show_progress: bool) -> Result<Dataset> {
     })
 }
 
+/// What a CSV data set's manifest records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct CsvManifest {
+    /// `csv-v1`: the generator and format version, bumped if the generator's output changes.
+    kind: String,
+    rows: u64,
+    cols: u32,
+    seed: u64,
+    /// The file's size (not known before it is generated: fields vary in length).
+    bytes: u64,
+    lines: u64,
+    /// The file's modification time when the manifest was written, in nanoseconds.
+    mtime_ns: i128,
+}
+
+const CSV_KIND: &str = "csv-v1";
+
+/// The numeric CSV data set of `rows` × `cols` (see [`crate::generate::csv`]) in `dir`:
+/// reused when intact, else generated, exactly as [`lines`] does.
+pub fn csv(dir: &Path, rows: u64, cols: u32, show_progress: bool) -> Result<Dataset> {
+    let spec = CsvSpec {
+        rows,
+        cols,
+        ..CsvSpec::default()
+    };
+    let path = dir.join(format!("csv-{rows}x{cols}-s{:x}.csv", spec.seed));
+    let manifest_path = manifest_path(&path);
+    if let Some(found) = read_csv_manifest(&manifest_path)
+        && found.kind == CSV_KIND
+        && found.rows == rows
+        && found.cols == cols
+        && found.seed == spec.seed
+        && mtime_ns(&path).is_some_and(|m| m == found.mtime_ns)
+        && fs::metadata(&path).is_ok_and(|m| m.len() == found.bytes)
+    {
+        return Ok(Dataset {
+            path,
+            bytes: found.bytes,
+            lines: found.lines,
+        });
+    }
+    // Whatever is there is not a complete data set of this spec: regenerate it.
+    let _ = fs::remove_file(&manifest_path);
+    fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the data folder", e))?;
+    let generate_error = |e| Error::Generate {
+        path: path.clone(),
+        source: e,
+    };
+    spec.validate().map_err(generate_error)?;
+    let expected = spec.estimated_size();
+    let progress = super::progress::Progress::new("generating", expected, show_progress);
+    // The estimate is within 1% once there are a few thousand fields; the margin covers
+    // smaller files too.
+    let options = AtomicOptions::new()
+        .expected_size(expected + expected / 50)
+        .overwrite(true);
+    let summary = write_file_atomically(&path, &options, |out| {
+        let mut guarded = Guarded {
+            inner: out,
+            progress: &progress,
+        };
+        generate::write_csv(&mut guarded, &spec)
+    })
+    .map_err(generate_error)?;
+    progress.finish();
+    let manifest = CsvManifest {
+        kind: CSV_KIND.into(),
+        rows,
+        cols,
+        seed: spec.seed,
+        bytes: summary.bytes,
+        lines: summary.lines,
+        mtime_ns: mtime_ns(&path).unwrap_or_default(),
+    };
+    write_manifest(&manifest_path, &manifest)?;
+    Ok(Dataset {
+        path,
+        bytes: summary.bytes,
+        lines: summary.lines,
+    })
+}
+
+fn read_csv_manifest(path: &Path) -> Option<CsvManifest> {
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
 fn manifest_path(data: &Path) -> PathBuf {
     let mut name = data.file_name().unwrap_or_default().to_os_string();
     name.push(".manifest.json");
@@ -115,7 +204,7 @@ fn read_manifest(path: &Path) -> Option<Manifest> {
     serde_json::from_slice(&fs::read(path).ok()?).ok()
 }
 
-fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
+fn write_manifest(path: &Path, manifest: &impl Serialize) -> Result<()> {
     let text = serde_json::to_vec_pretty(manifest).expect("a manifest serializes");
     write_file_atomically(path, &AtomicOptions::new().overwrite(true), |w| {
         w.write_all(&text)

@@ -1,15 +1,372 @@
-//! `iolab edit` (to be written: issue 6).
+//! `iolab edit`: in-place edits of one file: keep its first line, or replace a byte.
+//!
+//! On success it prints one line saying what changed (or that nothing needed to), and
+//! exits 0 only once the result is durable, unless `--no-sync` was given. `--timings`
+//! adds the strategy, the replace kernel, each step's duration and the process's peak
+//! memory; `--timings-json` prints all of that as one JSON object instead (the benchmark
+//! reads it).
+//!
+//! A byte argument (`--from`, `--to`) is one of:
+//! - a single ASCII character: `,` `;` `a` `0` (a digit is the digit character);
+//! - `0x` and one or two hexadecimal digits: `0x2c`, `0xFF`;
+//! - an escape: `\n`, `\r`, `\t`, `\0`, `\\`, or `\x` and two hexadecimal digits.
+//!
+//! Anything else (an empty string, several characters, a non-ASCII character such as `é`,
+//! which is two bytes in UTF-8) is refused with one line saying so.
 
-use anyhow::Result;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use iolab::edit::{Editor, Op, Outcome, Report, Strategy};
+use iolab::kernel::Kernel;
+use iolab::units::{format_bytes, format_duration};
 
 /// The edits `iolab edit` can make.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Keep only the first line.
-    TruncateFirstLine,
+    /// Keep only the first line: cut the file after its first newline (a file without one
+    /// is left unchanged).
+    TruncateFirstLine(TruncateArgs),
+    /// Replace every occurrence of one byte by another, in place.
+    Replace(ReplaceArgs),
+}
+
+/// Arguments of `iolab edit truncate-first-line`.
+#[derive(Debug, clap::Args)]
+pub struct TruncateArgs {
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Arguments of `iolab edit replace`.
+#[derive(Debug, clap::Args)]
+pub struct ReplaceArgs {
+    /// The byte to replace: a character (`,`), hex (`0x2c`) or an escape (`\n`, `\x2c`).
+    #[arg(long, value_name = "BYTE", value_parser = parse_byte, allow_hyphen_values = true)]
+    from: u8,
+    /// Its replacement, written the same way.
+    #[arg(long, value_name = "BYTE", value_parser = parse_byte, allow_hyphen_values = true)]
+    to: u8,
+    /// The replace kernel: scalar, avx2 or avx512 [default: the fastest this CPU has].
+    #[arg(long, value_name = "KERNEL", value_parser = parse_kernel)]
+    kernel: Option<Kernel>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// What every edit takes.
+#[derive(Debug, clap::Args)]
+struct Common {
+    /// How to edit: mmap, std-whole or std-stream (see `iolab methods edit`).
+    #[arg(short, long, value_name = "STRATEGY", default_value = "std-stream",
+          value_parser = parse_strategy)]
+    strategy: Strategy,
+    /// Skip the final msync/fdatasync: faster, but a crash may lose the edit.
+    #[arg(long)]
+    no_sync: bool,
+    /// The buffer std-stream reads and writes with, e.g. 256K or 1M (other strategies
+    /// ignore it) [default: 1M].
+    #[arg(long, value_name = "SIZE", value_parser = parse_buffer_size)]
+    buffer_size: Option<usize>,
+    /// Also print the strategy, the kernel, and how long each step took.
+    #[arg(long)]
+    timings: bool,
+    /// Print one JSON object (outcome, kernel, seconds per step) instead of the summary.
+    #[arg(long, conflicts_with = "timings")]
+    timings_json: bool,
+    /// The file to edit.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
 }
 
 /// Runs `iolab edit`.
-pub fn run(_command: Command) -> Result<i32> {
-    anyhow::bail!("not yet written")
+pub fn run(command: Command) -> Result<i32> {
+    let (common, report) = match command {
+        Command::TruncateFirstLine(args) => {
+            let c = args.common;
+            let report = editor(&c)
+                .truncate_after_first_line(&c.file)
+                .with_context(|| c.file.display().to_string())?;
+            (c, report)
+        }
+        Command::Replace(args) => {
+            let c = args.common;
+            let mut editor = editor(&c);
+            if let Some(kernel) = args.kernel {
+                editor = editor.kernel(kernel);
+            }
+            let report = editor
+                .replace_byte(&c.file, args.from, args.to)
+                .with_context(|| c.file.display().to_string())?;
+            (c, report)
+        }
+    };
+    let mut out = io::stdout().lock();
+    if common.timings_json {
+        writeln!(out, "{}", to_json(&common.file, &report))
+    } else {
+        write_summary(&mut out, &common.file, &report).and_then(|()| {
+            if common.timings {
+                write_timings(&mut out, &report)
+            } else {
+                Ok(())
+            }
+        })
+    }
+    .context("cannot write to stdout")?;
+    Ok(0)
+}
+
+fn editor(c: &Common) -> Editor {
+    let editor = Editor::new(c.strategy).durable(!c.no_sync);
+    match c.buffer_size {
+        Some(bytes) => editor.buffer_size(bytes),
+        None => editor,
+    }
+}
+
+/// One line: what changed, or why nothing did.
+fn write_summary(out: &mut dyn Write, file: &Path, report: &Report) -> io::Result<()> {
+    let name = file.display();
+    let what = match (report.op, report.outcome) {
+        (_, Outcome::NoNewline) if report.len_before == 0 => "empty; left unchanged".to_string(),
+        (_, Outcome::NoNewline) => {
+            format!("no newline; left unchanged ({} bytes)", report.len_before)
+        }
+        (_, Outcome::Truncated { kept }) if kept == report.len_before => {
+            format!("the first line is the whole file; left unchanged ({kept} bytes)")
+        }
+        (_, Outcome::Truncated { kept }) => {
+            format!("kept the first line: {kept} of {} bytes", report.len_before)
+        }
+        (Op::ReplaceByte { from, .. }, Outcome::Replaced { changed: 0 }) => {
+            format!("no {} byte; left unchanged", show_byte(from))
+        }
+        (Op::ReplaceByte { from, to }, Outcome::Replaced { changed }) => format!(
+            "replaced {changed} {} byte{} with {}",
+            show_byte(from),
+            if changed == 1 { "" } else { "s" },
+            show_byte(to)
+        ),
+        (op, outcome) => format!("{}: {outcome:?}", op.name()),
+    };
+    let sync = if report.durable {
+        ""
+    } else {
+        " (not synced: --no-sync)"
+    };
+    writeln!(out, "{name}: {what}{sync}")
+}
+
+/// The strategy, kernel and phases, one per line, for people.
+fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let kernel = report
+        .kernel
+        .map_or(String::new(), |k| format!(", kernel {k}"));
+    let durable = if report.durable {
+        "durable"
+    } else {
+        "not synced"
+    };
+    writeln!(out, "strategy {}{kernel}, {durable}", report.strategy)?;
+    let width = report
+        .phases
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0)
+        .max("total".len());
+    for (name, d) in report.phases.iter() {
+        writeln!(
+            out,
+            "  {name:<width$}  {}",
+            format_duration(d.as_secs_f64())
+        )?;
+    }
+    writeln!(
+        out,
+        "  {:<width$}  {}",
+        "total",
+        format_duration(report.total.as_secs_f64())
+    )?;
+    match peak_rss_bytes() {
+        Some(bytes) => writeln!(out, "peak memory (RSS) {}", format_bytes(bytes)),
+        None => Ok(()),
+    }
+}
+
+/// This process's peak resident memory: `VmHWM` from `/proc/self/status`.
+///
+/// Not `getrusage`'s `ru_maxrss`: at `exec` the kernel folds the parent's peak into it (the
+/// child starts as a copy of its parent), so a child of a big process, such as a test
+/// harness, would report the parent's size. `VmHWM` belongs to the address space `exec`
+/// created, so it counts this program alone: the figure `/usr/bin/time` gives when it is
+/// the parent. Mapped file pages count while mapped, page-cache pages reached by `pread`
+/// and `pwrite` do not.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Everything in the report as one JSON object; durations in seconds, and the phases in the
+/// order they ran.
+fn to_json(file: &Path, report: &Report) -> String {
+    let (outcome, changed) = match report.outcome {
+        Outcome::Truncated { .. } => ("truncated", None),
+        Outcome::NoNewline => ("no-newline", None),
+        Outcome::Replaced { changed } => ("replaced", Some(changed)),
+    };
+    let value = TimingsJson {
+        file: file.display().to_string(),
+        op: report.op.name(),
+        strategy: report.strategy.name(),
+        kernel: report.kernel.map(|k| k.name()),
+        durable: report.durable,
+        bytes_before: report.len_before,
+        bytes_after: report.len_after,
+        outcome,
+        changed,
+        phases: InOrder(&report.phases),
+        total_s: report.total.as_secs_f64(),
+        peak_rss_bytes: peak_rss_bytes(),
+    };
+    serde_json::to_string(&value).expect("a report serializes")
+}
+
+/// The `--timings-json` document.
+#[derive(serde::Serialize)]
+struct TimingsJson<'a> {
+    file: String,
+    op: &'static str,
+    strategy: &'static str,
+    kernel: Option<&'static str>,
+    durable: bool,
+    bytes_before: u64,
+    bytes_after: u64,
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changed: Option<u64>,
+    phases: InOrder<'a>,
+    total_s: f64,
+    /// See [`peak_rss_bytes`].
+    peak_rss_bytes: Option<u64>,
+}
+
+/// Phases as a JSON object whose keys come in the order the steps ran (a JSON object's
+/// order carries no meaning, but people read it).
+struct InOrder<'a>(&'a iolab::edit::Phases);
+
+impl serde::Serialize for InOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for (name, d) in self.0.iter() {
+            map.serialize_entry(name, &d.as_secs_f64())?;
+        }
+        map.end()
+    }
+}
+
+/// `','` for a printable ASCII byte, an escape for the usual control bytes, else `0xNN`.
+fn show_byte(b: u8) -> String {
+    match b {
+        b'\n' => "'\\n'".into(),
+        b'\r' => "'\\r'".into(),
+        b'\t' => "'\\t'".into(),
+        0x20..=0x7e => format!("'{}'", b as char),
+        _ => format!("0x{b:02x}"),
+    }
+}
+
+/// Parses a byte argument; see the module docs for the accepted forms.
+fn parse_byte(s: &str) -> Result<u8, String> {
+    const FORMS: &str = "a character like ',' or a form like 0x2c or \\n";
+    let hex = |digits: &str| {
+        (!digits.is_empty() && digits.len() <= 2)
+            .then(|| u8::from_str_radix(digits, 16).ok())
+            .flatten()
+    };
+    let mut chars = s.chars();
+    let (first, second) = (chars.next(), chars.next());
+    match (first, second) {
+        (None, _) => Err(format!("expected one byte, got nothing ({FORMS})")),
+        (Some(c), None) if c.is_ascii() => Ok(c as u8),
+        (Some(c), None) => Err(format!(
+            "'{c}' is {} bytes in UTF-8, not one; give a byte as 0x00 to 0xff",
+            c.len_utf8()
+        )),
+        _ => {
+            let parsed = if let Some(digits) = s.strip_prefix("0x").or(s.strip_prefix("0X")) {
+                hex(digits)
+            } else if let Some(digits) = s.strip_prefix("\\x") {
+                hex(digits).filter(|_| digits.len() == 2)
+            } else {
+                match s {
+                    "\\n" => Some(b'\n'),
+                    "\\r" => Some(b'\r'),
+                    "\\t" => Some(b'\t'),
+                    "\\0" => Some(0),
+                    "\\\\" => Some(b'\\'),
+                    _ => None,
+                }
+            };
+            parsed.ok_or_else(|| format!("'{s}' is not one byte; expected {FORMS}"))
+        }
+    }
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    s.parse().map_err(|e: iolab::edit::Error| e.to_string())
+}
+
+/// The largest `--buffer-size`: 1 GiB, far past any gain, and still a sane allocation.
+const MAX_BUFFER_SIZE: u64 = 1 << 30;
+
+fn parse_buffer_size(s: &str) -> Result<usize, String> {
+    match iolab::units::parse_size(s) {
+        Ok(0) => Err("the buffer size must be at least 1 byte".into()),
+        Ok(n) if n > MAX_BUFFER_SIZE => Err("the buffer size must be at most 1G".into()),
+        Ok(n) => Ok(n as usize),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_kernel(s: &str) -> Result<Kernel, String> {
+    s.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_byte;
+
+    #[test]
+    fn byte_arguments() {
+        for (text, byte) in [
+            (",", b','),
+            (";", b';'),
+            ("0", b'0'),
+            ("-", b'-'),
+            ("0x2c", 0x2c),
+            ("0X2C", 0x2c),
+            ("0xff", 0xff),
+            ("0x0", 0),
+            ("\\n", b'\n'),
+            ("\\t", b'\t'),
+            ("\\r", b'\r'),
+            ("\\0", 0),
+            ("\\\\", b'\\'),
+            ("\\x3b", b';'),
+        ] {
+            assert_eq!(parse_byte(text), Ok(byte), "{text:?}");
+        }
+        for text in [
+            "", "ab", ",,", "é", "0x", "0x100", "0xg1", "\\x3", "\\q", "12",
+        ] {
+            let e = parse_byte(text).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
 }

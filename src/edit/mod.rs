@@ -1,6 +1,549 @@
-//! Editing big files in place (to be written: issue 6).
+//! Editing a file in place: keep only its first line, or replace one byte by another.
+//!
+//! Two operations, each with three strategies (one file each):
+//!
+//! | strategy | module | how the bytes are reached |
+//! |---|---|---|
+//! | `mmap` | [`mmap`] | the file mapped shared (`MmapMut` for a replace), changed through the map, `msync` |
+//! | `std-whole` | [`std_whole`] | the whole file read into one buffer, changed, written back at offset 0 |
+//! | `std-stream` | [`std_stream`] | `pread`/`pwrite` of one fixed buffer (1 MiB), in place; bounded memory |
+//!
+//! All three replace with the same kernel ([`crate::kernel::replace`], runtime dispatch) and
+//! find the first newline with `memchr`.
+//!
+//! ```no_run
+//! use iolab::edit::{Editor, Strategy, replace_byte};
+//!
+//! let report = replace_byte("data.csv".as_ref(), b',', b';', Strategy::StdStream)?;
+//! println!("{:?} with the {} kernel", report.outcome, report.kernel.unwrap());
+//! // The same without the final sync, as the benchmark's no-sync variant:
+//! Editor::new(Strategy::Mmap).durable(false).truncate_after_first_line("data.csv".as_ref())?;
+//! # Ok::<(), iolab::edit::Error>(())
+//! ```
+//!
+//! **What success means.** By default an edit returns `Ok` only once its result is durable:
+//! `msync(MS_SYNC)` for a map, `fdatasync(2)` otherwise (which covers the new size after a
+//! truncation; timestamps are not needed to read the data back). The sync runs even when
+//! nothing changed, so re-running an edit that was killed before its sync makes the
+//! earlier, half-written changes durable too. [`Editor::durable`]`(false)` skips it.
+//!
+//! **Lengths.** A replace never changes the length. A truncation only ever shortens the
+//! file, to exactly the end of its first line (`\n` included; `\r\n` stays whole); a file
+//! without a newline, an empty one included, is left as it is ([`Outcome::NoNewline`]).
+//!
+//! **Re-running.** Both operations are idempotent: running one again after an interruption
+//! finishes it (the bytes already replaced no longer match; the first line is still first).
+//!
+//! **Refusals**, before anything is changed: a directory, anything but a regular file, a
+//! file that cannot be opened for writing (read-only, on a read-only file system), and for
+//! `std-whole` a file larger than it may read into memory (by default 80% of
+//! `MemAvailable`; see [`std_whole`]).
 
-/// Every edit strategy's name and whether it can run here.
+pub mod mmap;
+pub mod std_stream;
+pub mod std_whole;
+
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use crate::kernel::Kernel;
+use crate::kernel::replace::Replacer;
+use crate::units::format_bytes;
+
+/// A way of editing a file, by its kebab-case name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// Through a shared memory map, flushed with `msync`.
+    Mmap,
+    /// Read the whole file into memory, change it, write it back (the write-up's "std").
+    StdWhole,
+    /// `pread`/`pwrite` one fixed-size buffer at a time, in place.
+    StdStream,
+}
+
+impl Strategy {
+    /// Every strategy, in the order they are listed and benchmarked.
+    pub const ALL: [Strategy; 3] = [Strategy::Mmap, Strategy::StdWhole, Strategy::StdStream];
+
+    /// The name shared by the CLI, JSON results and docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Mmap => "mmap",
+            Strategy::StdWhole => "std-whole",
+            Strategy::StdStream => "std-stream",
+        }
+    }
+
+    /// Whether the strategy can run on this machine. All three only need Linux system calls
+    /// every supported kernel has; a particular file may still be refused (see the module
+    /// docs).
+    pub fn availability(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Strategy> {
+        Strategy::ALL
+            .into_iter()
+            .find(|st| st.name() == s)
+            .ok_or_else(|| Error::UnknownStrategy {
+                name: s.to_string(),
+            })
+    }
+}
+
+/// Every edit strategy's name and whether it can run here (for `iolab methods edit`).
 pub fn strategies() -> Vec<(&'static str, Result<(), String>)> {
-    Vec::new()
+    Strategy::ALL
+        .into_iter()
+        .map(|s| (s.name(), s.availability()))
+        .collect()
+}
+
+/// Everything that can go wrong while editing. The file is unchanged unless the message
+/// says a write or sync failed.
+///
+/// Messages are one line and do not name the file: the caller prefixes it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A system call failed; `op` says which step (for example `"cannot open for writing"`).
+    #[error("{op}: {}", crate::error::describe_io(.source))]
+    Io {
+        /// What was being done, as a short phrase.
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The path names a directory.
+    #[error("is a directory")]
+    IsDirectory,
+    /// The path names a device, FIFO or socket, which cannot be edited in place.
+    #[error("is a {kind}, not a regular file; only regular files can be edited in place")]
+    NotRegularFile {
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// `std-whole` would need more memory than it may use.
+    #[error(
+        "is {} but std-whole may only read {} into memory (80% of available memory); use std-stream or mmap",
+        format_bytes(*.len),
+        format_bytes(*.limit)
+    )]
+    TooBigForMemory {
+        /// The file's size.
+        len: u64,
+        /// The most `std-whole` may read.
+        limit: u64,
+    },
+    /// The file does not fit in this process's address space (32-bit targets only).
+    #[error("is {} and does not fit in the address space; use std-stream", format_bytes(*.len))]
+    TooBigForAddressSpace {
+        /// The file's size.
+        len: u64,
+    },
+    /// Another process truncated the file while it was mapped (`mmap` only; see
+    /// [`crate::sys::sigbus`]). The edit is incomplete; running it again finishes it.
+    #[error("shrank while it was being edited (another process truncated it); run the edit again")]
+    FileShrank,
+    /// The chosen replace kernel cannot run on this CPU.
+    #[error("kernel '{kernel}' is unavailable: {reason}")]
+    KernelUnavailable {
+        /// The kernel.
+        kernel: Kernel,
+        /// Why.
+        reason: String,
+    },
+    /// A strategy name that iolab does not know.
+    #[error("unknown strategy '{name}' (expected one of: mmap, std-whole, std-stream)")]
+    UnknownStrategy {
+        /// The name given.
+        name: String,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with the step that failed.
+    pub fn io(op: &'static str, source: io::Error) -> Error {
+        Error::Io { op, source }
+    }
+}
+
+/// The edit module's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The edit that was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Keep bytes up to and including the first `\n`.
+    TruncateAfterFirstLine,
+    /// Every `from` byte becomes `to`.
+    ReplaceByte {
+        /// The byte replaced.
+        from: u8,
+        /// Its replacement.
+        to: u8,
+    },
+}
+
+impl Op {
+    /// `truncate-first-line` or `replace`, as in the CLI and the results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::TruncateAfterFirstLine => "truncate-first-line",
+            Op::ReplaceByte { .. } => "replace",
+        }
+    }
+}
+
+/// What an edit did to the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The file now ends after its first line, which is `kept` bytes long (equal to the old
+    /// length when the first line was the only one: nothing was removed).
+    Truncated {
+        /// The new length.
+        kept: u64,
+    },
+    /// The file has no `\n` (or is empty): it was left as it was.
+    NoNewline,
+    /// `changed` bytes were replaced (0: none matched, nothing was written).
+    Replaced {
+        /// How many bytes changed.
+        changed: u64,
+    },
+}
+
+/// Named durations of an edit's steps, in the order they first ran; a step that runs many
+/// times (a read per buffer) accumulates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Phases {
+    entries: Vec<(&'static str, Duration)>,
+}
+
+impl Phases {
+    /// Adds `elapsed` to the phase `name`.
+    pub fn add(&mut self, name: &'static str, elapsed: Duration) {
+        match self.entries.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += elapsed,
+            None => self.entries.push((name, elapsed)),
+        }
+    }
+
+    /// Runs `f` and adds its duration to the phase `name`.
+    pub fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let value = f();
+        self.add(name, start.elapsed());
+        value
+    }
+
+    /// The phases, in the order they first ran.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Duration)> + '_ {
+        self.entries.iter().copied()
+    }
+
+    /// One phase's duration, if it ran.
+    pub fn get(&self, name: &str) -> Option<Duration> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, d)| d)
+    }
+}
+
+/// What an edit did, and how long each step took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The edit.
+    pub op: Op,
+    /// The strategy that made it.
+    pub strategy: Strategy,
+    /// The replace kernel that ran (`None` for a truncation).
+    pub kernel: Option<Kernel>,
+    /// The file's length before.
+    pub len_before: u64,
+    /// The file's length after.
+    pub len_after: u64,
+    /// What changed.
+    pub outcome: Outcome,
+    /// Whether the final sync ran (the result is on the device).
+    pub durable: bool,
+    /// The steps: `open`, `map`, `read`, `find-newline`, `replace`, `write`, `truncate`,
+    /// `sync`, `unmap`, as the strategy makes them.
+    pub phases: Phases,
+    /// From the start of `open` to the end of the last step.
+    pub total: Duration,
+}
+
+/// How to edit: the strategy and its settings. The free functions
+/// [`truncate_after_first_line`] and [`replace_byte`] use the defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct Editor {
+    strategy: Strategy,
+    durable: bool,
+    buffer_size: usize,
+    kernel: Option<Kernel>,
+    memory_limit: Option<u64>,
+}
+
+impl Editor {
+    /// An editor with `strategy` and the defaults: durable, a 1 MiB buffer for
+    /// `std-stream`, the fastest kernel, 80% of `MemAvailable` for `std-whole`.
+    pub fn new(strategy: Strategy) -> Editor {
+        Editor {
+            strategy,
+            durable: true,
+            buffer_size: std_stream::DEFAULT_BUFFER_SIZE,
+            kernel: None,
+            memory_limit: None,
+        }
+    }
+
+    /// Whether to sync before returning (`msync(MS_SYNC)` or `fdatasync`). Default `true`;
+    /// `false` is the no-sync variant: the kernel writes the changes back later, and a
+    /// crash before that loses them.
+    pub fn durable(mut self, durable: bool) -> Editor {
+        self.durable = durable;
+        self
+    }
+
+    /// The buffer `std-stream` reads and writes with, in bytes (at least 1). Default
+    /// [`std_stream::DEFAULT_BUFFER_SIZE`] (1 MiB). Other strategies ignore it.
+    pub fn buffer_size(mut self, bytes: usize) -> Editor {
+        self.buffer_size = bytes.max(1);
+        self
+    }
+
+    /// The replace kernel. Default: the fastest this CPU has ([`Kernel::best`]).
+    pub fn kernel(mut self, kernel: Kernel) -> Editor {
+        self.kernel = Some(kernel);
+        self
+    }
+
+    /// The most bytes `std-whole` may read into memory. Default: 80% of `MemAvailable`
+    /// read when the edit starts (no limit but the allocator's where /proc/meminfo is
+    /// missing). Other strategies ignore it.
+    pub fn memory_limit(mut self, bytes: u64) -> Editor {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// Cuts the file at `path` after its first `\n`; see the module docs.
+    pub fn truncate_after_first_line(&self, path: &Path) -> Result<Report> {
+        self.run(path, Edit::Truncate)
+    }
+
+    /// Replaces every `from` byte of the file at `path` by `to`; see the module docs.
+    pub fn replace_byte(&self, path: &Path, from: u8, to: u8) -> Result<Report> {
+        let replacer = match self.kernel {
+            None => Replacer::best(),
+            Some(kernel) => Replacer::new(kernel).ok_or_else(|| Error::KernelUnavailable {
+                kernel,
+                reason: kernel.availability().err().unwrap_or_default(),
+            })?,
+        };
+        self.run(path, Edit::Replace(Replace { from, to, replacer }))
+    }
+
+    fn run(&self, path: &Path, edit: Edit) -> Result<Report> {
+        let start = Instant::now();
+        let mut phases = Phases::default();
+        let (file, len) = phases.time("open", || open_for_edit(path))?;
+        let job = Job {
+            file: &file,
+            len,
+            durable: self.durable,
+        };
+        let (op, kernel) = match &edit {
+            Edit::Truncate => (Op::TruncateAfterFirstLine, None),
+            Edit::Replace(r) => (
+                Op::ReplaceByte {
+                    from: r.from,
+                    to: r.to,
+                },
+                Some(r.replacer.kernel()),
+            ),
+        };
+        let outcome = match edit {
+            // Nothing can change; no strategy needs to read the file to know that.
+            Edit::Replace(r) if r.from == r.to => Outcome::Replaced { changed: 0 },
+            Edit::Replace(r) => Outcome::Replaced {
+                changed: match self.strategy {
+                    Strategy::Mmap => mmap::replace(&job, &r, &mut phases),
+                    Strategy::StdWhole => {
+                        std_whole::replace(&job, &r, self.whole_limit(), &mut phases)
+                    }
+                    Strategy::StdStream => {
+                        std_stream::replace(&job, &r, self.buffer_size, &mut phases)
+                    }
+                }?,
+            },
+            Edit::Truncate => {
+                let kept = match self.strategy {
+                    Strategy::Mmap => mmap::truncate(&job, &mut phases),
+                    Strategy::StdWhole => {
+                        std_whole::truncate(&job, self.whole_limit(), &mut phases)
+                    }
+                    Strategy::StdStream => {
+                        std_stream::truncate(&job, self.buffer_size, &mut phases)
+                    }
+                }?;
+                match kept {
+                    Some(kept) => Outcome::Truncated { kept },
+                    None => Outcome::NoNewline,
+                }
+            }
+        };
+        // A strategy that synced itself (`mmap`'s replace, through its map) recorded a
+        // `sync` phase; everything else, a truncation made after unmapping included,
+        // syncs the descriptor here. It runs even when nothing changed: see the module docs.
+        if self.durable && phases.get("sync").is_none() {
+            phases
+                .time("sync", || file.sync_data())
+                .map_err(|e| Error::io("cannot sync (fdatasync)", e))?;
+        }
+        let len_after = match outcome {
+            Outcome::Truncated { kept } => kept,
+            _ => len,
+        };
+        drop(file);
+        Ok(Report {
+            op,
+            strategy: self.strategy,
+            kernel,
+            len_before: len,
+            len_after,
+            outcome,
+            durable: self.durable,
+            phases,
+            total: start.elapsed(),
+        })
+    }
+
+    /// The memory `std-whole` may use now: the explicit limit, else 80% of MemAvailable.
+    fn whole_limit(&self) -> Option<u64> {
+        self.memory_limit.or_else(|| {
+            crate::sysinfo::mem_available_bytes()
+                .map(|a| a / WHOLE_MEMORY_SHARE.1 * WHOLE_MEMORY_SHARE.0)
+        })
+    }
+}
+
+/// The share of `MemAvailable` that `std-whole` may fill with the file: 4/5, leaving a
+/// fifth for the rest of the system, because `MemAvailable` is itself an estimate and
+/// counts the file's own page-cache pages, which reading it keeps in use. The `count`
+/// bench suite uses the same 80% for what fits in the page cache.
+const WHOLE_MEMORY_SHARE: (u64, u64) = (4, 5);
+
+/// Keeps the first line of the file at `path` (up to and including the first `\n`) and
+/// removes the rest, durably; see the module docs.
+pub fn truncate_after_first_line(path: &Path, strategy: Strategy) -> Result<Report> {
+    Editor::new(strategy).truncate_after_first_line(path)
+}
+
+/// Replaces every `from` byte of the file at `path` by `to`, durably; see the module docs.
+pub fn replace_byte(path: &Path, from: u8, to: u8, strategy: Strategy) -> Result<Report> {
+    Editor::new(strategy).replace_byte(path, from, to)
+}
+
+/// An open file being edited, as the strategies see it.
+pub(crate) struct Job<'a> {
+    /// Open for reading and writing.
+    pub(crate) file: &'a File,
+    /// Its length when opened.
+    pub(crate) len: u64,
+    /// Whether the caller wants a durable result (`mmap` syncs through its map).
+    pub(crate) durable: bool,
+}
+
+/// The edit to make, as the strategies receive it.
+enum Edit {
+    Truncate,
+    Replace(Replace),
+}
+
+/// A replacement to make.
+pub(crate) struct Replace {
+    pub(crate) from: u8,
+    pub(crate) to: u8,
+    pub(crate) replacer: Replacer,
+}
+
+impl Replace {
+    /// Replaces in `buf`; returns how many bytes changed.
+    pub(crate) fn apply(&self, buf: &mut [u8]) -> u64 {
+        self.replacer.replace(buf, self.from, self.to)
+    }
+}
+
+/// Opens `path` for reading and writing after checking that it is a regular file, and
+/// returns it with its length.
+///
+/// Anything else is refused *before* it is opened for writing: opening a device or FIFO
+/// can have effects of its own (a tape rewinds, a FIFO's reader wakes up). The check is
+/// repeated on the open descriptor, in case the path was replaced in between.
+fn open_for_edit(path: &Path) -> Result<(File, u64)> {
+    let meta = fs::metadata(path).map_err(|e| Error::io("cannot open", e))?;
+    check_regular(&meta.file_type())?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EISDIR) => Error::IsDirectory,
+            _ => Error::io("cannot open for writing", e),
+        })?;
+    let meta = file.metadata().map_err(|e| Error::io("cannot stat", e))?;
+    check_regular(&meta.file_type())?;
+    Ok((file, meta.len()))
+}
+
+fn check_regular(kind: &fs::FileType) -> Result<()> {
+    if kind.is_file() {
+        Ok(())
+    } else if kind.is_dir() {
+        Err(Error::IsDirectory)
+    } else {
+        Err(Error::NotRegularFile {
+            kind: if kind.is_fifo() {
+                "FIFO"
+            } else if kind.is_char_device() {
+                "character device"
+            } else if kind.is_block_device() {
+                "block device"
+            } else if kind.is_socket() {
+                "socket"
+            } else {
+                "special file"
+            },
+        })
+    }
+}
+
+/// `read_at` that retries when a signal interrupts it.
+pub(crate) fn read_at_retrying(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    loop {
+        match file.read_at(buf, offset) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// The file's length as a `usize`, for a map or a buffer.
+pub(crate) fn len_usize(len: u64) -> Result<usize> {
+    usize::try_from(len).map_err(|_| Error::TooBigForAddressSpace { len })
 }

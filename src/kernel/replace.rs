@@ -1,1 +1,0 @@
-//! Byte-replacement kernels (to be written: issue 6).
