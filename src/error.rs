@@ -74,6 +74,15 @@ pub enum Error {
         /// The method.
         method: &'static str,
     },
+    /// A data-set file name is taken by a file iolab did not make.
+    #[error(
+        "{}: exists and was not made by iolab (no manifest beside it); iolab will not overwrite it: move it away or choose another --data folder",
+        .path.display()
+    )]
+    NotOurs {
+        /// The file.
+        path: std::path::PathBuf,
+    },
     /// A file that should hold `iolab bench` results does not.
     #[error("{}: not iolab results: {reason}", .path.display())]
     InvalidResults {

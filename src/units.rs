@@ -194,6 +194,45 @@ fn parse_suffix(suffix: &str) -> Option<u64> {
     Some(base.pow(power))
 }
 
+/// Parses a byte given on a command line: one ASCII character (`,`), `0x2c`, `\x2c`,
+/// or one of the escapes `\n \r \t \0 \\`. Anything else, including a character that
+/// takes several bytes in UTF-8, is refused with a one-line reason.
+pub fn parse_byte(s: &str) -> Result<u8, String> {
+    const FORMS: &str = "a character like ',' or a form like 0x2c or \\n";
+    let hex = |digits: &str| {
+        (!digits.is_empty() && digits.len() <= 2)
+            .then(|| u8::from_str_radix(digits, 16).ok())
+            .flatten()
+    };
+    let mut chars = s.chars();
+    let (first, second) = (chars.next(), chars.next());
+    match (first, second) {
+        (None, _) => Err(format!("expected one byte, got nothing ({FORMS})")),
+        (Some(c), None) if c.is_ascii() => Ok(c as u8),
+        (Some(c), None) => Err(format!(
+            "'{c}' is {} bytes in UTF-8, not one; give a byte as 0x00 to 0xff",
+            c.len_utf8()
+        )),
+        _ => {
+            let parsed = if let Some(digits) = s.strip_prefix("0x").or(s.strip_prefix("0X")) {
+                hex(digits)
+            } else if let Some(digits) = s.strip_prefix("\\x") {
+                hex(digits).filter(|_| digits.len() == 2)
+            } else {
+                match s {
+                    "\\n" => Some(b'\n'),
+                    "\\r" => Some(b'\r'),
+                    "\\t" => Some(b'\t'),
+                    "\\0" => Some(0),
+                    "\\\\" => Some(b'\\'),
+                    _ => None,
+                }
+            };
+            parsed.ok_or_else(|| format!("'{s}' is not one byte; expected {FORMS}"))
+        }
+    }
+}
+
 /// `x` with (at least) three significant digits, plainly: `13.5`, `0.000612`, `545`,
 /// `1.00`.
 pub fn three_significant(x: f64) -> String {

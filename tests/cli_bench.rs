@@ -196,3 +196,65 @@ fn ctrl_c_writes_partial_results_and_leaves_the_data_set_intact() {
     let after = read_json(&dir.path().join("after").join("results.json"));
     assert_eq!(after["rows"][0]["verified"], true);
 }
+
+#[test]
+fn a_file_iolab_did_not_make_is_never_overwritten() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("data");
+    // Learn the data set's file name from a first run in another folder.
+    let probe = dir.path().join("probe");
+    let status = iolab()
+        .args([
+            "bench",
+            "count",
+            "--quick",
+            "--size",
+            "1M",
+            "--methods",
+            "mmap",
+            "--no-baselines",
+            "--cache",
+            "warm",
+            "--data",
+        ])
+        .arg(&probe)
+        .arg("--out")
+        .arg(dir.path().join("out1"))
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let name = std::fs::read_dir(&probe)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".txt"))
+        .unwrap();
+    // A user's own file by that name, without iolab's manifest.
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join(&name), b"my precious data\n").unwrap();
+    let output = iolab()
+        .args([
+            "bench",
+            "count",
+            "--quick",
+            "--size",
+            "1M",
+            "--methods",
+            "mmap",
+            "--no-baselines",
+            "--data",
+        ])
+        .arg(&data)
+        .arg("--out")
+        .arg(dir.path().join("out2"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("not made by iolab"), "{stderr}");
+    assert_eq!(
+        std::fs::read(data.join(&name)).unwrap(),
+        b"my precious data\n"
+    );
+}

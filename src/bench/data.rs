@@ -75,9 +75,8 @@ pub fn lines(dir: &Path, size: u64, show_progress: bool) -> Result<Dataset> {
             lines: found.lines,
         });
     }
-    // Whatever is there is not a complete data set of this spec: regenerate it.
-    let _ = fs::remove_file(&manifest_path);
-    fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the data folder", e))?;
+    // Whatever is there is not a complete data set of this spec: regenerate it, if it is ours.
+    claim(dir, &path, &manifest_path)?;
     let progress = super::progress::Progress::new("generating", size, show_progress);
     let options = AtomicOptions::new().expected_size(size).overwrite(true);
     let summary = write_file_atomically(&path, &options, |out| {
@@ -149,9 +148,8 @@ pub fn csv(dir: &Path, rows: u64, cols: u32, show_progress: bool) -> Result<Data
             lines: found.lines,
         });
     }
-    // Whatever is there is not a complete data set of this spec: regenerate it.
-    let _ = fs::remove_file(&manifest_path);
-    fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the data folder", e))?;
+    // Whatever is there is not a complete data set of this spec: regenerate it, if it is ours.
+    claim(dir, &path, &manifest_path)?;
     let generate_error = |e| Error::Generate {
         path: path.clone(),
         source: e,
@@ -192,6 +190,19 @@ pub fn csv(dir: &Path, rows: u64, cols: u32, show_progress: bool) -> Result<Data
 
 fn read_csv_manifest(path: &Path) -> Option<CsvManifest> {
     serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+/// Makes sure iolab may (re)write `path`: it must not exist, or have a manifest (ours).
+/// Then marks it as being generated with a pending manifest, which never matches a spec,
+/// so a run killed during generation leaves a name iolab still owns and regenerates.
+fn claim(dir: &Path, path: &Path, manifest_path: &Path) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the data folder", e))?;
+    if fs::symlink_metadata(path).is_ok() && fs::symlink_metadata(manifest_path).is_err() {
+        return Err(Error::NotOurs {
+            path: path.to_path_buf(),
+        });
+    }
+    write_manifest(manifest_path, &serde_json::json!({ "kind": "pending" }))
 }
 
 fn manifest_path(data: &Path) -> PathBuf {

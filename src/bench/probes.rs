@@ -1,8 +1,8 @@
 //! Limit probes: how fast this machine *could* go, so every row can say how close it came.
 //!
 //! - **Memory-scan ceiling**: the fastest count kernel over an anonymous, pre-faulted buffer
-//!   in RAM, split over 1..N threads; the best of several repetitions. No file, no page
-//!   cache, no page faults: the limit of a warm scan.
+//!   in RAM (advised to use huge pages), split over 1..N threads; the best of several
+//!   repetitions. No file, no page cache, no page faults: the limit of a warm scan.
 //! - **Device read ceiling**: `O_DIRECT` reads of the data file through io_uring with
 //!   registered buffers (the `uring-direct` engine), swept over queue depth × block size
 //!   as fio does; the best point is the limit of a cold read. `O_DIRECT` bypasses the page
@@ -69,11 +69,21 @@ pub struct Ceilings {
 /// Measures the memory-scan ceiling over a `len`-byte buffer, for 1..=`max_threads`
 /// threads, the best of `repetitions`.
 pub fn memory_scan(len: usize, max_threads: usize, repetitions: usize) -> Probe {
-    // Text-like content: a newline every 110 bytes, so the kernel does real work.
-    let mut buffer = vec![b'x'; len];
+    // An anonymous map advised to use huge pages, as the page cache can (large folios):
+    // with 4 KiB pages the probe would measure TLB misses, not memory. Text-like content,
+    // a newline every 110 bytes, so the kernel does real work.
+    let Ok(mut map) = memmap2::MmapMut::map_anon(len.max(1)) else {
+        return Probe {
+            unavailable: Some("cannot map an anonymous buffer".into()),
+            ..Probe::default()
+        };
+    };
+    let _ = map.advise(memmap2::Advice::HugePage);
+    map.fill(b'x');
     for i in (109..len).step_by(110) {
-        buffer[i] = b'\n';
+        map[i] = b'\n';
     }
+    let buffer: &[u8] = &map;
     let counter = ByteCounter::best();
     let expected = buffer.len() / 110;
     let mut points = Vec::new();
@@ -82,7 +92,7 @@ pub fn memory_scan(len: usize, max_threads: usize, repetitions: usize) -> Probe 
         for _ in 0..repetitions.max(1) {
             let mut task = CountLines::new(counter);
             let start = Instant::now();
-            mmap_parallel::feed_parallel(&buffer, threads, &mut task);
+            mmap_parallel::feed_parallel(buffer, threads, &mut task);
             let secs = start.elapsed().as_secs_f64();
             debug_assert_eq!(task.lines() as usize, expected);
             if secs > 0.0 {

@@ -281,41 +281,9 @@ fn show_byte(b: u8) -> String {
     }
 }
 
-/// Parses a byte argument; see the module docs for the accepted forms.
+/// Parses a byte argument; see [`iolab::units::parse_byte`] for the accepted forms.
 fn parse_byte(s: &str) -> Result<u8, String> {
-    const FORMS: &str = "a character like ',' or a form like 0x2c or \\n";
-    let hex = |digits: &str| {
-        (!digits.is_empty() && digits.len() <= 2)
-            .then(|| u8::from_str_radix(digits, 16).ok())
-            .flatten()
-    };
-    let mut chars = s.chars();
-    let (first, second) = (chars.next(), chars.next());
-    match (first, second) {
-        (None, _) => Err(format!("expected one byte, got nothing ({FORMS})")),
-        (Some(c), None) if c.is_ascii() => Ok(c as u8),
-        (Some(c), None) => Err(format!(
-            "'{c}' is {} bytes in UTF-8, not one; give a byte as 0x00 to 0xff",
-            c.len_utf8()
-        )),
-        _ => {
-            let parsed = if let Some(digits) = s.strip_prefix("0x").or(s.strip_prefix("0X")) {
-                hex(digits)
-            } else if let Some(digits) = s.strip_prefix("\\x") {
-                hex(digits).filter(|_| digits.len() == 2)
-            } else {
-                match s {
-                    "\\n" => Some(b'\n'),
-                    "\\r" => Some(b'\r'),
-                    "\\t" => Some(b'\t'),
-                    "\\0" => Some(0),
-                    "\\\\" => Some(b'\\'),
-                    _ => None,
-                }
-            };
-            parsed.ok_or_else(|| format!("'{s}' is not one byte; expected {FORMS}"))
-        }
-    }
+    iolab::units::parse_byte(s)
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {

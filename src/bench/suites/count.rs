@@ -35,9 +35,9 @@ const BASELINES: &[(&str, &str, &[&str], &[&str])] = &[
 ];
 
 /// Queue depths swept for `uring-direct` cold (at the default block size).
-const SWEEP_QUEUE_DEPTHS: &[usize] = &[1, 4, 8, 32];
+const SWEEP_QUEUE_DEPTHS: &[usize] = &[1, 8, 32];
 /// Block sizes swept for `uring-direct` cold (at the default queue depth).
-const SWEEP_BLOCK_SIZES: &[usize] = &[256 << 10, 4 << 20];
+const SWEEP_BLOCK_SIZES: &[usize] = &[4 << 20];
 /// The device probe's sweep, as fio would run it.
 const PROBE_QUEUE_DEPTHS: &[usize] = &[2, 8, 32];
 const PROBE_BLOCK_SIZES: &[usize] = &[256 << 10, 1 << 20, 4 << 20];
@@ -229,7 +229,9 @@ fn variants(method: Method, cache: CacheState, cores: usize, quick: bool) -> Vec
         ..Variant::plain()
     };
     match (method, cache) {
-        (Method::MmapParallel, CacheState::Warm) | (Method::PreadParallel, _) if !quick => {
+        (Method::MmapParallel, CacheState::Warm) | (Method::PreadParallel, CacheState::Cold)
+            if !quick =>
+        {
             (1..=cores).map(threads).collect()
         }
         (Method::UringDirect, CacheState::Cold) if !quick => {
