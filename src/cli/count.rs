@@ -90,6 +90,11 @@ pub fn run(args: Args) -> Result<i32> {
         }
         out.flush()
     })();
+    if args.verbose
+        && let Some(peak) = iolab::sysinfo::peak_rss_bytes()
+    {
+        super::report(&format!("peak memory (VmHWM): {peak} bytes"));
+    }
     match written {
         // A reader that went away (`iolab count … | head -1`) is not an error of ours.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}

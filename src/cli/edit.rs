@@ -190,25 +190,10 @@ fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         "total",
         format_duration(report.total.as_secs_f64())
     )?;
-    match peak_rss_bytes() {
+    match iolab::sysinfo::peak_rss_bytes() {
         Some(bytes) => writeln!(out, "peak memory (RSS) {}", format_bytes(bytes)),
         None => Ok(()),
     }
-}
-
-/// This process's peak resident memory: `VmHWM` from `/proc/self/status`.
-///
-/// Not `getrusage`'s `ru_maxrss`: at `exec` the kernel folds the parent's peak into it (the
-/// child starts as a copy of its parent), so a child of a big process, such as a test
-/// harness, would report the parent's size. `VmHWM` belongs to the address space `exec`
-/// created, so it counts this program alone: the figure `/usr/bin/time` gives when it is
-/// the parent. Mapped file pages count while mapped, page-cache pages reached by `pread`
-/// and `pwrite` do not.
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// Everything in the report as one JSON object; durations in seconds, and the phases in the
@@ -231,7 +216,7 @@ fn to_json(file: &Path, report: &Report) -> String {
         changed,
         phases: InOrder(&report.phases),
         total_s: report.total.as_secs_f64(),
-        peak_rss_bytes: peak_rss_bytes(),
+        peak_rss_bytes: iolab::sysinfo::peak_rss_bytes(),
     };
     serde_json::to_string(&value).expect("a report serializes")
 }
@@ -251,7 +236,7 @@ struct TimingsJson<'a> {
     changed: Option<u64>,
     phases: InOrder<'a>,
     total_s: f64,
-    /// See [`peak_rss_bytes`].
+    /// See [`iolab::sysinfo::peak_rss_bytes`].
     peak_rss_bytes: Option<u64>,
 }
 

@@ -165,6 +165,21 @@ pub fn now_rfc3339() -> String {
     rfc3339_utc(unix)
 }
 
+/// This process's peak resident memory: `VmHWM` from `/proc/self/status`.
+///
+/// Not `getrusage`'s `ru_maxrss`: at `exec` the kernel folds the parent's peak into it (the
+/// child starts as a copy of its parent), so a child of a big process, such as a test
+/// harness, would report the parent's size. `VmHWM` belongs to the address space `exec`
+/// created, so it counts this program alone: the figure `/usr/bin/time` gives when it is
+/// the parent. Mapped file pages count while mapped, page-cache pages reached by `pread`
+/// and `pwrite` do not.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// The memory available for new allocations without swapping (`MemAvailable`), now.
 pub fn mem_available_bytes() -> Option<u64> {
     memory::available_now()
