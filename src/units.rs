@@ -88,14 +88,16 @@ impl SizeError {
 
 impl fmt::Display for SizeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid size '{}': ", self.input)?;
+        // Control characters are escaped so the message stays on one line.
+        write!(f, "invalid size '{}': ", self.input.escape_debug())?;
         match &self.kind {
             SizeErrorKind::Empty => f.write_str("empty (give a number like 4096, 64K or 1.5G)"),
             SizeErrorKind::Negative => f.write_str("sizes cannot be negative"),
             SizeErrorKind::NoNumber => f.write_str("no number (give one like 4096, 64K or 1.5G)"),
             SizeErrorKind::UnknownSuffix(suffix) => write!(
                 f,
-                "unknown suffix '{suffix}' (use K, M, G, T, P or E; KB, MB, … are powers of 1000)"
+                "unknown suffix '{}' (use K, M, G, T, P or E; KB, MB, … are powers of 1000)",
+                suffix.escape_debug()
             ),
             SizeErrorKind::TooLarge => f.write_str("too large (the limit is 2^64 - 1 bytes)"),
             SizeErrorKind::FractionOfByte => {
@@ -228,7 +230,8 @@ pub fn parse_byte(s: &str) -> Result<u8, String> {
                     _ => None,
                 }
             };
-            parsed.ok_or_else(|| format!("'{s}' is not one byte; expected {FORMS}"))
+            parsed
+                .ok_or_else(|| format!("'{}' is not one byte; expected {FORMS}", s.escape_debug()))
         }
     }
 }

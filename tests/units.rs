@@ -134,3 +134,18 @@ fn the_seed_write_up_sizes() {
     assert_eq!(format_bytes(22 * (1 << 30)), "22.0 GiB");
     assert_eq!(format_rate(22e9 / 10.0), "2.20 GB/s");
 }
+
+/// Found by the `parse_args` fuzz target: a newline in the input used to end up verbatim
+/// in the message, breaking the one-line rule.
+#[test]
+fn control_characters_in_the_input_stay_escaped_in_one_line() {
+    for text in ["\n", "x\ny", "\u{2028}", "4\tX"] {
+        let message = iolab::units::parse_size(text).unwrap_err().to_string();
+        assert_eq!(message.lines().count(), 1, "{message:?}");
+        assert!(!message.contains(['\n', '\r']), "{message:?}");
+    }
+    for text in ["\n\n", "a\nb"] {
+        let message = iolab::units::parse_byte(text).unwrap_err();
+        assert_eq!(message.lines().count(), 1, "{message:?}");
+    }
+}
