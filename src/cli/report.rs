@@ -14,6 +14,9 @@ pub struct Args {
     /// Where to write the report [default: report.html beside the results].
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Also write the count suite's chart alone as an SVG file (as in the README).
+    #[arg(long, value_name = "FILE")]
+    count_svg: Option<PathBuf>,
 }
 
 /// Writes the report and says where.
@@ -31,5 +34,13 @@ pub fn run(args: Args) -> Result<i32> {
     std::fs::write(&out, report::html::render(&results))
         .with_context(|| format!("{}: cannot write the report", out.display()))?;
     super::report(&format!("report written to {}", out.display()));
+    if let Some(svg) = args.count_svg {
+        let chart = report::html::count_chart_svg(&results).with_context(|| {
+            format!("{}: the results have no count rows", args.results.display())
+        })?;
+        std::fs::write(&svg, chart)
+            .with_context(|| format!("{}: cannot write the chart", svg.display()))?;
+        super::report(&format!("count chart written to {}", svg.display()));
+    }
     Ok(0)
 }

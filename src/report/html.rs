@@ -132,6 +132,22 @@ fn rate_label(x: f64) -> String {
     format_rate(x)
 }
 
+/// The `count` suite's chart alone, as a standalone SVG document (for the README), or
+/// `None` when the results have no count rows.
+pub fn count_chart_svg(results: &Results) -> Option<String> {
+    let rows: Vec<&Row> = results.suite_rows("count").collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let chart = count_chart(results, &rows);
+    // Standalone: the page's CSS is not there, so carry the text style inline.
+    Some(chart.replacen(
+        "role=\"img\">",
+        "role=\"img\"><style>text { font: 11px sans-serif; fill: #333 } .chart-title { font-weight: bold; font-size: 14px } .axis { stroke: #888 }</style><rect width=\"100%\" height=\"100%\" fill=\"white\"/>",
+        1,
+    ))
+}
+
 fn count_chart(results: &Results, rows: &[&Row]) -> String {
     let mut categories: Vec<String> = Vec::new();
     let mut values: BTreeMap<(String, String), f64> = BTreeMap::new();
