@@ -51,7 +51,11 @@ enum Command {
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(args) = count::fast_path(&argv) {
+        return finish(count::run(args));
+    }
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help and --version: print as clap does.
@@ -66,7 +70,7 @@ pub fn main() -> i32 {
             return 2;
         }
     };
-    let result = match cli.command {
+    finish(match cli.command {
         Command::Bench(args) => bench::run(args),
         Command::Count(args) => count::run(args),
         Command::Methods(args) => methods::run(args),
@@ -76,7 +80,11 @@ pub fn main() -> i32 {
         Command::Edit(command) => edit::run(command),
         Command::Gen(command) => generate::run(command),
         Command::Sysinfo(args) => sysinfo::run(args),
-    };
+    })
+}
+
+/// The exit code for a command's result, reporting an error as one line.
+fn finish(result: anyhow::Result<i32>) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => 0,
