@@ -108,6 +108,16 @@ impl Row {
         }
     }
 
+    /// Records the residency measured before each run, and the worst of them: the highest
+    /// for a cold row, the lowest for a warm one.
+    pub fn set_residency(&mut self, cache: super::CacheState, runs: Vec<f64>) {
+        self.residency_before = match cache {
+            super::CacheState::Cold => runs.iter().copied().reduce(f64::max),
+            super::CacheState::Warm => runs.iter().copied().reduce(f64::min),
+        };
+        self.residency_runs = runs;
+    }
+
     /// Whether the row has timings.
     pub fn measured(&self) -> bool {
         self.median_s.is_some()

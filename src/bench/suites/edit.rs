@@ -76,7 +76,6 @@ use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count, schedule};
 use crate::bench::stats::Summary;
 use crate::bench::{COLD_MAX_RESIDENCY, CacheState, Context, WARM_MIN_RESIDENCY, interrupt};
-use crate::cache;
 use crate::edit::Strategy;
 use crate::error::{Error, Result};
 use crate::generate::rows_for_size;
@@ -509,7 +508,7 @@ fn measure(
             _ => work.fresh_copy(&plan.dataset.path, ctx)?,
         };
         let output = work.output();
-        let residency = prepare(&input, cache_state, config.drop_caches)?;
+        let residency = super::prepare(&input, cache_state, config.drop_caches)?;
         let outcome = ctx
             .executor
             .execute(&job.job(&input, &output))
@@ -722,33 +721,8 @@ fn to_row(
     if let Some(bytes) = a.peak_rss {
         row.extra.insert("peak_rss_bytes".into(), json!(bytes));
     }
-    row.residency_before = match cache_state {
-        CacheState::Cold => a.residency.iter().copied().reduce(f64::max),
-        CacheState::Warm => a.residency.iter().copied().reduce(f64::min),
-    };
-    row.residency_runs = a.residency;
+    row.set_residency(cache_state, a.residency);
     row
-}
-
-/// Puts `input` in `cache_state` and returns the residency measured afterwards.
-fn prepare(input: &Path, cache_state: CacheState, drop_caches: bool) -> Result<f64> {
-    match cache_state {
-        CacheState::Cold => {
-            let first = cache::evict(input, drop_caches)?;
-            if first.residency <= COLD_MAX_RESIDENCY {
-                return Ok(first.residency);
-            }
-            Ok(cache::evict(input, drop_caches)?.residency)
-        }
-        CacheState::Warm => {
-            let now = cache::residency_of(input)?;
-            if now >= WARM_MIN_RESIDENCY {
-                Ok(now)
-            } else {
-                cache::warm(input)
-            }
-        }
-    }
 }
 
 /// Why `cache` cannot be reached for the data set, if it cannot.

@@ -196,16 +196,12 @@ fn to_row(bench: &FileBench<'_>, m: &Measured, a: Accumulator, cache_state: Cach
             bench.expected
         ));
     }
-    row.residency_before = match cache_state {
-        CacheState::Cold => a.residency.iter().copied().reduce(f64::max),
-        CacheState::Warm => a.residency.iter().copied().reduce(f64::min),
-    };
-    row.residency_runs = a.residency;
+    row.set_residency(cache_state, a.residency);
     row
 }
 
 /// Puts `input` in `cache_state` and returns the residency measured afterwards.
-fn prepare(input: &Path, cache_state: CacheState, drop_caches: bool) -> Result<f64> {
+pub(crate) fn prepare(input: &Path, cache_state: CacheState, drop_caches: bool) -> Result<f64> {
     match cache_state {
         CacheState::Cold => {
             let first = cache::evict(input, drop_caches)?;
