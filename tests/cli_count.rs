@@ -4,6 +4,9 @@
 //! Linux only (FIFOs, /proc, seccomp, io_uring). Tests that need a facility the machine
 //! lacks (an unprivileged user, seccomp) print a note and skip instead of failing.
 
+mod common;
+use common::{NOBODY, is_root, run_as_nobody};
+
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
@@ -11,7 +14,6 @@ use std::io::{self, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
 use std::thread;
@@ -570,31 +572,6 @@ fn directory_is_reported_and_others_counted() {
     let sub = dir.path().join("a-directory");
     fs::create_dir(&sub).unwrap();
     check_bad_between_good(&sub, &["is a directory"], [&a, &b], |_| {});
-}
-
-const NOBODY: libc::uid_t = 65534;
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Makes `cmd` run as uid/gid 65534 (nobody) with no supplementary groups.
-fn run_as_nobody(cmd: &mut StdCommand) {
-    // SAFETY: the closure runs in the forked child before exec. It only makes the
-    // async-signal-safe system calls setgroups, setgid and setuid, and allocates nothing
-    // (`last_os_error` just reads errno).
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(NOBODY) != 0
-                || libc::setuid(NOBODY) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 #[test]

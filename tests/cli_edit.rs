@@ -4,10 +4,11 @@
 //! asserted. One test bounds the peak memory (RSS) of a `std-stream` edit of a 2 GiB file.
 //! Tests that need an unprivileged user skip (with a note) where there is none.
 
+mod common;
+use common::{NOBODY, is_root, run_as_nobody};
+
 use std::fs::{self, File};
-use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -313,31 +314,6 @@ fn methods_edit_lists_the_three_strategies() {
         .collect();
     assert_eq!(names, STRATEGIES);
     assert!(out.lines().all(|l| l.ends_with("  available")), "{out}");
-}
-
-const NOBODY: libc::uid_t = 65534;
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Makes `cmd` run as uid/gid 65534 (nobody) with no supplementary groups.
-fn run_as_nobody(cmd: &mut Command) {
-    // SAFETY: the closure runs in the forked child before exec. It only makes the
-    // async-signal-safe system calls setgroups, setgid and setuid, and allocates nothing
-    // (`last_os_error` just reads errno).
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(NOBODY) != 0
-                || libc::setuid(NOBODY) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 #[test]
