@@ -11,7 +11,11 @@ fuzz_target!(|data: &[u8]| {
     // The first byte picks the needle's source and the start offset (0..64).
     let offset = usize::from(control % 64).min(rest.len());
     let haystack = &rest[offset..];
-    let needle = if control & 0x80 != 0 { b'\n' } else { rest.first().copied().unwrap_or(0) };
+    let needle = if control & 0x80 != 0 {
+        b'\n'
+    } else {
+        rest.first().copied().unwrap_or(0)
+    };
     let expected = naive_count(haystack, needle);
     for kernel in Kernel::ALL {
         if let Some(counter) = ByteCounter::new(kernel) {

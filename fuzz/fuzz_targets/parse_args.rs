@@ -16,7 +16,10 @@ fuzz_target!(|data: &[u8]| {
                 assert!(diff <= n as f64 * 0.005 + 1.0, "{text} -> {n} -> {back}");
             }
         }
-        Err(e) => assert!(!e.to_string().contains('\n'), "multi-line error for {text:?}"),
+        Err(e) => assert!(
+            !e.to_string().contains('\n'),
+            "multi-line error for {text:?}"
+        ),
     }
     match parse_byte(text) {
         Ok(b) => assert!(text.len() <= 4, "{text:?} -> {b}"),
