@@ -327,6 +327,13 @@ fn verdict(cache: CacheState, rows: &[Row], ceiling: Option<f64>) -> Option<Stri
             100.0 * t / limit,
             format_rate(limit)
         ));
+        if cache == CacheState::Cold && t > limit {
+            // Say why a row can beat "the device": the ceiling is what O_DIRECT reads get.
+            line.push_str(
+                " (above 100%: buffered reads with the kernel's read-ahead beat O_DIRECT reads \
+                 here, as when the host or the device caches too)",
+            );
+        }
     }
     if let Some((peer, _)) = fastest(true)
         && peer.median_s < Some(best_s)
