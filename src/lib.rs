@@ -34,3 +34,6 @@ pub mod write;
 pub use error::{Error, Result};
 pub use input::{FileKind, Input};
 pub use read::{LineCount, Method, ReadOptions, count_lines};
+
+#[cfg(test)]
+mod test_support;
