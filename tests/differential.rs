@@ -131,7 +131,7 @@ fn counters() -> Vec<ByteCounter> {
         match ByteCounter::new(kernel) {
             Some(counter) => counters.push(counter),
             None => {
-                common::skip_once(&format!(
+                common::skip_once(format!(
                     "kernel {kernel} cannot run on this CPU; not tested"
                 ));
             }
@@ -447,7 +447,7 @@ fn judge_error(method: Method, error: &Error, expected: &Expected) -> Option<Str
             )),
         },
         (Method::Direct, e) if e.is_unavailable() => {
-            common::skip_once(&format!("direct is unavailable for a test file: {e}"));
+            common::skip_once(format!("direct is unavailable for a test file: {e}"));
             None
         }
         _ => Some(format!("failed: {error} ({error:?})")),

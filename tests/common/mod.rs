@@ -56,10 +56,10 @@ fn writable(dir: &Path) -> bool {
 /// user running binaries built by someone else).
 pub fn scratch() -> TempDir {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    if writable(target) {
-        if let Ok(dir) = tempfile::tempdir_in(target) {
-            return dir;
-        }
+    if writable(target)
+        && let Ok(dir) = tempfile::tempdir_in(target)
+    {
+        return dir;
     }
     tempfile::tempdir().expect("cannot make a scratch folder in the temporary directory")
 }
