@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::memory::bytes_exact;
 use super::{bracketed, opt, read_trimmed, read_u64};
-use crate::read::direct;
+use crate::sys::dio as direct;
 
 /// The storage under the data directory.
 #[derive(Debug, Clone, Serialize, Deserialize)]

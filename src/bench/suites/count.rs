@@ -13,9 +13,9 @@ use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
 use crate::bench::{CacheState, Context, data};
 use crate::error::Result;
+use crate::read::auto::tuning;
 use crate::read::{Method, uring_direct};
 use crate::sys::fiemap;
-use crate::tuning;
 use crate::units::{format_bytes, format_rate};
 use serde_json::json;
 
