@@ -13,6 +13,7 @@
 //! # Ok::<(), iolab::Error>(())
 //! ```
 
+pub mod append;
 pub mod bench;
 pub mod buf;
 pub mod cache;

@@ -86,7 +86,7 @@ fn known_names() -> Vec<String> {
     for (name, _) in iolab::write::methods()
         .into_iter()
         .chain(iolab::edit::strategies())
-        .chain(iolab::file::append_strategies())
+        .chain(iolab::append::strategies())
     {
         names.push(name.to_string());
     }

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<i32> {
             .collect(),
         Workload::Write => iolab::write::methods(),
         Workload::Edit => iolab::edit::strategies(),
-        Workload::Append => iolab::file::append_strategies(),
+        Workload::Append => iolab::append::strategies(),
     };
     // A condition that only the run can check (vmsplice needs a pipe on stdout).
     let requirement = |name: &str| match args.workload {
