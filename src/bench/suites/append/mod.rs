@@ -52,12 +52,14 @@
 //! `IOV_MAX` (1024) of them with `EINVAL`, so it timed building the vector and wrote
 //! nothing. `writev-batch` here sends 1024 per call.
 
+pub mod chart;
 mod data;
 mod fstream;
 mod measure;
 mod rows;
 mod verify;
 
+use super::Sizes;
 use crate::bench::results::Row;
 use crate::bench::{Context, interrupt};
 use crate::error::Result;
@@ -87,6 +89,12 @@ pub const EVERY_RECORD_RECORDS: u64 = 50;
 const QUICK_RECORDS: u64 = 100_000;
 /// `--quick`: bytes per run at most.
 const QUICK_MAX_RUN_BYTES: u64 = 1 << 20;
+/// Bytes per run at most, for the suite table; `--size` does not apply to this suite.
+pub const SIZES: Sizes = Sizes {
+    full: MAX_RUN_BYTES,
+    quick: QUICK_MAX_RUN_BYTES,
+    follows_size_option: false,
+};
 /// `--quick`: records per `every-K` run (5 syncs).
 const QUICK_EVERY_K_RECORDS: u64 = 5_000;
 /// `--quick`: records per `every-record` run.

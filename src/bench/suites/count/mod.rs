@@ -7,7 +7,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{FileBench, Measured, measure};
+pub mod chart;
+
+use super::{FileBench, Measured, Sizes, measure};
 use crate::bench::probes::{self, Ceilings};
 use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
@@ -24,6 +26,12 @@ use serde_json::json;
 pub const DEFAULT_SIZE: u64 = 1 << 30;
 /// The data set's size for `--quick`.
 pub const QUICK_SIZE: u64 = 64 << 20;
+/// The data set's sizes, for the suite table; `--size` replaces them.
+pub const SIZES: Sizes = Sizes {
+    full: DEFAULT_SIZE,
+    quick: QUICK_SIZE,
+    follows_size_option: true,
+};
 
 const SUITE: &str = "count";
 
@@ -45,11 +53,7 @@ const PROBE_BLOCK_SIZES: &[usize] = &[256 << 10, 1 << 20, 4 << 20];
 /// Runs the suite.
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let size = config.size.unwrap_or(if config.quick {
-        QUICK_SIZE
-    } else {
-        DEFAULT_SIZE
-    });
+    let size = SIZES.pick(config);
     let dataset = data::lines(&config.data_dir, size, config.progress)?;
     check_layout(ctx, &dataset.path);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -41,6 +41,8 @@
 //! the notes column marks the buffer size equal to the L1d cache, to `st_blksize × 32`
 //! (`pv`'s rule), and iolab's default ([`crate::write::default_buffer_size`]).
 
+pub mod chart;
+
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io;
@@ -49,6 +51,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::Sizes;
 use super::count::{version_line, which};
 use crate::bench::progress::Progress;
 use crate::bench::results::Row;
@@ -69,6 +72,12 @@ const SUITE: &str = "write";
 pub const BYTES: u64 = 64 << 20;
 /// Bytes per run with `--quick`.
 pub const QUICK_BYTES: u64 = 8 << 20;
+/// Bytes per run, for the suite table; `--size` does not apply to this suite.
+pub const SIZES: Sizes = Sizes {
+    full: BYTES,
+    quick: QUICK_BYTES,
+    follows_size_option: false,
+};
 
 /// The buffer sizes swept: 1 KiB to 1 MiB, powers of two (the write-up's range).
 pub const SWEEP: [usize; 11] = [
@@ -185,7 +194,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         available_bytes: info.storage.available_bytes,
     };
     let sweep: &[usize] = if config.quick { &QUICK_SWEEP } else { &SWEEP };
-    let bytes = if config.quick { QUICK_BYTES } else { BYTES };
+    let bytes = SIZES.pick(config);
 
     ctx.notes.push(format!(
         "write: the pipe's reader is {}; writer and reader share one CPU, except in \

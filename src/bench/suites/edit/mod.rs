@@ -60,6 +60,8 @@
 //!
 //! `--quick` data is small enough for every row.
 
+pub mod chart;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -69,6 +71,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::Sizes;
 use super::count::{version_line, which};
 use crate::bench::data::{self, Dataset};
 use crate::bench::progress::Progress;
@@ -87,6 +90,12 @@ use crate::units::{format_bytes, format_duration};
 pub const DEFAULT_LARGE_SIZE: u64 = 1 << 30;
 /// The large data set's size for `--quick`.
 pub const QUICK_LARGE_SIZE: u64 = 4 << 20;
+/// The large data set's sizes, for the suite table; `--size` replaces them.
+pub const SIZES: Sizes = Sizes {
+    full: DEFAULT_LARGE_SIZE,
+    quick: QUICK_LARGE_SIZE,
+    follows_size_option: true,
+};
 /// The small data set: the write-up's 1000 rows × 10 columns.
 pub const SMALL_ROWS: u64 = 1000;
 /// See [`SMALL_ROWS`].
@@ -207,11 +216,7 @@ struct Expected {
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
     let small = data::csv(&config.data_dir, SMALL_ROWS, SMALL_COLS, config.progress)?;
-    let large_size = config.size.unwrap_or(if config.quick {
-        QUICK_LARGE_SIZE
-    } else {
-        DEFAULT_LARGE_SIZE
-    });
+    let large_size = SIZES.pick(config);
     let large = data::csv(
         &config.data_dir,
         rows_for_size(LARGE_COLS, large_size).max(1),
