@@ -351,16 +351,9 @@ pub fn measure(
             break;
         }
         if !outcome.success() {
-            let line = outcome.first_error_line();
-            match line.split_once("is unavailable: ") {
-                Some((_, reason)) => a.unavailable = Some(reason.to_string()),
-                None => {
-                    a.error = Some(if line.is_empty() {
-                        format!("exit {:?}, signal {:?}", outcome.code, outcome.signal)
-                    } else {
-                        line
-                    })
-                }
+            match outcome.unavailable_reason() {
+                Some(reason) => a.unavailable = Some(reason),
+                None => a.error = Some(outcome.failure_reason()),
             }
             continue;
         }

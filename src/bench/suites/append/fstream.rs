@@ -81,12 +81,7 @@ pub(super) fn run(
         .execute(&job)
         .map_err(|e| Error::io("cannot run a benchmark job", e))?;
     if !outcome.success() {
-        let line = outcome.first_error_line();
-        return Ok(Err(if line.is_empty() {
-            format!("exit {:?}, signal {:?}", outcome.code, outcome.signal)
-        } else {
-            line
-        }));
+        return Ok(Err(outcome.failure_reason()));
     }
     Ok(parse_fstream(&outcome.stdout)
         .ok_or_else(|| format!("unreadable output: {}", outcome.stdout.trim())))

@@ -15,6 +15,7 @@
 //! | `fstream.rs` | the C++ baseline: built at bench time, run as a child |
 //! | `verify.rs` | reading each file back |
 //! | `rows.rs` | rows and the run's notes |
+//! | `chart.rs` | the report's ns-per-record charts |
 //!
 //! Every file is opened with `O_APPEND` in a fresh folder inside the data folder and
 //! removed after its run; the suite touches no other file.
