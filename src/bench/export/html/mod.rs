@@ -156,7 +156,7 @@ pub fn count_chart_svg(results: &Results) -> Option<String> {
 }
 
 /// Throughput bars, one per row: the chart of a suite without charts of its own.
-pub(crate) fn throughput_chart(id: &str, suite: &str, rows: &[&Row]) -> String {
+pub fn throughput_chart(id: &str, suite: &str, rows: &[&Row]) -> String {
     BarChart {
         id: id.into(),
         title: format!("{suite}: throughput by method"),

@@ -129,7 +129,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Saves each cache state's winner for `auto` (see [`crate::tuning`]), after a complete
+/// Saves each cache state's winner for `auto` (see [`crate::read::auto::tuning`]), after a complete
 /// run over every method.
 fn remember_winners(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
     if crate::bench::interrupt::interrupted() || ctx.config.methods.is_some() {
