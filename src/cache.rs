@@ -70,12 +70,7 @@ fn pages(len: u64) -> u64 {
     len.div_ceil(page_size())
 }
 
-/// The system's page size in bytes.
-pub fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory effects.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if size > 0 { size as u64 } else { 4096 }
-}
+pub use crate::sys::page_size;
 
 #[repr(C)]
 struct CachestatRange {

@@ -113,14 +113,7 @@ impl Error {
     }
 }
 
-/// An error's text without Rust's " (os error N)" suffix.
-pub fn describe_io(e: &dyn std::error::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
-}
+pub use crate::sys::describe_io;
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -13,6 +13,7 @@
 //! # Ok::<(), iolab::Error>(())
 //! ```
 
+pub mod append;
 pub mod bench;
 pub mod buf;
 pub mod cache;
@@ -27,12 +28,13 @@ pub mod report;
 pub mod sys;
 pub mod sysinfo;
 pub mod task;
-pub mod tuning;
 pub mod units;
 pub mod write;
 
 pub use error::{Error, Result};
 pub use input::{FileKind, Input};
+/// The measured winners `auto` follows; they live with `auto` ([`read::auto::tuning`]).
+pub use read::auto::tuning;
 pub use read::{LineCount, Method, ReadOptions, count_lines};
 
 #[cfg(test)]

@@ -264,6 +264,24 @@ impl Outcome {
     pub fn first_error_line(&self) -> String {
         self.stderr.lines().next().unwrap_or("").trim().to_string()
     }
+
+    /// Why a failed run failed: its first error line, else its exit code and signal.
+    pub fn failure_reason(&self) -> String {
+        let line = self.first_error_line();
+        if line.is_empty() {
+            format!("exit {:?}, signal {:?}", self.code, self.signal)
+        } else {
+            line
+        }
+    }
+
+    /// The reason a failed run gave for its method being unavailable here, if it said so
+    /// (`… is unavailable: REASON`, as iolab's errors put it).
+    pub fn unavailable_reason(&self) -> Option<String> {
+        let line = self.first_error_line();
+        line.split_once("is unavailable: ")
+            .map(|(_, reason)| reason.to_string())
+    }
 }
 
 /// Runs jobs. [`ProcessExecutor`] spawns them; tests use a mock.

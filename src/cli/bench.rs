@@ -8,11 +8,19 @@ use iolab::bench::export::table::{self, Markup};
 use iolab::bench::runner::ProcessExecutor;
 use iolab::bench::{self, CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITES};
 
+/// The help of the SUITE argument: the names from the suite table.
+fn suites_help() -> String {
+    format!(
+        "Suites to run (default: all of them): {}",
+        bench::suites::names().join(", ")
+    )
+}
+
 /// Arguments of `iolab bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Suites to run (default: all of them): count, write, edit, append.
-    #[arg(value_name = "SUITE", value_parser = parse_suite)]
+    // The help lists the suite table's names (suites_help).
+    #[arg(value_name = "SUITE", value_parser = parse_suite, help = suites_help())]
     suites: Vec<String>,
     /// Folder for results.json, results.md and results.csv
     /// [default: ./iolab-results/<timestamp>].
@@ -48,12 +56,12 @@ pub struct Args {
 }
 
 fn parse_suite(s: &str) -> Result<String, String> {
-    if SUITES.contains(&s) {
+    if bench::suites::find(s).is_some() {
         Ok(s.to_string())
     } else {
         Err(format!(
             "unknown suite (expected one of: {})",
-            SUITES.join(", ")
+            bench::suites::names().join(", ")
         ))
     }
 }
@@ -79,18 +87,13 @@ fn parse_cache(s: &str) -> Result<CacheState, String> {
 
 /// Every method, strategy and baseline name a suite can run.
 fn known_names() -> Vec<String> {
-    let mut names: Vec<String> = iolab::Method::ALL
-        .iter()
-        .map(|m| m.name().to_string())
-        .collect();
-    for (name, _) in iolab::write::methods()
-        .into_iter()
-        .chain(iolab::edit::strategies())
-        .chain(iolab::file::append_strategies())
-    {
-        names.push(name.to_string());
+    let mut names: Vec<String> = Vec::new();
+    for suite in SUITES {
+        names.extend((suite.methods)().into_iter().map(|m| m.name.to_string()));
     }
-    names.extend(bench::suites::BASELINE_NAMES.iter().map(|s| s.to_string()));
+    for suite in SUITES {
+        names.extend(suite.baselines.iter().map(|s| s.to_string()));
+    }
     names
 }
 
@@ -109,7 +112,8 @@ pub fn run(args: Args) -> Result<i32> {
         for m in methods {
             if !known.contains(m) {
                 bail!(
-                    "--methods: unknown method '{m}' (expected names from `iolab methods count|write|edit|append`)"
+                    "--methods: unknown method '{m}' (expected names from `iolab methods {}`)",
+                    bench::suites::names().join("|")
                 );
             }
         }
@@ -123,7 +127,7 @@ pub fn run(args: Args) -> Result<i32> {
     });
     let config = Config {
         suites: if args.suites.is_empty() {
-            SUITES.iter().map(|s| s.to_string()).collect()
+            SUITES.iter().map(|s| s.name.to_string()).collect()
         } else {
             args.suites
         },

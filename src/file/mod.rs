@@ -27,12 +27,11 @@
 //! Dropping an [`AppendFile`] flushes its buffer, but an error on drop cannot be reported
 //! and is lost: call [`AppendFile::flush`] (or [`AppendFile::close`]) explicitly.
 //!
-//! # The append benchmark
+//! # Other ways to append
 //!
-//! `iolab bench append` times small appends five ways ([`append_strategies`]): one
-//! `write` per record, `BufWriter` with 8 KiB and 64 KiB, `writev` of a batch of records,
-//! and [`AppendFile`]; plus C++ `std::fstream` as a baseline. See
-//! [`crate::bench::suites::append`].
+//! [`AppendFile`] is one of the five append strategies of [`crate::append`] (one `write`
+//! per record, `BufWriter` with 8 KiB and 64 KiB, `writev` of a batch of records, and
+//! `append-file`), which `iolab bench append` measures against C++ `std::fstream`.
 
 pub mod append;
 pub mod random_access;
@@ -45,15 +44,6 @@ pub use random_access::{Backing, MapLimiter, RandomAccessFile, RandomAccessOptio
 pub use sequential::SequentialFile;
 
 use crate::error::describe_io;
-
-/// Every append strategy of `iolab bench append` and whether it can run here (they all
-/// can: they need nothing but `write`/`writev`).
-pub fn append_strategies() -> Vec<(&'static str, Result<(), String>)> {
-    crate::bench::suites::append::Strategy::ALL
-        .iter()
-        .map(|s| (s.name(), Ok(())))
-        .collect()
-}
 
 /// What can go wrong with the file abstractions. Messages are one line, do not name the
 /// file (the caller knows it) and say what to do where there is something to do.

@@ -57,7 +57,7 @@ pub struct Summary {
 #[non_exhaustive]
 pub enum Error {
     /// A system call failed; `op` says which step (for example `"cannot write"`).
-    #[error("{op}: {}", crate::error::describe_io(.source))]
+    #[error("{op}: {}", crate::sys::describe_io(.source))]
     Io {
         /// What was being done, as a short phrase.
         op: &'static str,

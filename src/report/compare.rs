@@ -22,7 +22,9 @@ use crate::units::format_duration;
 pub const MIN_THRESHOLD: f64 = 0.05;
 /// How many combined standard deviations a change must exceed.
 pub const NOISE_SIGMAS: f64 = 3.0;
-/// Row keys, besides suite, method, cache and baseline, that tell rows apart.
+/// Row keys, besides suite, method, cache and baseline, that tell rows apart, for a suite
+/// this iolab does not know; a known suite's come from its entry in the suite table
+/// ([`crate::bench::suites::Suite::identity_keys`]).
 pub const IDENTITY_KEYS: &[&str] = &[
     "variant",
     "sink",
@@ -85,6 +87,11 @@ pub struct Comparison {
     pub change: Change,
 }
 
+/// The identity keys of `row`'s suite.
+fn identity_keys(row: &Row) -> &'static [&'static str] {
+    crate::bench::suites::find(&row.suite).map_or(IDENTITY_KEYS, |s| s.identity_keys)
+}
+
 fn identity(row: &Row) -> String {
     let mut parts = vec![
         row.suite.clone(),
@@ -92,7 +99,7 @@ fn identity(row: &Row) -> String {
         row.cache.clone().unwrap_or_default(),
         row.baseline.to_string(),
     ];
-    for key in IDENTITY_KEYS {
+    for key in identity_keys(row) {
         if let Some(v) = row.extra.get(*key) {
             parts.push(format!("{key}={v}"));
         }
@@ -102,7 +109,7 @@ fn identity(row: &Row) -> String {
 
 fn label(row: &Row) -> String {
     let mut name = format!("{} {}", row.suite, row.method);
-    for key in IDENTITY_KEYS {
+    for key in identity_keys(row) {
         match row.extra.get(*key) {
             Some(Value::String(s)) => name.push_str(&format!(" {s}")),
             Some(v) if !v.is_null() && *key != "variant" => name.push_str(&format!(" {key}={v}")),

@@ -1,8 +1,12 @@
 //! Reading results back: loading `results.json`, comparing two runs, rendering reports.
+//!
+//! The HTML report is one of the formats `iolab bench` writes, so it lives with the other
+//! exporters ([`crate::bench::export::html`]); it is re-exported here for `iolab report`.
 
 pub mod compare;
-pub mod html;
-pub mod svg;
+
+pub use crate::bench::export::html;
+pub use crate::bench::export::html::svg;
 
 use std::path::{Path, PathBuf};
 

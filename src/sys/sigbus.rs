@@ -123,7 +123,7 @@ extern "C" fn on_sigbus(
 }
 
 fn install() {
-    PAGE_SIZE.store(crate::cache::page_size() as usize, Ordering::Relaxed);
+    PAGE_SIZE.store(super::page_size() as usize, Ordering::Relaxed);
     // SAFETY: a zeroed sigaction with a valid SA_SIGINFO handler and an empty mask.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();

@@ -3,6 +3,7 @@
 //! reference baseline. Rendered as aligned text for the terminal or as Markdown.
 
 use crate::bench::results::{Results, Row};
+use crate::bench::suites::{self, Column, Place};
 use crate::units::{format_duration, format_rate};
 
 /// How a table is written out.
@@ -115,11 +116,12 @@ impl Table {
     }
 }
 
-/// The section a row belongs to within its suite: its cache state and the suite-specific
-/// keys that are not measurements (`sink`, `dataset`, `op`, …).
+/// The section a row belongs to within its suite: its cache state and the keys its suite's
+/// entry names as sections (`sink`, `dataset`, `op`, …).
 fn section_of(row: &Row) -> String {
     let mut parts = Vec::new();
-    for key in ["op", "dataset", "sink", "payload_bytes", "sync_policy"] {
+    let keys = suites::find(&row.suite).map_or(&[][..], |s| s.section_keys);
+    for &key in keys {
         if let Some(v) = row.extra.get(key) {
             parts.push(match v {
                 serde_json::Value::String(s) => s.clone(),
@@ -169,29 +171,17 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
         Some(r) => format!("vs {}", r.method),
         None => "vs baseline".to_string(),
     };
-    // "of limit": the row's share of the ceiling the limit probes measured (the memory
-    // scan for warm rows, the device for cold ones), where the suite has one.
-    let has_limit = rows.iter().any(|r| r.extra.contains_key("ceiling_pct"));
-    // Per-record figures of the append suite, where rows have them.
-    let per_record: Vec<(&str, &str)> = [
-        ("ns_per_record", "ns/record"),
-        ("syscalls_per_record", "syscalls/record"),
-    ]
-    .into_iter()
-    .filter(|(key, _)| rows.iter().any(|r| r.extra.contains_key(*key)))
-    .collect();
-    let mut headers: Vec<String> = ["method", "median", "throughput"]
-        .map(String::from)
-        .to_vec();
-    if has_limit {
-        headers.push("of limit".into());
-    }
-    headers.extend(per_record.iter().map(|(_, h)| h.to_string()));
-    // The write suite's buffer size, where rows have one.
-    let has_buffer = rows.iter().any(|r| r.extra.contains_key("buffer_bytes"));
-    if has_buffer {
-        headers.insert(1, "buffer".into());
-    }
+    // The suite's own columns ("of limit", "buffer", "ns/record", …), where rows have them.
+    let columns: Vec<&Column> = suites::find(suite)
+        .map_or(&[][..], |s| s.columns)
+        .iter()
+        .filter(|c| rows.iter().any(|r| r.extra.contains_key(c.key)))
+        .collect();
+    let placed = |place: Place| columns.iter().filter(move |c| c.place == place);
+    let mut headers: Vec<String> = vec!["method".into()];
+    headers.extend(placed(Place::AfterMethod).map(|c| c.header.to_string()));
+    headers.extend(["median", "throughput"].map(String::from));
+    headers.extend(placed(Place::AfterThroughput).map(|c| c.header.to_string()));
     headers.extend([vs.as_str(), "user", "sys", "cached before", "notes"].map(String::from));
     let mut sorted: Vec<&Row> = rows.to_vec();
     sorted.sort_by(|a, b| match (a.median_s, b.median_s) {
@@ -225,40 +215,21 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
                 (Some(base), Some(m)) if m > 0.0 => format!("{:.2}×", base / m),
                 _ => dash(),
             };
+            let cell = |c: &&Column| {
+                r.extra
+                    .get(c.key)
+                    .and_then(|v| c.cell(v))
+                    .unwrap_or_else(dash)
+            };
             let mut cells = vec![name];
-            if has_buffer {
-                cells.push(
-                    r.extra
-                        .get("buffer_bytes")
-                        .and_then(serde_json::Value::as_u64)
-                        .map(crate::units::format_bytes)
-                        .unwrap_or_else(dash),
-                );
-            }
+            cells.extend(placed(Place::AfterMethod).map(cell));
             cells.extend([
                 r.median_s.map(format_duration).unwrap_or_else(dash),
                 r.throughput_bytes_per_s
                     .map(format_rate)
                     .unwrap_or_else(dash),
             ]);
-            if has_limit {
-                cells.push(
-                    r.extra
-                        .get("ceiling_pct")
-                        .and_then(serde_json::Value::as_f64)
-                        .map(|p| format!("{p:.0}%"))
-                        .unwrap_or_else(dash),
-                );
-            }
-            for (key, _) in &per_record {
-                cells.push(
-                    r.extra
-                        .get(*key)
-                        .and_then(serde_json::Value::as_f64)
-                        .map(crate::units::three_significant)
-                        .unwrap_or_else(dash),
-                );
-            }
+            cells.extend(placed(Place::AfterThroughput).map(cell));
             cells.extend([
                 ratio,
                 r.user_s.map(format_duration).unwrap_or_else(dash),

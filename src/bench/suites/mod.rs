@@ -1,4 +1,11 @@
-//! The suites, and the measurement loop they share.
+//! The suites, the one table that registers them ([`SUITES`]), and the measurement loop
+//! the file-reading suites share.
+//!
+//! A suite is a folder, `suites/<workload>/`: its plan (sections, cache states, sizes) in
+//! `mod.rs`, then its data preparation, verification, rows and charts. It measures the
+//! library's strategies (`crate::<workload>`) and never implements one. Everything else —
+//! `iolab bench`'s suite list and `--help`, `iolab methods`, `--methods` names, the
+//! tables, `iolab compare` and the HTML report — reads the suite's entry in [`SUITES`].
 
 pub mod append;
 pub mod count;
@@ -8,28 +15,248 @@ pub mod write;
 use std::path::Path;
 
 use super::progress::Progress;
-use super::results::Row;
+use super::results::{Results, Row};
 use super::runner::{Job, Outcome, schedule};
-use super::{COLD_MAX_RESIDENCY, CacheState, Context, WARM_MIN_RESIDENCY, interrupt};
+use super::{COLD_MAX_RESIDENCY, CacheState, Config, Context, WARM_MIN_RESIDENCY, interrupt};
 use crate::cache;
 use crate::error::{Error, Result};
+use crate::units::{format_bytes, three_significant};
 
-/// Names of the external baselines the suites may run, for `--methods`.
-pub const BASELINE_NAMES: &[&str] = &[
-    "wc -l", "fwc -l", "yes", "pv", "dd", "tr", "sed", "head", "fstream",
+/// One benchmark suite, as the harness, the CLI, the exporters and the report know it.
+pub struct Suite {
+    /// The name: `iolab bench NAME`, `iolab methods NAME`, the rows' `suite`.
+    pub name: &'static str,
+    /// What it measures, in a few words (`iolab methods --help`).
+    pub description: &'static str,
+    /// The bytes it works on by default.
+    pub sizes: Sizes,
+    /// The library's methods it measures and whether each can run here, in order.
+    pub methods: fn() -> Vec<MethodInfo>,
+    /// The external programs it may run as baselines (names for `--methods`).
+    pub baselines: &'static [&'static str],
+    /// Row keys that split its rows into tables (beside the cache state), in order.
+    pub section_keys: &'static [&'static str],
+    /// Row keys that tell its rows apart beyond suite, method, cache state and baseline
+    /// (`iolab compare`), in order.
+    pub identity_keys: &'static [&'static str],
+    /// Its own columns in the tables, shown where a section's rows have the key.
+    pub columns: &'static [Column],
+    /// Its charts in the HTML report.
+    pub charts: fn(&Results, &[&Row]) -> Vec<String>,
+    /// Runs it.
+    pub run: fn(&mut Context<'_>) -> Result<Vec<Row>>,
+}
+
+/// Every suite, in the order a full run takes them. **Adding a suite** adds its folder and
+/// one entry here; see `docs/architecture.md`.
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "count",
+        description: "Line counting (`iolab count`)",
+        sizes: count::SIZES,
+        methods: || {
+            crate::read::Method::ALL
+                .into_iter()
+                .map(|m| MethodInfo::new(m.name(), m.availability()))
+                .collect()
+        },
+        baselines: &["wc -l", "fwc -l"],
+        section_keys: &[],
+        identity_keys: &["variant", "threads", "queue_depth", "block_bytes"],
+        columns: &[Column {
+            key: "ceiling_pct",
+            header: "of limit",
+            place: Place::AfterThroughput,
+            format: Format::Percent,
+        }],
+        charts: count::chart::charts,
+        run: count::run,
+    },
+    Suite {
+        name: "write",
+        description: "Writing to stdout (`iolab write`)",
+        sizes: write::SIZES,
+        methods: || {
+            crate::write::Method::ALL
+                .into_iter()
+                .map(|m| MethodInfo {
+                    requirement: m.requirement(),
+                    ..MethodInfo::new(m.name(), m.availability())
+                })
+                .collect()
+        },
+        baselines: &["yes", "pv", "dd"],
+        section_keys: &["sink"],
+        identity_keys: &[
+            "sink",
+            "buffer_bytes",
+            "pipe_capacity_bytes",
+            "cpus",
+            "record_bytes",
+        ],
+        columns: &[Column {
+            key: "buffer_bytes",
+            header: "buffer",
+            place: Place::AfterMethod,
+            format: Format::Bytes,
+        }],
+        charts: write::chart::charts,
+        run: write::run,
+    },
+    Suite {
+        name: "edit",
+        description: "In-place edits (`iolab edit`)",
+        sizes: edit::SIZES,
+        methods: || {
+            crate::edit::Strategy::ALL
+                .into_iter()
+                .map(|s| MethodInfo::new(s.name(), s.availability()))
+                .collect()
+        },
+        baselines: &["tr", "sed", "head"],
+        section_keys: &["op", "dataset"],
+        identity_keys: &["variant", "op", "dataset", "durable"],
+        columns: &[],
+        charts: edit::chart::charts,
+        run: edit::run,
+    },
+    Suite {
+        name: "append",
+        description: "Small appends (the `append` benchmark suite and `iolab::file::AppendFile`)",
+        sizes: append::SIZES,
+        methods: || {
+            crate::append::Strategy::ALL
+                .into_iter()
+                .map(|s| MethodInfo::new(s.name(), s.availability()))
+                .collect()
+        },
+        baselines: &["fstream"],
+        section_keys: &["payload_bytes", "sync_policy"],
+        identity_keys: &["payload_bytes", "sync_policy"],
+        columns: &[
+            Column {
+                key: "ns_per_record",
+                header: "ns/record",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+            Column {
+                key: "syscalls_per_record",
+                header: "syscalls/record",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+        ],
+        charts: append::chart::charts,
+        run: append::run,
+    },
 ];
+
+/// The suite called `name`, if there is one.
+pub fn find(name: &str) -> Option<&'static Suite> {
+    SUITES.iter().find(|s| s.name == name)
+}
 
 /// Runs the suite called `name`.
 pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Vec<Row>> {
-    match name {
-        "count" => count::run(ctx),
-        "write" => write::run(ctx),
-        "edit" => edit::run(ctx),
-        "append" => append::run(ctx),
-        other => Err(Error::UnknownMethod {
-            name: other.to_string(),
-            expected: super::SUITES.join(", "),
+    match find(name) {
+        Some(suite) => (suite.run)(ctx),
+        None => Err(Error::UnknownMethod {
+            name: name.to_string(),
+            expected: names().join(", "),
         }),
+    }
+}
+
+/// Every suite's name, in order.
+pub fn names() -> Vec<&'static str> {
+    SUITES.iter().map(|s| s.name).collect()
+}
+
+/// A method of a suite's workload, for `iolab methods` and `--methods`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MethodInfo {
+    /// Its kebab-case name.
+    pub name: &'static str,
+    /// `Ok` when it can run on this machine, else why not.
+    pub availability: std::result::Result<(), String>,
+    /// A condition only the run can check (`vmsplice` needs a pipe on stdout).
+    pub requirement: Option<&'static str>,
+}
+
+impl MethodInfo {
+    fn new(name: &'static str, availability: std::result::Result<(), String>) -> MethodInfo {
+        MethodInfo {
+            name,
+            availability,
+            requirement: None,
+        }
+    }
+}
+
+/// The bytes a suite works on: per data set, or per run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    /// By default.
+    pub full: u64,
+    /// With `--quick`.
+    pub quick: u64,
+    /// Whether `--size` replaces them.
+    pub follows_size_option: bool,
+}
+
+impl Sizes {
+    /// The size for this run's settings.
+    pub fn pick(&self, config: &Config) -> u64 {
+        match config.size {
+            Some(size) if self.follows_size_option => size,
+            _ if config.quick => self.quick,
+            _ => self.full,
+        }
+    }
+}
+
+/// A suite's own column in the tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// The row key it shows.
+    pub key: &'static str,
+    /// Its heading.
+    pub header: &'static str,
+    /// Where it goes.
+    pub place: Place,
+    /// How the value is written.
+    pub format: Format,
+}
+
+/// Where a suite's column goes in a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Right after the method's name.
+    AfterMethod,
+    /// After the median and throughput.
+    AfterThroughput,
+}
+
+/// How a suite's column writes its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A byte count: `64.0 KiB`.
+    Bytes,
+    /// A percentage without decimals: `96%`.
+    Percent,
+    /// Three significant digits: `0.000620`.
+    Significant,
+}
+
+impl Column {
+    /// The cell for `value`, if it has the expected type.
+    pub fn cell(&self, value: &serde_json::Value) -> Option<String> {
+        match self.format {
+            Format::Bytes => value.as_u64().map(format_bytes),
+            Format::Percent => value.as_f64().map(|p| format!("{p:.0}%")),
+            Format::Significant => value.as_f64().map(three_significant),
+        }
     }
 }
 
@@ -124,16 +351,9 @@ pub fn measure(
             break;
         }
         if !outcome.success() {
-            let line = outcome.first_error_line();
-            match line.split_once("is unavailable: ") {
-                Some((_, reason)) => a.unavailable = Some(reason.to_string()),
-                None => {
-                    a.error = Some(if line.is_empty() {
-                        format!("exit {:?}, signal {:?}", outcome.code, outcome.signal)
-                    } else {
-                        line
-                    })
-                }
+            match outcome.unavailable_reason() {
+                Some(reason) => a.unavailable = Some(reason),
+                None => a.error = Some(outcome.failure_reason()),
             }
             continue;
         }

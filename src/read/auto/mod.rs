@@ -15,13 +15,15 @@
 //!   a benchmark run finds `uring-direct` the cold winner, and `auto` then follows it.
 //!
 //! **Measured winners**: when `iolab bench count` has measured this machine (same kernel,
-//! same cores; see [`crate::tuning`]), its warm and cold winners, with the threads, queue
+//! same cores; see [`tuning`]), its warm and cold winners, with the threads, queue
 //! depth or block size they won with, replace the two rules above for files of at least
 //! [`SMALL_FILE`]. `--verbose` says which applied.
 //!
 //! **System calls**: `fstatfs(2)` (pseudo file systems), `cachestat(2)` (one call for the
 //! whole file, Linux 6.5; else `mincore(2)` on a sample of the file), a read of the small
 //! `auto.json` for files of 1 MiB and more, then those of the chosen method.
+
+pub mod tuning;
 
 use super::{Method, ReadOptions};
 use crate::input::Input;
@@ -66,7 +68,7 @@ impl Choice {
     }
 }
 
-fn measured(winner: &crate::tuning::Winner, state: &str, cached: &str) -> Option<Choice> {
+fn measured(winner: &tuning::Winner, state: &str, cached: &str) -> Option<Choice> {
     let method = winner.method()?;
     Some(Choice {
         method,
@@ -110,7 +112,7 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
     let residency = crate::cache::residency_sampled(input.file()).unwrap_or(1.0);
     let cores = options.threads_or_cores();
     let cached = format!("{len} bytes, {:.0}% cached", residency * 100.0);
-    let tuning = crate::tuning::load();
+    let tuning = tuning::load();
     if residency >= WARM_RESIDENCY
         && let Some(choice) = tuning
             .as_ref()

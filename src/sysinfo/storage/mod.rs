@@ -23,9 +23,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+mod device;
+mod direct_io;
+mod mountinfo;
+
 use super::memory::bytes_exact;
 use super::{bracketed, opt, read_trimmed, read_u64};
-use crate::read::direct;
+use crate::sys::dio as direct;
+use device::block_device;
+use direct_io::probe_direct_io;
+use mountinfo::{MountEntry, mount_for, read_mountinfo};
 
 /// The storage under the data directory.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -487,230 +494,9 @@ fn statvfs_sizes(path: &Path) -> io::Result<Sizes> {
     })
 }
 
-/// One parsed line of `/proc/self/mountinfo` (see proc_pid_mountinfo(5)).
-#[derive(Debug)]
-struct MountEntry {
-    dev: (u32, u32),
-    mount_point: PathBuf,
-    options: String,
-    fs_type: String,
-    source: String,
-    super_options: String,
-}
-
-fn read_mountinfo() -> Vec<MountEntry> {
-    fs::read_to_string("/proc/self/mountinfo")
-        .map(|text| text.lines().filter_map(parse_mountinfo_line).collect())
-        .unwrap_or_default()
-}
-
-/// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`.
-fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
-    let (left, right) = line.split_once(" - ")?;
-    let left: Vec<&str> = left.split(' ').collect();
-    let right: Vec<&str> = right.split(' ').collect();
-    if left.len() < 6 || right.is_empty() {
-        return None;
-    }
-    let (major, minor) = left[2].split_once(':')?;
-    Some(MountEntry {
-        dev: (major.parse().ok()?, minor.parse().ok()?),
-        mount_point: PathBuf::from(OsString::from_vec(unescape(left[4]))),
-        options: left[5].to_string(),
-        fs_type: right[0].to_string(),
-        source: String::from_utf8_lossy(&unescape(right.get(1).copied().unwrap_or("")))
-            .into_owned(),
-        super_options: right.get(2).copied().unwrap_or("").to_string(),
-    })
-}
-
-/// Undoes mountinfo's octal escapes (`\040` for a space).
-fn unescape(field: &str) -> Vec<u8> {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).filter(|d| {
-            bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)) && d[0] <= b'3'
-        });
-        match octal {
-            Some(d) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// The mount containing `path`: the longest mount point that is a prefix of it; among
-/// mounts stacked on that point, the one on `path`'s device, else the last (topmost).
-fn mount_for<'a>(
-    mounts: &'a [MountEntry],
-    path: &Path,
-    dev: Option<u64>,
-) -> Option<&'a MountEntry> {
-    let depth = |m: &MountEntry| m.mount_point.components().count();
-    let containing = || mounts.iter().filter(|m| path.starts_with(&m.mount_point));
-    let deepest = containing().map(depth).max()?;
-    let dev = dev.map(|d| (libc::major(d), libc::minor(d)));
-    let stacked = || containing().filter(move |m| depth(m) == deepest);
-    stacked()
-        .rfind(|m| Some(m.dev) == dev)
-        .or_else(|| stacked().next_back())
-}
-
-/// The block device behind device number `dev`, resolved to its disk.
-fn block_device(
-    dev: u64,
-    mount: Option<&MountEntry>,
-    in_ram: bool,
-    notes: &mut Vec<String>,
-) -> Option<BlockDevice> {
-    let (mut major, mut minor) = (libc::major(dev), libc::minor(dev));
-    if major == 0 {
-        // An anonymous device: tmpfs, overlayfs, btrfs, NFS, FUSE. A btrfs mount's source
-        // is still the real block device node.
-        match mount.and_then(|m| device_node_rdev(&m.source)) {
-            Some(rdev) => (major, minor) = (libc::major(rdev), libc::minor(rdev)),
-            None => {
-                if !in_ram {
-                    let source = mount.map_or("unknown", |m| m.source.as_str());
-                    notes.push(format!(
-                        "storage: no block device (anonymous device {major}:{minor}, source {source})"
-                    ));
-                }
-                return None;
-            }
-        }
-    }
-    let link = format!("/sys/dev/block/{major}:{minor}");
-    let Ok(node) = fs::canonicalize(&link) else {
-        notes.push(format!("storage: {link} does not exist"));
-        return None;
-    };
-    let (disk, partition) = if node.join("partition").exists() {
-        (node.parent()?.to_path_buf(), Some(file_name(&node)))
-    } else {
-        (node, None)
-    };
-    let queue = disk.join("queue");
-    let mut backing: Vec<String> = fs::read_dir(disk.join("slaves"))
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    backing.sort();
-    let scheduler = read_trimmed(queue.join("scheduler")).map(|s| bracketed(&s).unwrap_or(s));
-    Some(BlockDevice {
-        dev: format!("{major}:{minor}"),
-        name: file_name(&disk),
-        partition,
-        backing,
-        rotational: read_u64(queue.join("rotational")).map(|r| r != 0),
-        read_ahead_kb: read_u64(queue.join("read_ahead_kb")),
-        scheduler,
-        logical_block_size: read_u64(queue.join("logical_block_size")),
-        physical_block_size: read_u64(queue.join("physical_block_size")),
-        max_sectors_kb: read_u64(queue.join("max_sectors_kb")),
-        nr_requests: read_u64(queue.join("nr_requests")),
-        model: read_trimmed(disk.join("device/model")),
-    })
-}
-
-/// The device number of `source` when it is a block device node (`/dev/sda2`).
-fn device_node_rdev(source: &str) -> Option<u64> {
-    if !source.starts_with('/') {
-        return None;
-    }
-    let metadata = fs::metadata(source).ok()?;
-    metadata
-        .file_type()
-        .is_block_device()
-        .then(|| metadata.rdev())
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-}
-
-/// An empty file created for the probe, removed when dropped.
-struct ProbeFile {
-    path: PathBuf,
-    file: File,
-}
-
-impl ProbeFile {
-    fn create(dir: &Path) -> io::Result<ProbeFile> {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
-        for _ in 0..16 {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!(".iolab-sysinfo-{}-{n}", std::process::id()));
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
-                Ok(file) => return Ok(ProbeFile { path, file }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = e,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last)
-    }
-}
-
-impl Drop for ProbeFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
-}
-
-fn probe_direct_io(dir: &Path) -> DirectIo {
-    let probe = match ProbeFile::create(dir) {
-        Ok(probe) => probe,
-        Err(e) => {
-            return DirectIo::not_probed(format!(
-                "cannot create a probe file in the data directory ({})",
-                describe(&e)
-            ));
-        }
-    };
-    let align = match direct::alignment(&probe.file) {
-        Ok(align) => align,
-        Err(reason) => return DirectIo::unsupported(reason),
-    };
-    // statx can say nothing (older kernels): opening with the flag is the real test.
-    if let Err(e) = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&probe.path)
-    {
-        return DirectIo::unsupported(format!(
-            "the file system refuses O_DIRECT (open: {})",
-            describe(&e)
-        ));
-    }
-    DirectIo {
-        supported: Some(true),
-        memory_align: Some(align.memory),
-        offset_align: Some(align.offset),
-        source: Some(align.source.to_string()),
-        note: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::mountinfo::{parse_mountinfo_line, unescape};
     use super::*;
 
     const MOUNTINFO: &str = "\

@@ -40,6 +40,21 @@
 //! `pipe_capacity_bytes`, `cpus` and `reader` for pipes, `record_bytes` for `bufwriter`;
 //! the notes column marks the buffer size equal to the L1d cache, to `st_blksize × 32`
 //! (`pv`'s rule), and iolab's default ([`crate::write::default_buffer_size`]).
+//!
+//! | file | job |
+//! |---|---|
+//! | `mod.rs` | the plan: sinks, the buffer sweep, sizes, and the run |
+//! | `baselines.rs` | `yes`, `dd`, `pv` as jobs |
+//! | `sinkfile.rs` | the `file` sink |
+//! | `measure.rs` | the interleaved rounds and the delivered bytes (the verification) |
+//! | `rows.rs` | rows and the buffer notes |
+//! | `chart.rs` | the report's sweep and best-of charts |
+
+mod baselines;
+pub mod chart;
+mod measure;
+mod rows;
+mod sinkfile;
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -49,6 +64,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use baselines::baselines;
+pub use measure::reported_bytes;
+use measure::{Accumulator, measure};
+use rows::{sink_row, to_row};
+use sinkfile::SinkFile;
+
+use super::Sizes;
 use super::count::{version_line, which};
 use crate::bench::progress::Progress;
 use crate::bench::results::Row;
@@ -69,6 +91,12 @@ const SUITE: &str = "write";
 pub const BYTES: u64 = 64 << 20;
 /// Bytes per run with `--quick`.
 pub const QUICK_BYTES: u64 = 8 << 20;
+/// Bytes per run, for the suite table; `--size` does not apply to this suite.
+pub const SIZES: Sizes = Sizes {
+    full: BYTES,
+    quick: QUICK_BYTES,
+    follows_size_option: false,
+};
 
 /// The buffer sizes swept: 1 KiB to 1 MiB, powers of two (the write-up's range).
 pub const SWEEP: [usize; 11] = [
@@ -185,7 +213,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         available_bytes: info.storage.available_bytes,
     };
     let sweep: &[usize] = if config.quick { &QUICK_SWEEP } else { &SWEEP };
-    let bytes = if config.quick { QUICK_BYTES } else { BYTES };
+    let bytes = SIZES.pick(config);
 
     ctx.notes.push(format!(
         "write: the pipe's reader is {}; writer and reader share one CPU, except in \
@@ -337,90 +365,6 @@ fn run_sink(
     Ok(rows)
 }
 
-/// `yes`, `dd` and `pv`, as installed; `yes` first, so that it is the pipe tables'
-/// reference.
-fn baselines(
-    ctx: &mut Context<'_>,
-    sink: &Sink,
-    bytes: u64,
-    entries: &mut Vec<Entry>,
-    rows: &mut Vec<Row>,
-) {
-    let first_sink = sink.name() == "pipe";
-    let mut add = |ctx: &mut Context<'_>,
-                   name: &str,
-                   program: &str,
-                   args: Vec<String>,
-                   buffer: Option<usize>,
-                   endless: bool| {
-        let Some(path) = which(program) else {
-            if first_sink {
-                ctx.notes.push(format!(
-                    "write: baseline `{name}` skipped: `{program}` is not installed"
-                ));
-            }
-            return;
-        };
-        if endless && sink.kind() != DestinationKind::Pipe {
-            rows.push(sink_row(
-                sink,
-                bytes,
-                name,
-                buffer,
-                true,
-                Some(
-                    "yes never stops by itself; only a pipe's reader can end it after N bytes"
-                        .into(),
-                ),
-            ));
-            return;
-        }
-        let mut job = Job::new(name, &path, args, true);
-        job.stdout = sink.stdout(endless.then_some(bytes));
-        entries.push(Entry {
-            version: version_line(&path, &["--version"]),
-            job,
-            buffer,
-            endless,
-            method: None,
-        });
-    };
-    // GNU yes writes its 8 KiB buffer (BUFSIZ) per `write` (seen with strace).
-    add(ctx, "yes", "yes", Vec::new(), Some(8 << 10), true);
-    if bytes.is_multiple_of(DD_BLOCK) {
-        add(
-            ctx,
-            "dd if=/dev/zero bs=128k",
-            "dd",
-            vec![
-                "if=/dev/zero".into(),
-                "bs=128k".into(),
-                format!("count={}", bytes / DD_BLOCK),
-            ],
-            Some(DD_BLOCK as usize),
-            false,
-        );
-    }
-    // pv picks 32 × the input's st_blksize (4 KiB for /dev/zero) and splices when it can;
-    // -f -n -b print the byte count on stderr, which the /dev/null sink checks.
-    add(
-        ctx,
-        "pv /dev/zero",
-        "pv",
-        vec![
-            "-f".into(),
-            "-n".into(),
-            "-b".into(),
-            "-S".into(),
-            "-s".into(),
-            bytes.to_string(),
-            "/dev/zero".into(),
-        ],
-        Some(128 << 10),
-        false,
-    );
-}
-
 /// What a writer finds on its standard output in `sink`, for the default rule and for
 /// `vmsplice`'s refusal.
 fn destination_of(sink: &Sink) -> Destination {
@@ -449,258 +393,6 @@ fn pipe_block_size() -> u64 {
                 .ok()
         })
         .map_or(0, |m| m.blksize())
-}
-
-/// Per-entry accumulation over the rounds.
-#[derive(Default)]
-struct Accumulator {
-    wall: Vec<f64>,
-    user: Vec<f64>,
-    sys: Vec<f64>,
-    delivered: Vec<u64>,
-    unavailable: Option<String>,
-    error: Option<String>,
-}
-
-/// Warm-up rounds, then counted rounds, interleaved; every run's delivered bytes checked.
-fn measure(
-    ctx: &mut Context<'_>,
-    sink: &Sink,
-    bytes: u64,
-    entries: &[Entry],
-    facts: &Facts,
-    destination: &Destination,
-) -> Result<Vec<Row>> {
-    let config = ctx.config;
-    let rounds = config.warmup + config.runs;
-    let order = schedule(entries.len(), rounds);
-    let mut acc: Vec<Accumulator> = entries.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::new(
-        &format!("write {}", sink.name()),
-        order.len() as u64,
-        config.progress,
-    );
-    for (round, j) in order {
-        if interrupt::interrupted() {
-            break;
-        }
-        progress.inc();
-        let a = &mut acc[j];
-        if a.unavailable.is_some() || a.error.is_some() {
-            continue;
-        }
-        let entry = &entries[j];
-        progress.set_message(format!(
-            "round {}/{rounds}: {}{}",
-            round + 1,
-            entry.job.name,
-            entry
-                .buffer
-                .map_or(String::new(), |b| format!(" {}", format_bytes(b as u64)))
-        ));
-        if let Sink::File(path) = sink {
-            // Fresh file per run (module docs); it is ours, made by SinkFile.
-            match fs::remove_file(path) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(Error::io("cannot remove the write suite's sink file", e));
-                }
-                _ => {}
-            }
-        }
-        let outcome = ctx
-            .executor
-            .execute(&entry.job)
-            .map_err(|e| Error::io("cannot run a benchmark job", e))?;
-        if interrupt::interrupted() {
-            break;
-        }
-        let ended_by_reader = entry.endless && outcome.signal == Some(libc::SIGPIPE);
-        if !outcome.success() && !ended_by_reader {
-            let line = outcome.first_error_line();
-            match line.split_once("is unavailable: ") {
-                Some((_, reason)) => a.unavailable = Some(reason.to_string()),
-                None => {
-                    a.error = Some(if line.is_empty() {
-                        format!("exit {:?}, signal {:?}", outcome.code, outcome.signal)
-                    } else {
-                        line
-                    })
-                }
-            }
-            continue;
-        }
-        let delivered = match delivered(sink, &outcome) {
-            Some(n) => n,
-            None => {
-                a.error = Some(format!(
-                    "cannot tell how many bytes reached {}",
-                    sink.name()
-                ));
-                continue;
-            }
-        };
-        a.delivered.push(delivered);
-        if round < config.warmup {
-            continue;
-        }
-        a.wall.push(outcome.wall_s);
-        a.user.push(outcome.user_s);
-        a.sys.push(outcome.sys_s);
-    }
-    progress.finish();
-    Ok(entries
-        .iter()
-        .zip(acc)
-        .map(|(e, a)| to_row(sink, bytes, e, a, facts, destination))
-        .collect())
-}
-
-/// The bytes that reached the sink in one run.
-fn delivered(sink: &Sink, outcome: &Outcome) -> Option<u64> {
-    match sink {
-        Sink::Pipe { .. } => outcome.stdout.trim().parse().ok(),
-        Sink::File(path) => fs::metadata(path).ok().map(|m| m.len()),
-        Sink::Null => reported_bytes(&outcome.stderr),
-    }
-}
-
-/// The byte count a writer reports on stderr: `iolab: wrote N bytes …` (`iolab write
-/// --verbose`), `N bytes (…) copied, …` (`dd`), or a bare `N` (`pv -n -b`); the last such
-/// line wins.
-pub fn reported_bytes(stderr: &str) -> Option<u64> {
-    stderr.lines().rev().find_map(|line| {
-        let line = line.trim();
-        let number = match line.strip_prefix("iolab: wrote ") {
-            Some(rest) => rest.split_whitespace().next()?,
-            None => line.split_whitespace().next()?,
-        };
-        number.parse().ok()
-    })
-}
-
-fn to_row(
-    sink: &Sink,
-    bytes: u64,
-    entry: &Entry,
-    a: Accumulator,
-    facts: &Facts,
-    destination: &Destination,
-) -> Row {
-    let mut row = sink_row(
-        sink,
-        bytes,
-        &entry.job.name,
-        entry.buffer,
-        entry.job.baseline,
-        a.unavailable,
-    );
-    row.version = entry.version.clone();
-    if entry.method == Some(Method::Bufwriter) {
-        row.extra.insert("record_bytes".into(), json!(RECORD_SIZE));
-    }
-    if row.unavailable.is_some() {
-        return row;
-    }
-    if let Some(buffer) = entry.buffer {
-        row.notes
-            .push(buffer_note(buffer, entry, facts, destination));
-    }
-    row.error = a.error;
-    row.set_timings(&a.wall, &a.user, &a.sys);
-    let wrong = a.delivered.iter().find(|&&n| n != bytes);
-    row.verified = !a.wall.is_empty() && wrong.is_none();
-    row.result = a.delivered.last().map(|n| n.to_string());
-    if let Some(bad) = wrong {
-        row.error.get_or_insert(format!(
-            "wrong result: {bad} bytes reached {}, expected {bytes}",
-            sink.name()
-        ));
-    }
-    row
-}
-
-/// `buffer 32.0 KiB = L1d, iolab default`: the size and what it coincides with.
-fn buffer_note(buffer: usize, entry: &Entry, facts: &Facts, destination: &Destination) -> String {
-    let mut marks = Vec::new();
-    if facts.l1d == Some(buffer as u64) {
-        marks.push("L1d".to_string());
-    }
-    if destination.block_size > 0 && destination.block_size * 32 == buffer as u64 {
-        marks.push("st_blksize × 32".to_string());
-    }
-    if entry.method.is_some() && write::default_buffer_size(destination) == buffer {
-        marks.push("iolab default".to_string());
-    }
-    let size = format_bytes(buffer as u64);
-    if marks.is_empty() {
-        format!("buffer {size}")
-    } else {
-        format!("buffer {size} = {}", marks.join(", "))
-    }
-}
-
-/// A row of the sink with its keys, not yet measured.
-fn sink_row(
-    sink: &Sink,
-    bytes: u64,
-    method: &str,
-    buffer: Option<usize>,
-    baseline: bool,
-    unavailable: Option<String>,
-) -> Row {
-    let mut row = Row {
-        suite: SUITE.into(),
-        method: method.into(),
-        baseline,
-        bytes,
-        unavailable,
-        ..Row::default()
-    };
-    row.extra.insert("sink".into(), json!(sink.name()));
-    if let Some(b) = buffer {
-        row.extra.insert("buffer_bytes".into(), json!(b));
-    }
-    if let Sink::Pipe { capacity, cpus, .. } = sink {
-        if let Some(c) = capacity {
-            row.extra.insert("pipe_capacity_bytes".into(), json!(c));
-        }
-        row.extra
-            .insert("reader".into(), json!(runner::PIPE_READER));
-        row.extra.insert("cpus".into(), json!(cpus.name()));
-    }
-    row
-}
-
-/// The file sink: a name in the data folder that did not exist before, removed on drop
-/// (the suite never touches a file it did not create).
-struct SinkFile {
-    path: PathBuf,
-}
-
-impl SinkFile {
-    fn create(dir: &Path) -> Result<SinkFile> {
-        for attempt in 0..100u32 {
-            let path = dir.join(format!(
-                "iolab-write-sink-{}-{attempt}.tmp",
-                std::process::id()
-            ));
-            match File::options().write(true).create_new(true).open(&path) {
-                Ok(_) => return Ok(SinkFile { path }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io("cannot create the write suite's sink file", e)),
-            }
-        }
-        Err(Error::io(
-            "cannot create the write suite's sink file",
-            io::Error::new(io::ErrorKind::AlreadyExists, "100 names taken"),
-        ))
-    }
-}
-
-impl Drop for SinkFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
 }
 
 #[cfg(test)]

@@ -7,15 +7,17 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{FileBench, Measured, measure};
+pub mod chart;
+
+use super::{FileBench, Measured, Sizes, measure};
 use crate::bench::probes::{self, Ceilings};
 use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
 use crate::bench::{CacheState, Context, data};
 use crate::error::Result;
+use crate::read::auto::tuning;
 use crate::read::{Method, uring_direct};
 use crate::sys::fiemap;
-use crate::tuning;
 use crate::units::{format_bytes, format_rate};
 use serde_json::json;
 
@@ -24,6 +26,12 @@ use serde_json::json;
 pub const DEFAULT_SIZE: u64 = 1 << 30;
 /// The data set's size for `--quick`.
 pub const QUICK_SIZE: u64 = 64 << 20;
+/// The data set's sizes, for the suite table; `--size` replaces them.
+pub const SIZES: Sizes = Sizes {
+    full: DEFAULT_SIZE,
+    quick: QUICK_SIZE,
+    follows_size_option: true,
+};
 
 const SUITE: &str = "count";
 
@@ -45,11 +53,7 @@ const PROBE_BLOCK_SIZES: &[usize] = &[256 << 10, 1 << 20, 4 << 20];
 /// Runs the suite.
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let size = config.size.unwrap_or(if config.quick {
-        QUICK_SIZE
-    } else {
-        DEFAULT_SIZE
-    });
+    let size = SIZES.pick(config);
     let dataset = data::lines(&config.data_dir, size, config.progress)?;
     check_layout(ctx, &dataset.path);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -125,7 +129,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Saves each cache state's winner for `auto` (see [`crate::tuning`]), after a complete
+/// Saves each cache state's winner for `auto` (see [`crate::read::auto::tuning`]), after a complete
 /// run over every method.
 fn remember_winners(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
     if crate::bench::interrupt::interrupted() || ctx.config.methods.is_some() {

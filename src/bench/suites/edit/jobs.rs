@@ -1,0 +1,178 @@
+//! The `edit` suite's jobs: which strategies, variants and baselines run for an
+//! operation on a data set, and how each is invoked.
+
+use super::*;
+
+/// The jobs of `op` on `plan`'s data set, in row order.
+pub(super) fn jobs_for(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
+    let config = ctx.config;
+    let iolab = config.iolab_exe.clone();
+    let text = |s: &str| Arg::Text(OsString::from(s));
+    let mut jobs = Vec::new();
+    let whole_fits = whole_fits(plan.dataset.bytes);
+    if op == Op::Count {
+        let best = match Kernel::best() {
+            Kernel::Scalar => "mmap",
+            Kernel::Avx2 => "mmap-avx2",
+            Kernel::Avx512 => "mmap-avx512",
+        };
+        for (strategy, method) in [("mmap", best), ("std-stream", "bufread-chunks")] {
+            if !config.wants(strategy) {
+                continue;
+            }
+            jobs.push(EditJob {
+                method: strategy.into(),
+                baseline: false,
+                durable: false,
+                variant: None,
+                version: None,
+                command: None,
+                count_method: Some(method.into()),
+                program: iolab.clone(),
+                args: vec![text("count"), text("--method"), text(method), Arg::Input],
+                check: Check::Count,
+                reports_phases: false,
+                cold: true,
+                max_runs: usize::MAX,
+            });
+        }
+    } else {
+        for strategy in Strategy::ALL {
+            if !config.wants(strategy.name()) {
+                continue;
+            }
+            if strategy == Strategy::StdWhole && !whole_fits {
+                continue;
+            }
+            for durable in [false, true] {
+                if durable && strategy == Strategy::StdWhole && plan.large {
+                    // Its durable step is std-stream's: one fdatasync of the same dirty pages.
+                    continue;
+                }
+                let mut args = vec![text("edit")];
+                match op {
+                    Op::Replace => args.extend([
+                        text("replace"),
+                        text("--from"),
+                        text(","),
+                        text("--to"),
+                        text(";"),
+                    ]),
+                    _ => args.push(text("truncate-first-line")),
+                }
+                args.extend([text("--strategy"), text(strategy.name())]);
+                if !durable {
+                    args.push(text("--no-sync"));
+                }
+                args.extend([text("--timings-json"), Arg::Input]);
+                jobs.push(EditJob {
+                    method: strategy.name().into(),
+                    baseline: false,
+                    durable,
+                    variant: Some(if durable { "durable" } else { "no-sync" }),
+                    version: None,
+                    command: None,
+                    count_method: None,
+                    program: iolab.clone(),
+                    args,
+                    check: Check::InPlace,
+                    reports_phases: true,
+                    cold: !(durable && plan.large),
+                    max_runs: usize::MAX,
+                });
+            }
+        }
+    }
+    if !config.baselines {
+        return jobs;
+    }
+    let mut baseline = |name: &str,
+                        needs: &[&str],
+                        program: &str,
+                        args: Vec<Arg>,
+                        command: &str,
+                        check: Check,
+                        limited: bool| {
+        if let Some(missing) = needs.iter().find(|p| which(p).is_none()) {
+            let note = format!("edit: baseline `{name}` skipped: `{missing}` is not installed");
+            if !ctx.notes.contains(&note) {
+                ctx.notes.push(note);
+            }
+            return None;
+        }
+        let path = which(program)?;
+        let version_of = needs.last().copied().unwrap_or(program);
+        Some(EditJob {
+            method: name.into(),
+            baseline: true,
+            durable: false,
+            variant: None,
+            version: which(version_of).and_then(|p| version_line(&p, &["--version"])),
+            command: Some(command.into()),
+            count_method: None,
+            program: path,
+            args,
+            check,
+            reports_phases: false,
+            cold: !limited,
+            max_runs: if limited {
+                SED_LARGE_MAX_RUNS
+            } else {
+                usize::MAX
+            },
+        })
+    };
+    let found = match op {
+        Op::Truncate => vec![baseline(
+            "head",
+            &["sh", "wc", "truncate", "head"],
+            "sh",
+            vec![
+                text("-c"),
+                text(r#"n=$(head -n 1 "$1" | wc -c) && exec truncate -s "$n" "$1""#),
+                text("sh"),
+                Arg::Input,
+            ],
+            r#"truncate -s "$(head -n 1 COPY | wc -c)" COPY"#,
+            Check::InPlace,
+            false,
+        )],
+        Op::Replace => vec![
+            baseline(
+                "tr",
+                &["sh", "tr"],
+                "sh",
+                vec![
+                    text("-c"),
+                    text(r#"exec tr , ";" < "$1" > "$2""#),
+                    text("sh"),
+                    Arg::Input,
+                    Arg::Output,
+                ],
+                "tr , ';' < COPY > OUT",
+                Check::Output,
+                false,
+            ),
+            baseline(
+                "sed",
+                &["sed"],
+                "sed",
+                vec![text("-i"), text("s/,/;/g"), Arg::Input],
+                "sed -i 's/,/;/g' COPY",
+                Check::InPlace,
+                plan.large,
+            ),
+        ],
+        Op::Count => vec![baseline(
+            "wc -l",
+            &["wc"],
+            "wc",
+            vec![text("-l"), Arg::Input],
+            "wc -l DATA",
+            Check::Count,
+            false,
+        )],
+    };
+    jobs.extend(found.into_iter().flatten());
+    jobs
+}

@@ -1,0 +1,126 @@
+//! The `edit` suite's rows and its verdicts (the goal ratios) for the notes.
+
+use super::*;
+
+/// The row's keys that do not depend on the runs.
+pub(super) fn base_row(plan: &Plan<'_>, op: Op, job: &EditJob, cache_state: CacheState) -> Row {
+    let mut extra = BTreeMap::new();
+    extra.insert("op".into(), json!(op.name()));
+    extra.insert("dataset".into(), json!(plan.name));
+    extra.insert("durable".into(), json!(job.durable));
+    extra.insert("phases".into(), json!({}));
+    if let Some(variant) = job.variant {
+        extra.insert("variant".into(), json!(variant));
+    }
+    if let Some(command) = &job.command {
+        extra.insert("command".into(), json!(command));
+    }
+    if let Some(method) = &job.count_method {
+        extra.insert("count_method".into(), json!(method));
+    }
+    Row {
+        suite: SUITE.into(),
+        method: job.method.clone(),
+        cache: Some(cache_state.name().into()),
+        baseline: job.baseline,
+        version: job.version.clone(),
+        bytes: plan.dataset.bytes,
+        extra,
+        ..Row::default()
+    }
+}
+
+pub(super) fn to_row(
+    plan: &Plan<'_>,
+    op: Op,
+    job: &EditJob,
+    a: Accumulator,
+    cache_state: CacheState,
+    expected: &str,
+) -> Row {
+    let mut row = base_row(plan, op, job, cache_state);
+    row.error = a.error;
+    row.set_timings(&a.wall, &a.user, &a.sys);
+    let wrong: Vec<&String> = a
+        .wrong_warmup
+        .iter()
+        .chain(a.results.iter().filter(|r| *r != expected))
+        .collect();
+    row.verified = !a.wall.is_empty() && wrong.is_empty() && row.error.is_none();
+    row.result = a.results.last().cloned();
+    if let Some(bad) = wrong.first() {
+        row.error.get_or_insert(format!(
+            "wrong result: the edited file's digest is {bad}, expected {expected}"
+        ));
+    }
+    let medians: Vec<(String, f64)> = a
+        .phases
+        .iter()
+        .filter_map(|(name, all)| Some((name.clone(), Summary::of(all)?.median)))
+        .collect();
+    if !medians.is_empty() {
+        let text: Vec<String> = medians
+            .iter()
+            .map(|(n, s)| format!("{n} {}", format_duration(*s)))
+            .collect();
+        row.notes.push(format!("phases: {}", text.join(", ")));
+    }
+    row.extra.insert(
+        "phases".into(),
+        Value::Object(medians.into_iter().map(|(n, s)| (n, json!(s))).collect()),
+    );
+    if let Some(kernel) = a.kernel {
+        row.extra.insert("kernel".into(), json!(kernel));
+    }
+    if let Some(bytes) = a.peak_rss {
+        row.extra.insert("peak_rss_bytes".into(), json!(bytes));
+    }
+    row.set_residency(cache_state, a.residency);
+    row
+}
+
+/// Notes the goal ratios of the issue: on the large data set, per cache state, the best
+/// no-sync replace against `tr` and `sed -i`, and `std-stream` against `mmap`.
+pub(super) fn verdicts(ctx: &mut Context<'_>, rows: &[Row]) {
+    let key = |r: &Row, k: &str| r.extra.get(k).and_then(Value::as_str).map(str::to_owned);
+    for cache in ["warm", "cold"] {
+        let replace: Vec<&Row> = rows
+            .iter()
+            .filter(|r| {
+                r.measured()
+                    && r.cache.as_deref() == Some(cache)
+                    && key(r, "dataset").as_deref() == Some("large")
+                    && key(r, "op").as_deref() == Some("replace")
+                    && r.extra.get("durable") == Some(&json!(false))
+            })
+            .collect();
+        let median = |name: &str| {
+            replace
+                .iter()
+                .find(|r| r.method == name)
+                .and_then(|r| r.median_s)
+        };
+        let Some(best) = replace.iter().filter(|r| !r.baseline).min_by(|a, b| {
+            a.median_s
+                .unwrap_or(f64::MAX)
+                .total_cmp(&b.median_s.unwrap_or(f64::MAX))
+        }) else {
+            continue;
+        };
+        let best_s = best.median_s.unwrap_or(f64::NAN);
+        let mut parts = vec![format!(
+            "edit, replace on the large data set, {cache}, no sync: best {} {}",
+            best.method,
+            format_duration(best_s)
+        )];
+        for baseline in ["tr", "sed"] {
+            if let Some(b) = median(baseline) {
+                parts.push(format!("{:.1}× {baseline}", b / best_s));
+            }
+        }
+        if let (Some(stream), Some(map)) = (median("std-stream"), median("mmap")) {
+            parts.push(format!("std-stream takes {:.2}× mmap's time", stream / map));
+        }
+        ctx.notes.push(parts.join("; "));
+    }
+}
