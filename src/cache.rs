@@ -213,7 +213,7 @@ mod tests {
     use std::io::Write;
 
     fn data_file(len: usize) -> (tempfile::TempDir, std::path::PathBuf) {
-        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let dir = crate::test_support::scratch();
         let path = dir.path().join("data");
         let mut f = File::create(&path).unwrap();
         let chunk = vec![b'x'; 1 << 20];
@@ -230,7 +230,9 @@ mod tests {
     fn evict_then_warm_moves_residency() {
         let (_dir, path) = data_file(8 << 20);
         if crate::sysinfo::is_tmpfs(path.parent().unwrap()) {
-            eprintln!("skipped: the test directory is on tmpfs, where nothing can be evicted");
+            eprintln!(
+                "skipped: evict_then_warm_moves_residency: the test directory is on tmpfs, where nothing can be evicted"
+            );
             return;
         }
         let evicted = evict(&path, false).unwrap();

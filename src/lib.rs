@@ -36,3 +36,6 @@ pub use input::{FileKind, Input};
 /// The measured winners `auto` follows; they live with `auto` ([`read::auto::tuning`]).
 pub use read::auto::tuning;
 pub use read::{LineCount, Method, ReadOptions, count_lines};
+
+#[cfg(test)]
+mod test_support;

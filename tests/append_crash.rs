@@ -20,6 +20,8 @@
 //! must also equal the intended byte stream up to its length: even the torn tail is the
 //! true start of the next record.
 
+mod common;
+
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::Path;
@@ -227,7 +229,7 @@ fn sigkill_at_random_points_leaves_a_prefix_of_the_records() {
     let (mut acknowledged, mut torn, mut total_records) = (0, 0, 0);
     let started = Instant::now();
     for iteration in 0..ITERATIONS {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = common::scratch();
         let seed = rng.next();
         let mut child = Command::new(&exe)
             .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])

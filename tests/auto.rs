@@ -2,6 +2,8 @@
 //! benchmark measured on this machine (and ignores stale ones). Each run gets its own
 //! `XDG_CACHE_HOME`, so the user's own `auto.json` never interferes.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -45,7 +47,7 @@ fn evict(path: &Path) {
 
 #[test]
 fn small_warm_and_cold_files_get_the_rule_without_measurements() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let cache = dir.path().join("cache");
     let small = dir.path().join("small");
     let lines = text_file(&small, 1024);
@@ -73,7 +75,7 @@ fn small_warm_and_cold_files_get_the_rule_without_measurements() {
 
 #[test]
 fn measured_winners_are_followed_on_the_same_machine_only() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(cache.join("iolab")).unwrap();
     let big = dir.path().join("big");

@@ -2,6 +2,8 @@
 //! and failing methods, residency recording and the `results.json` schema. No timings are
 //! asserted: the mock decides them.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
@@ -59,7 +61,7 @@ fn config(data: PathBuf, methods: &[&str]) -> Config {
 fn run_mock(
     answers: impl Fn(u64) -> HashMap<String, Result<u64, String>>,
 ) -> (Results, u64, Vec<String>) {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     // Generate the data set first so the mock can know the true line count.
     let dataset = bench::data::lines(dir.path(), 256 << 10, false).unwrap();
     let methods = ["bufread-chunks", "mmap", "readv", "direct"];
@@ -217,7 +219,7 @@ fn unavailable_rows_show_no_number_in_the_table() {
 
 #[test]
 fn a_reused_data_set_is_not_regenerated_and_a_damaged_one_is() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let first = bench::data::lines(dir.path(), 100_000, false).unwrap();
     let mtime = std::fs::metadata(&first.path).unwrap().modified().unwrap();
     let again = bench::data::lines(dir.path(), 100_000, false).unwrap();

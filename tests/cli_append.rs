@@ -2,6 +2,8 @@
 //! its rows and keys, and that the bench leaves nothing behind and touches nothing else.
 //! Structure only: no timing is asserted.
 
+mod common;
+
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -35,7 +37,7 @@ fn methods_append_lists_every_strategy_as_available() {
 
 #[test]
 fn a_quick_append_bench_writes_verified_rows_and_cleans_up() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let (data, out) = (dir.path().join("data"), dir.path().join("out"));
     std::fs::create_dir(&data).unwrap();
     // Someone else's file in the data folder must survive the run untouched.
@@ -69,6 +71,7 @@ fn a_quick_append_bench_writes_verified_rows_and_cleans_up() {
         .filter_map(|n| n.as_str())
         .collect();
     if !has_fstream {
+        common::skip("the fstream baseline: no C++ compiler (apt-get install g++)");
         assert!(
             notes
                 .iter()

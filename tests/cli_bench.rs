@@ -1,6 +1,8 @@
 //! `iolab bench` end to end: a real quick run on tiny data, its files and exit code, bad
 //! input, and Ctrl-C. Structure only: no timing is asserted.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,7 +19,7 @@ fn read_json(path: &Path) -> serde_json::Value {
 
 #[test]
 fn a_quick_run_writes_verified_rows_for_every_method_and_cache_state() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let (data, out) = (dir.path().join("data"), dir.path().join("out"));
     let output = iolab()
         .args(["bench", "count", "--quick", "--size", "2M", "--data"])
@@ -80,7 +82,7 @@ fn a_quick_run_writes_verified_rows_for_every_method_and_cache_state() {
 
 #[test]
 fn bad_arguments_give_one_line_and_a_non_zero_exit() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let cases: Vec<(Vec<String>, &str)> = vec![
         (vec!["bench".into(), "nosuchsuite".into()], "unknown suite"),
         (
@@ -125,7 +127,7 @@ fn bad_arguments_give_one_line_and_a_non_zero_exit() {
 
 #[test]
 fn ctrl_c_writes_partial_results_and_leaves_the_data_set_intact() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let (data, out) = (dir.path().join("data"), dir.path().join("out"));
     // Generate the data set first, so the interruption lands in the measurement loop.
     let status = iolab()
@@ -199,7 +201,7 @@ fn ctrl_c_writes_partial_results_and_leaves_the_data_set_intact() {
 
 #[test]
 fn a_file_iolab_did_not_make_is_never_overwritten() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let data = dir.path().join("data");
     // Learn the data set's file name from a first run in another folder.
     let probe = dir.path().join("probe");

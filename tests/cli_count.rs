@@ -5,7 +5,7 @@
 //! lacks (an unprivileged user, seccomp) print a note and skip instead of failing.
 
 mod common;
-use common::{NOBODY, is_root, run_as_nobody};
+use common::{is_root, run_as_nobody};
 
 use std::collections::BTreeSet;
 use std::ffi::CString;
@@ -117,13 +117,20 @@ fn run_methods(mut cmd: StdCommand) -> Vec<MethodRow> {
     parse_methods(&stdout_of(&output))
 }
 
-/// The methods this machine can run, as `iolab methods count` reports them.
+/// The methods this machine can run, as `iolab methods count` reports them; the others
+/// are named in a `skipped:` line.
 fn available_methods() -> Vec<String> {
-    run_methods(iolab_std())
+    let (available, unavailable): (Vec<_>, Vec<_>) = run_methods(iolab_std())
         .into_iter()
-        .filter(|row| row.unavailable.is_none())
-        .map(|row| row.name)
-        .collect()
+        .partition(|row| row.unavailable.is_none());
+    for row in unavailable {
+        common::skip_once(format!(
+            "{} is unavailable here: {}",
+            row.name,
+            row.unavailable.unwrap_or_default()
+        ));
+    }
+    available.into_iter().map(|row| row.name).collect()
 }
 
 /// The per-file counts of the real `wc -l` on `paths` (the `total` line is dropped),
@@ -205,7 +212,7 @@ fn refused_per_file(method: &str, output: &Output) -> bool {
         && output.status.code() == Some(1)
         && stderr.contains("method 'direct' is unavailable")
     {
-        eprintln!("note: skipping direct here: {}", stderr.trim_end());
+        common::skip_once(format!("direct: {}", stderr.trim_end()));
         return true;
     }
     false
@@ -528,9 +535,20 @@ fn check_bad_between_good(
     good: [&Path; 2],
     prepare: impl Fn(&mut StdCommand),
 ) {
+    check_bad_between_good_with(Path::new(BIN), bad, needles, good, prepare)
+}
+
+/// [`check_bad_between_good`] with another copy of the program (one `nobody` can run).
+fn check_bad_between_good_with(
+    program: &Path,
+    bad: &Path,
+    needles: &[&str],
+    good: [&Path; 2],
+    prepare: impl Fn(&mut StdCommand),
+) {
     let want: Vec<(u64, String)> = good.iter().map(|p| (wc_count(p), path_label(p))).collect();
     for method in available_methods() {
-        let mut cmd = iolab_std();
+        let mut cmd = StdCommand::new(program);
         cmd.args(["count", "--method", &method])
             .arg(good[0])
             .arg(bad)
@@ -584,28 +602,24 @@ fn unreadable_file_is_reported_and_others_counted() {
     fs::write(&secret, "hidden\n").unwrap();
     fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).unwrap();
 
-    // Root bypasses permission checks: drop to nobody if we are root.
-    let root = is_root();
-    if root {
-        let mut probe = iolab_std();
-        probe.arg("--version");
-        run_as_nobody(&mut probe);
-        match probe.output() {
-            Ok(output) if output.status.success() => {}
-            other => {
-                eprintln!(
-                    "note: skipping the permission test: cannot run iolab as uid {NOBODY}: \
-                     {other:?}"
-                );
-                return;
-            }
-        }
+    if !is_root() {
+        return check_bad_between_good(&secret, &["Permission denied"], [&a, &b], |_| {});
     }
-    check_bad_between_good(&secret, &["Permission denied"], [&a, &b], |cmd| {
-        if root {
+    // Root bypasses permission checks: run a copy `nobody` can reach, as nobody.
+    let exe = match common::nobody_exe(Path::new(BIN), &["--version"]) {
+        Ok(exe) => exe,
+        Err(reason) => return common::skip(reason),
+    };
+    check_bad_between_good_with(
+        exe.path(),
+        &secret,
+        &["Permission denied"],
+        [&a, &b],
+        |cmd| {
             run_as_nobody(cmd);
-        }
-    });
+            cmd.current_dir("/");
+        },
+    );
 }
 
 #[test]
@@ -708,7 +722,7 @@ fn proc_files_are_counted_by_auto_and_refused_by_mmap() {
     for file in ["/proc/version", "/proc/cpuinfo"] {
         let path = Path::new(file);
         if !path.exists() {
-            eprintln!("note: {file} does not exist; skipped");
+            common::skip(format!("{file} does not exist"));
             continue;
         }
         // The size is 0 but the content is not: auto must stream it.
@@ -852,7 +866,7 @@ mod seccomp {
         match cmd.output() {
             Ok(output) => Some(output),
             Err(e) => {
-                eprintln!("note: cannot install a seccomp filter here ({e}); test skipped");
+                crate::common::skip(format!("cannot install a seccomp filter here ({e})"));
                 None
             }
         }

@@ -5,7 +5,7 @@
 //! Tests that need an unprivileged user skip (with a note) where there is none.
 
 mod common;
-use common::{NOBODY, is_root, run_as_nobody};
+use common::{is_root, run_as_nobody};
 
 use std::fs::{self, File};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
@@ -325,25 +325,30 @@ fn a_file_the_user_cannot_write_is_refused_untouched() {
     fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
     let before = fs::metadata(&path).unwrap();
     let root = is_root();
-    if root {
-        let mut probe = Command::new(BIN);
-        probe.arg("--version");
-        run_as_nobody(&mut probe);
-        if !probe.output().is_ok_and(|o| o.status.success()) {
-            eprintln!("note: skipped: cannot run iolab as uid {NOBODY}");
-            return;
+    // Root bypasses permission checks: run a copy `nobody` can reach, as nobody.
+    let nobody = if root {
+        match common::nobody_exe(Path::new(BIN), &["--version"]) {
+            Ok(exe) => Some(exe),
+            Err(reason) => return common::skip(reason),
         }
-    }
+    } else {
+        None
+    };
     for s in STRATEGIES {
         for args in [
             &["edit", "truncate-first-line", "-s", s][..],
             &["edit", "replace", "--from", ",", "--to", ";", "-s", s][..],
         ] {
-            let mut cmd = iolab(args);
+            let mut cmd = match &nobody {
+                Some(exe) => {
+                    let mut cmd = exe.command();
+                    cmd.args(args);
+                    run_as_nobody(&mut cmd);
+                    cmd
+                }
+                None => iolab(args),
+            };
             cmd.arg(&path);
-            if root {
-                run_as_nobody(&mut cmd);
-            }
             let o = run(&mut cmd);
             assert_one_line_error(&o, &path, "cannot open for writing: Permission denied");
             let after = fs::metadata(&path).unwrap();
@@ -404,7 +409,7 @@ fn peak_rss_of_edit(args: &[&str], path: &Path) -> u64 {
 
 #[test]
 fn std_stream_edits_a_2_gib_file_in_bounded_memory() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let path = dir.path().join("sparse-2g.csv");
     let len: u64 = 2 << 30;
     // Sparse (holes read as zeros), with a comma and a newline every 256 MiB and at the end,
@@ -449,7 +454,7 @@ fn std_stream_edits_a_2_gib_file_in_bounded_memory() {
 
 #[test]
 fn a_quick_bench_writes_verified_edit_rows_with_every_key_and_cleans_up() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let (data, out) = (dir.path().join("data"), dir.path().join("out"));
     fs::create_dir(&data).unwrap();
     // A file of someone else's in the data folder: the bench must not touch it.

@@ -3,6 +3,8 @@
 //! fail (closed reader, closed or read-only stdout, a full device, bad arguments). No
 //! timing is asserted.
 
+mod common;
+
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -114,7 +116,7 @@ fn every_method_writes_exactly_n_zero_bytes_into_a_pipe() {
 
 #[test]
 fn every_method_but_vmsplice_writes_exactly_n_zero_bytes_into_a_file() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     for method in Method::ALL {
         for bytes in sizes() {
             let what = format!("{method} {bytes} into a file");
@@ -330,7 +332,7 @@ fn read_json(path: &Path) -> serde_json::Value {
 
 #[test]
 fn a_quick_bench_write_run_produces_verified_rows_per_sink_and_buffer() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let (data, out) = (dir.path().join("data"), dir.path().join("out"));
     // A file that was there before must survive the run untouched.
     std::fs::create_dir_all(&data).unwrap();

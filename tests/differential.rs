@@ -15,6 +15,8 @@
 //! random inputs on top. Each test collects every mismatch before failing, so one run shows
 //! the whole picture (which methods, which sizes, which options) instead of the first case.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
@@ -23,7 +25,6 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use iolab::kernel::{ByteCounter, Kernel, count_byte, naive_count};
@@ -114,14 +115,6 @@ fn proptest_config(cases: u32) -> ProptestConfig {
     }
 }
 
-/// Prints `message` to stderr once per process (visible with `--nocapture`), for notes
-/// that would otherwise repeat for every file of a corpus.
-fn note_once(flag: &AtomicBool, message: &str) {
-    if !flag.swap(true, Ordering::Relaxed) {
-        eprintln!("note: {message}");
-    }
-}
-
 // ------------------------------------------------------------------------------------------
 // 1. Kernels against `naive_count`
 // ------------------------------------------------------------------------------------------
@@ -138,11 +131,9 @@ fn counters() -> Vec<ByteCounter> {
         match ByteCounter::new(kernel) {
             Some(counter) => counters.push(counter),
             None => {
-                static NOTED: AtomicBool = AtomicBool::new(false);
-                note_once(
-                    &NOTED,
-                    &format!("kernel {kernel} cannot run on this CPU; not tested"),
-                );
+                common::skip_once(format!(
+                    "kernel {kernel} cannot run on this CPU; not tested"
+                ));
             }
         }
     }
@@ -387,7 +378,6 @@ fn needs_size(method: Method) -> bool {
 
 /// The methods that can run here, from [`Method::ALL`]; the others are named on stderr.
 fn available_methods() -> Vec<Method> {
-    static NOTED: AtomicBool = AtomicBool::new(false);
     let mut skipped = Vec::new();
     let methods = Method::ALL
         .into_iter()
@@ -400,13 +390,10 @@ fn available_methods() -> Vec<Method> {
         })
         .collect();
     if !skipped.is_empty() {
-        note_once(
-            &NOTED,
-            &format!(
-                "methods unavailable here, not tested: {}",
-                skipped.join(", ")
-            ),
-        );
+        common::skip_once(format!(
+            "methods unavailable here, not tested: {}",
+            skipped.join(", ")
+        ));
     }
     methods
 }
@@ -460,11 +447,7 @@ fn judge_error(method: Method, error: &Error, expected: &Expected) -> Option<Str
             )),
         },
         (Method::Direct, e) if e.is_unavailable() => {
-            static NOTED: AtomicBool = AtomicBool::new(false);
-            note_once(
-                &NOTED,
-                &format!("direct is unavailable for a test file: {e}"),
-            );
+            common::skip_once(format!("direct is unavailable for a test file: {e}"));
             None
         }
         _ => Some(format!("failed: {error} ({error:?})")),
@@ -895,25 +878,19 @@ fn methods_on_sparse_file_larger_than_4_gib() {
     match free_bytes(dir.path()) {
         Some(free) if free >= 1 << 30 => {}
         other => {
-            eprintln!(
-                "skipping the >4 GiB test: under 1 GiB free in {:?} ({other:?} bytes)",
+            return common::skip(format!(
+                "under 1 GiB free in {:?} ({other:?} bytes)",
                 dir.path()
-            );
-            return;
+            ));
         }
     }
     match supports_sparse_files(dir.path()) {
         Ok(true) => {}
         Ok(false) => {
-            eprintln!(
-                "skipping the >4 GiB test: {:?} does not keep sparse files",
-                dir.path()
-            );
-            return;
+            return common::skip(format!("{:?} does not keep sparse files", dir.path()));
         }
         Err(e) => {
-            eprintln!("skipping the >4 GiB test: cannot probe sparse files: {e}");
-            return;
+            return common::skip(format!("cannot probe sparse files: {e}"));
         }
     }
 
@@ -946,7 +923,7 @@ fn methods_on_sparse_file_larger_than_4_gib() {
                 }
             }
             Err(e) if method == Method::Direct && e.is_unavailable() => {
-                eprintln!("note: direct is unavailable for the sparse file: {e}");
+                common::skip(format!("direct is unavailable for the sparse file: {e}"));
             }
             Err(e) => failures.push(format!("{method}: failed: {e} ({e:?})")),
         }
@@ -1028,7 +1005,7 @@ fn methods_on_proc_and_sys_files() {
     if Path::new(sysfs).exists() {
         check_pseudo_file(sysfs, true, &mut failures);
     } else {
-        eprintln!("note: {sysfs} does not exist; sysfs not tested");
+        common::skip(format!("{sysfs} does not exist; sysfs not tested"));
     }
     failures.check("methods, /proc and /sys files");
 }
@@ -1203,7 +1180,7 @@ fn parallel_and_deep_queue_methods_split_big_files_exactly() {
         Method::UringDirect,
     ] {
         if method.availability().is_err() {
-            eprintln!("note: {method} unavailable here");
+            common::skip(format!("{method} unavailable here"));
             continue;
         }
         let option_sets: Vec<ReadOptions> = match method {
@@ -1233,7 +1210,7 @@ fn parallel_and_deep_queue_methods_split_big_files_exactly() {
                         len as u64 - start
                     )),
                     Err(e) if method == Method::UringDirect && e.is_unavailable() => {
-                        eprintln!("note: {method}: {e}");
+                        common::skip_once(format!("{method}: {e}"));
                     }
                     Err(e) => failures.push(format!("{method} {options:?} start {start}: {e}")),
                 }

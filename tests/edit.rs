@@ -10,6 +10,8 @@
 //!   choice. The strategy and kernel lists are iterated, never spelled out, so a new one is
 //!   tested as soon as it exists.
 
+mod common;
+
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -558,7 +560,7 @@ fn dirty_pages(file: &File) -> Option<u64> {
 
 #[test]
 fn replacing_dirties_only_the_pages_around_the_matches() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let len = 32 * MIB;
     let mut data = vec![b'a'; len];
     data[20 * MIB + 5] = b',';
@@ -577,8 +579,7 @@ fn replacing_dirties_only_the_pages_around_the_matches() {
         let file = File::open(&path).unwrap();
         file.sync_all().unwrap();
         let Some(before) = dirty_pages(&file) else {
-            eprintln!("note: skipped: cachestat(2) is unavailable (Linux 6.5+)");
-            return;
+            return common::skip("cachestat(2) is unavailable (Linux 6.5+)");
         };
         assert_eq!(before, 0);
         let report = Editor::new(strategy)
@@ -597,7 +598,7 @@ fn replacing_dirties_only_the_pages_around_the_matches() {
 #[test]
 fn a_file_truncated_during_an_mmap_edit_is_an_error_not_a_crash() {
     use std::time::Duration;
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let data = vec![b','; 64 * MIB];
     let (mut completed, mut shrank) = (0, 0);
     // Another thread truncates the file to nothing at various moments of the edit: the

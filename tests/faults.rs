@@ -2,58 +2,40 @@
 //! mid-way, and the memory a streaming read may use on a file far bigger than its buffers.
 //! Tests that need to mount skip with a message where they cannot (not root, no tmpfs).
 
+mod common;
+
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use assert_cmd::cargo::CommandCargoExt;
+use common::SmallFs;
 
 fn iolab() -> Command {
     Command::cargo_bin("iolab").unwrap()
 }
 
-/// A tmpfs of `size` mounted on a fresh folder; unmounted on drop.
-struct SmallDisk {
-    dir: tempfile::TempDir,
-}
-
-impl SmallDisk {
-    fn mount(size: &str) -> Option<SmallDisk> {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).ok()?;
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
-            return None;
+/// A small tmpfs, or the reason it cannot be mounted here (the caller skips).
+fn small_disk(size: &str) -> Option<SmallFs> {
+    match SmallFs::mount(size) {
+        Ok(disk) => Some(disk),
+        Err(reason) => {
+            common::skip(reason);
+            None
         }
-        Some(SmallDisk { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Fills the disk to the last byte with a file of its own.
-    fn fill(&self) -> PathBuf {
-        let filler = self.path().join("filler");
-        let _ = Command::new("dd")
-            .args(["if=/dev/zero", "bs=64k"])
-            .arg(format!("of={}", filler.display()))
-            .stderr(Stdio::null())
-            .status();
-        filler
     }
 }
 
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
+/// Fills `disk` to the last byte with a file of its own.
+fn fill(disk: &SmallFs) -> PathBuf {
+    let filler = disk.path().join("filler");
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", "bs=64k"])
+        .arg(format!("of={}", filler.display()))
+        .stderr(Stdio::null())
+        .status();
+    filler
 }
 
 fn one_line_error(output: &std::process::Output) -> String {
@@ -67,7 +49,7 @@ fn one_line_error(output: &std::process::Output) -> String {
 
 #[test]
 fn gen_on_a_full_disk_fails_in_one_line_and_leaves_nothing() {
-    let Some(disk) = SmallDisk::mount("4m") else {
+    let Some(disk) = small_disk("4m") else {
         return;
     };
     // Refused before writing: the size is known.
@@ -79,7 +61,7 @@ fn gen_on_a_full_disk_fails_in_one_line_and_leaves_nothing() {
     let err = one_line_error(&out);
     assert!(err.contains("space"), "{err}");
     // Runs out while writing: the free-space check passed, then the disk filled up.
-    let filler = disk.fill();
+    let filler = fill(&disk);
     std::fs::OpenOptions::new()
         .write(true)
         .open(&filler)
@@ -109,11 +91,11 @@ fn gen_on_a_full_disk_fails_in_one_line_and_leaves_nothing() {
 
 #[test]
 fn bench_results_on_a_full_disk_fail_in_one_line() {
-    let Some(disk) = SmallDisk::mount("1m") else {
+    let Some(disk) = small_disk("1m") else {
         return;
     };
-    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    disk.fill();
+    let data = common::scratch();
+    fill(&disk);
     let out = iolab()
         .args([
             "bench",
@@ -144,13 +126,13 @@ fn bench_results_on_a_full_disk_fail_in_one_line() {
 
 #[test]
 fn in_place_edits_need_no_free_space() {
-    let Some(disk) = SmallDisk::mount("2m") else {
+    let Some(disk) = small_disk("2m") else {
         return;
     };
     let file = disk.path().join("data.csv");
     let content = b"a,b,c\n1,2,3\n".repeat(10_000);
     std::fs::write(&file, &content).unwrap();
-    disk.fill();
+    fill(&disk);
     for strategy in ["std-stream", "mmap"] {
         let out = iolab()
             .args([
@@ -198,7 +180,7 @@ fn in_place_edits_need_no_free_space() {
 /// every byte is either the old or the new value, and the re-run gives the exact result.
 #[test]
 fn an_edit_killed_mid_way_is_completed_by_a_rerun() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let file = dir.path().join("big.csv");
     let original: Vec<u8> = b"12,345,6789,0\n".repeat(6 << 20);
     let want: Vec<u8> = original
@@ -290,7 +272,7 @@ fn peak_rss_kib(mut cmd: Command) -> (std::process::ExitStatus, i64) {
 /// 4 GiB (sparse) file.
 #[test]
 fn streaming_reads_and_edits_stay_within_16_mib_on_a_4_gib_file() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let file = dir.path().join("sparse");
     let f = std::fs::File::create(&file).unwrap();
     f.set_len(4 << 30).unwrap();

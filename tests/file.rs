@@ -11,13 +11,14 @@
 //!
 //! The crash-safety test is in `tests/append_crash.rs`.
 
+mod common;
+
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::{SmallFs, is_root, run_as_nobody};
 use iolab::file::{
     AppendFile, AppendOptions, Backing, Creation, Error, MapLimiter, RandomAccessFile,
     RandomAccessOptions, SequentialFile,
@@ -455,14 +456,8 @@ fn existing_and_missing_files_are_clear_errors() {
     assert!(e.to_string().starts_with("cannot create: "), "{e}");
 }
 
-const NOBODY: libc::uid_t = 65534;
 /// Set for the re-executed test binary that checks permissions as `nobody`.
 const PERMISSION_CHILD_ENV: &str = "IOLAB_TEST_PERMISSION_DIR";
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// The checks of [`permission_denied_is_a_typed_error`], run by a user who owns none of
 /// the files in `dir`.
@@ -489,7 +484,8 @@ fn permission_child() {
 
 #[test]
 fn permission_denied_is_a_typed_error() {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A folder `nobody` can enter: the build folder's parents may be private.
+    let root = common::public_scratch();
     let dir = root.path();
     fs::create_dir(dir.join("locked")).unwrap();
     fs::write(dir.join("read-only"), b"x").unwrap();
@@ -501,9 +497,13 @@ fn permission_denied_is_a_typed_error() {
         check_permissions(dir);
         return;
     }
-    // Root passes every permission check: re-run this binary's `permission_child` as nobody.
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    // Root passes every permission check: re-run this binary's `permission_child` as
+    // nobody, from a copy nobody can reach.
+    let exe = match common::nobody_exe(&std::env::current_exe().unwrap(), &["--list"]) {
+        Ok(exe) => exe,
+        Err(reason) => return common::skip(reason),
+    };
+    let mut cmd = exe.command();
     cmd.args([
         "--exact",
         "permission_child",
@@ -511,19 +511,7 @@ fn permission_denied_is_a_typed_error() {
         "--test-threads=1",
     ])
     .env(PERMISSION_CHILD_ENV, dir);
-    // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe calls setgroups, setgid and setuid; it allocates nothing.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(NOBODY) != 0
-                || libc::setuid(NOBODY) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    run_as_nobody(&mut cmd);
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -531,46 +519,6 @@ fn permission_denied_is_a_typed_error() {
         "the nobody child failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// A tmpfs of a given size mounted on a temporary folder, unmounted when dropped.
-struct SmallFs {
-    dir: tempfile::TempDir,
-}
-
-impl SmallFs {
-    /// Mounts a tmpfs of `size` (as `mount -o size=`), or says why it cannot.
-    fn mount(size: &str) -> Result<SmallFs, String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let out = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0755"),
-                "tmpfs",
-            ])
-            .arg(dir.path())
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if !out.status.success() {
-            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-        }
-        Ok(SmallFs { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
 }
 
 /// Record `i` of the full-disk test: its index, then 200 bytes that depend on it.
@@ -605,10 +553,7 @@ fn a_full_disk_is_reported_from_append_and_no_acknowledged_record_is_lost() {
 fn fill_the_disk(flush_every: u64, expect: FailedIn) {
     let fs_ = match SmallFs::mount("1m") {
         Ok(fs_) => fs_,
-        Err(reason) => {
-            eprintln!("note: full-disk test skipped: cannot mount a tmpfs ({reason})");
-            return;
-        }
+        Err(reason) => return common::skip(reason),
     };
     // Space we can give back later, to check that a retry completes the stream.
     let filler = fs_.path().join("filler");

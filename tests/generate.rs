@@ -2,6 +2,8 @@
 //! exact line counts, determinism, the CSV shape, and atomic writes that leave nothing
 //! behind on failure. No timing assertions.
 
+mod common;
+
 use std::fs;
 use std::io::{self, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -254,8 +256,7 @@ fn a_failing_writer_is_reported() {
 #[test]
 fn a_full_device_is_reported() {
     let Ok(mut full) = fs::OpenOptions::new().write(true).open("/dev/full") else {
-        eprintln!("note: no /dev/full here; skipped");
-        return;
+        return common::skip("no /dev/full here");
     };
     let error = write_lines(&mut full, &LinesSpec::default()).unwrap_err();
     assert_eq!(error.to_string(), "cannot write: No space left on device");

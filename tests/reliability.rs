@@ -1,5 +1,7 @@
 //! Faults while reading: files that shrink or grow under a reader, and memory bounds.
 
+mod common;
+
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
@@ -37,7 +39,7 @@ impl Task for TruncateThenRead {
 
 #[test]
 fn a_mapped_file_truncated_during_the_scan_is_an_error_not_a_crash() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     for method in [
         Method::Mmap,
         Method::MmapAvx2,
@@ -67,7 +69,7 @@ fn a_mapped_file_truncated_during_the_scan_is_an_error_not_a_crash() {
 /// reported; the process never dies of SIGBUS.
 #[test]
 fn iolab_count_survives_concurrent_truncation() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let path = dir.path().join("shrinking");
     for round in 0..6 {
         write_file(&path, 16 << 20);
@@ -104,7 +106,7 @@ fn iolab_count_survives_concurrent_truncation() {
 /// shrank before they got to its end.
 #[test]
 fn offset_readers_report_a_file_that_shrank() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let path = dir.path().join("f");
     for method in [
         Method::Direct,

@@ -3,6 +3,8 @@
 //! screenshot is saved in the test's temporary folder. Skips (with a message) where
 //! Chromium is not installed; `.ci/run` installs it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -49,10 +51,9 @@ fn headless(browser: &Path, profile: &Path, page: &Path, extra: &[String]) -> (S
 #[test]
 fn the_report_of_a_real_run_renders_every_chart_without_errors() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: Chromium is not installed (apt-get install chromium)");
-        return;
+        return common::skip("Chromium is not installed (apt-get install chromium)");
     };
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let out = dir.path().join("results");
     let status = Command::cargo_bin("iolab")
         .unwrap()

@@ -3,17 +3,13 @@
 //!
 //! Only what holds on every Linux machine is asserted, not this machine's figures.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use iolab::sysinfo::{self, SysInfo};
-
-/// A scratch directory under the target directory, which is on disk (not tmpfs) on
-/// ordinary machines, unlike `/tmp` on some distributions.
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("cannot create a scratch directory")
-}
 
 fn iolab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_iolab"))
@@ -43,7 +39,7 @@ fn proc_mounts_type(path: &Path) -> Option<String> {
 
 #[test]
 fn collect_gives_plausible_values() {
-    let dir = scratch();
+    let dir = common::scratch();
     let info = sysinfo::collect(dir.path());
 
     assert_eq!(info.iolab_version, env!("CARGO_PKG_VERSION"));
@@ -133,7 +129,7 @@ fn missing_data_dir_is_noted_not_fatal() {
 
 #[test]
 fn json_round_trips() {
-    let dir = scratch();
+    let dir = common::scratch();
     let info = sysinfo::collect(dir.path());
     let json = serde_json::to_string(&info).unwrap();
     let back: SysInfo = serde_json::from_str(&json).unwrap();
@@ -142,7 +138,7 @@ fn json_round_trips() {
 
 #[test]
 fn tmpfs_is_recognized() {
-    let dir = scratch();
+    let dir = common::scratch();
     let scratch_type = proc_mounts_type(dir.path());
     assert_eq!(
         sysinfo::is_tmpfs(dir.path()),
@@ -164,7 +160,7 @@ fn tmpfs_is_recognized() {
 
 #[test]
 fn cli_json_has_the_expected_keys() {
-    let dir = scratch();
+    let dir = common::scratch();
     let output = iolab()
         .args(["sysinfo", "--json", "--data"])
         .arg(dir.path())
@@ -196,7 +192,7 @@ fn cli_json_has_the_expected_keys() {
 
 #[test]
 fn cli_report_is_aligned_key_value_lines() {
-    let dir = scratch();
+    let dir = common::scratch();
     let output = iolab()
         .arg("sysinfo")
         .current_dir(dir.path())

@@ -1,6 +1,8 @@
 //! Property tests of `iolab::units`: what is printed parses back to about the same size,
 //! suffixes multiply exactly, and no input makes the parser panic or print two lines.
 
+mod common;
+
 use iolab::units::{SizeErrorKind, format_bytes, format_duration, format_rate, parse_size};
 use proptest::prelude::*;
 

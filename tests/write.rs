@@ -6,6 +6,8 @@
 //! result on file descriptor 1, and would print it into whatever the test has put there.
 //! With a single test nothing else finishes while descriptor 1 is redirected.
 
+mod common;
+
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -89,7 +91,7 @@ fn sizes() -> Vec<u64> {
 
 #[test]
 fn write_methods_and_the_stdout_writer_into_real_descriptors() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = common::scratch();
     let options = WriteOptions::new().buffer_size(BUFFER);
 
     // Into a regular file: every method but vmsplice, exact and all zeros.

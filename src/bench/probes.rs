@@ -177,12 +177,12 @@ mod tests {
 
     #[test]
     fn device_probe_sweeps_depth_by_block() {
-        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let dir = crate::test_support::scratch();
         let path = dir.path().join("f");
         std::fs::write(&path, vec![b'a'; 3 << 20]).unwrap();
         let p = device_read(&path, &[1, 4], &[64 << 10, 1 << 20]);
         if let Some(reason) = &p.unavailable {
-            eprintln!("skipped: {reason}");
+            eprintln!("skipped: device_probe_sweeps_depth_by_block: {reason}");
             return;
         }
         assert_eq!(p.points.len(), 4);
