@@ -207,10 +207,91 @@ pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
     }
     progress.finish();
     let version = pg.as_deref().and_then(pg_version);
-    jobs.iter()
+    let rows: Vec<Row> = jobs
+        .iter()
         .zip(gathered)
         .flat_map(|(job, g)| rows(job, g, per_writer, version.as_deref()))
-        .collect()
+        .collect();
+    ctx.notes.extend(goals(&rows));
+    rows
+}
+
+/// The issue's goals, checked on this run's rows: the single-writer 8 KiB `fdatasync`
+/// policy against `pg_test_fsync`'s `fdatasync`, the best single-writer policy against
+/// its best, and group commit at 8 writers against 8 writers that sync alone.
+fn goals(rows: &[Row]) -> Vec<String> {
+    let rate = |r: &Row| {
+        r.extra
+            .get("records_per_s")
+            .and_then(serde_json::Value::as_f64)
+    };
+    let key = |r: &Row, k: &str| r.extra.get(k).cloned();
+    let single_8k = |r: &&Row| {
+        key(r, "record_bytes") == Some(json!(8 << 10)) && key(r, "writers") == Some(json!(1))
+    };
+    let ours: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !r.baseline)
+        .filter(single_8k)
+        .collect();
+    let peer: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.baseline)
+        .filter(single_8k)
+        .collect();
+    let best = |set: &[&Row]| {
+        set.iter()
+            .filter_map(|r| Some((rate(r)?, r.method.clone())))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+    };
+    let met = |ok: bool| if ok { "met" } else { "missed" };
+    let mut notes = Vec::new();
+    let ours_fdatasync = ours
+        .iter()
+        .find(|r| r.method == "fdatasync")
+        .and_then(|r| rate(r));
+    let peer_fdatasync = peer
+        .iter()
+        .find(|r| key(r, "policy") == Some(json!("fdatasync")))
+        .and_then(|r| rate(r));
+    if let (Some(a), Some(b)) = (ours_fdatasync, peer_fdatasync) {
+        notes.push(format!(
+            "append durable goal: 1 writer, 8 KiB, fdatasync {a:.0} records/s = {:.2}× \
+             pg_test_fsync fdatasync {b:.0} ops/s (goal ≥ 0.9×: {})",
+            a / b,
+            met(a / b >= 0.9)
+        ));
+    }
+    if let (Some((a, am)), Some((b, bm))) = (best(&ours), best(&peer)) {
+        notes.push(format!(
+            "append durable goal: best 1-writer 8 KiB policy {am} {a:.0} records/s = {:.2}× \
+             the best of pg_test_fsync, {bm} {b:.0} ops/s (goal ≥ 1.0×: {})",
+            a / b,
+            met(a >= b)
+        ));
+    }
+    for policy in Policy::ALL {
+        let at8 = |alone: bool| {
+            rows.iter()
+                .find(|r| {
+                    !r.baseline
+                        && key(r, "policy") == Some(json!(policy.name()))
+                        && key(r, "writers") == Some(json!(ALONE_WRITERS))
+                        && key(r, "record_bytes") == Some(json!(512))
+                        && key(r, "group_commit") == Some(json!(!alone))
+                })
+                .and_then(rate)
+        };
+        if let (Some(g), Some(a)) = (at8(false), at8(true)) {
+            notes.push(format!(
+                "append durable goal: {policy}, {ALONE_WRITERS} writers, 512 B: group commit \
+                 {g:.0} records/s = {:.1}× syncing alone {a:.0} (goal ≥ 4×: {})",
+                g / a,
+                met(g / a >= 4.0)
+            ));
+        }
+    }
+    notes
 }
 
 /// One run's figures.
