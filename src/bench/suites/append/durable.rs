@@ -492,7 +492,9 @@ fn rows(job: &Job, g: Gathered, per_writer: u64, version: Option<&str>) -> Vec<R
                 format!("{policy} alone")
             });
             let records = writers as u64 * per_writer;
-            row.bytes = records * record_bytes as u64;
+            // Per record, so the rows compare with each other and with pg_test_fsync's
+            // seconds per operation whatever the writer count.
+            row.bytes = record_bytes as u64;
             for (k, v) in [
                 ("policy", json!(policy.name())),
                 ("record_bytes", json!(record_bytes)),
@@ -502,7 +504,12 @@ fn rows(job: &Job, g: Gathered, per_writer: u64, version: Option<&str>) -> Vec<R
             ] {
                 row.extra.insert(k.into(), v);
             }
-            row.set_timings(&g.wall, &g.user, &g.sys);
+            let per_record = |v: &[f64]| v.iter().map(|x| x / records as f64).collect::<Vec<_>>();
+            row.set_timings(
+                &per_record(&g.wall),
+                &per_record(&g.user),
+                &per_record(&g.sys),
+            );
             row.verified = g.error.is_none() && !g.wall.is_empty();
             match g.error {
                 Some(e) => match e.strip_prefix("unavailable: ") {
@@ -515,8 +522,7 @@ fn rows(job: &Job, g: Gathered, per_writer: u64, version: Option<&str>) -> Vec<R
                 None => {}
             }
             if let Some(m) = row.median_s {
-                row.extra
-                    .insert("records_per_s".into(), json!(records as f64 / m));
+                row.extra.insert("records_per_s".into(), json!(1.0 / m));
             }
             let mut lat = g.latencies_ns;
             lat.sort_unstable();
