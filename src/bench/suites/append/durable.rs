@@ -552,8 +552,8 @@ fn rows(job: &Job, g: Gathered, per_writer: u64, version: Option<&str>) -> Vec<R
                     row.version = version.map(str::to_string);
                     // Seconds per operation, so the row's statistics read like the others'.
                     let secs: Vec<f64> = ops.iter().map(|o| 1.0 / o).collect();
-                    row.set_timings(&secs, &[], &[]);
                     row.bytes = 8 << 10;
+                    row.set_timings(&secs, &[], &[]);
                     row.verified = true;
                     row.result = Some("one 8kB write + sync per op".into());
                     for (k, v) in [
