@@ -28,6 +28,22 @@
 //! unsynced pages, so retrying could acknowledge records that are not durable. Reopen the
 //! log to recover the acknowledged prefix and go on.
 //!
+//! ```no_run
+//! use iolab::durable::{LogOptions, Policy, read_records};
+//!
+//! let log = LogOptions::new().policy(Policy::Prealloc).open("wal.log".as_ref())?;
+//! std::thread::scope(|s| {
+//!     for t in 0..8u8 {
+//!         let log = &log;
+//!         // Each call returns once its record is on the device; concurrent calls share
+//!         // one write and one sync.
+//!         s.spawn(move || log.append_durable(&[t; 512]));
+//!     }
+//! });
+//! assert_eq!(read_records("wal.log".as_ref())?.records.len(), 8);
+//! # Ok::<(), iolab::file::Error>(())
+//! ```
+//!
 //! **Record frames** and recovery: [`record`]. Reopening an existing log finds its end from
 //! the frames; a torn last record is cut off (truncated, or zeroed in a preallocated file)
 //! before anything is appended after it.
