@@ -17,6 +17,7 @@ pub mod append;
 pub mod bench;
 pub mod buf;
 pub mod cache;
+pub mod durable;
 pub mod edit;
 pub mod error;
 pub mod file;

@@ -22,10 +22,10 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use iolab::file::{AppendFile, SequentialFile};
@@ -225,37 +225,21 @@ fn sigkill_at_random_points_leaves_a_prefix_of_the_records() {
                 .as_nanos() as u64
         });
     let mut rng = Rng::new(base_seed);
-    let exe = std::env::current_exe().unwrap();
     let (mut acknowledged, mut torn, mut total_records) = (0, 0, 0);
     let started = Instant::now();
     for iteration in 0..ITERATIONS {
         let dir = common::scratch();
         let seed = rng.next();
-        let mut child = Command::new(&exe)
-            .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
-            .env(CHILD_DIR_ENV, dir.path())
-            .env(CHILD_SEED_ENV, seed.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Wait until it writes (its acks file exists), then kill it a random moment later.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !dir.path().join("acks").exists() && Instant::now() < deadline {
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!("the child exited on its own ({status}) before writing");
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        std::thread::sleep(Duration::from_micros(rng.below(MAX_KILL_DELAY_US)));
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr);
-            panic!("the child exited on its own ({status}):\n{stderr}");
-        }
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        let seed_text = seed.to_string();
+        common::kill_child_when_ready(
+            "crash_child",
+            &[
+                (CHILD_DIR_ENV, dir.path().as_os_str()),
+                (CHILD_SEED_ENV, OsStr::new(&seed_text)),
+            ],
+            &dir.path().join("acks"),
+            Duration::from_micros(rng.below(MAX_KILL_DELAY_US)),
+        );
         match check(dir.path(), seed) {
             Ok(outcome) => {
                 acknowledged += u64::from(outcome.acknowledged.is_some());

@@ -20,19 +20,26 @@ const STRATEGIES: [&str; 5] = [
     "append-file",
 ];
 
+/// The durability policies of `iolab::durable::Log` (the `durable` section).
+const POLICIES: [&str; 4] = ["fdatasync", "dsync", "direct-dsync", "prealloc"];
+
 #[test]
 fn methods_append_lists_every_strategy_as_available() {
     let out = iolab().args(["methods", "append"]).output().unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for name in STRATEGIES {
+    for name in STRATEGIES.iter().chain(&POLICIES) {
         let line = stdout
             .lines()
             .find(|l| l.split_whitespace().next() == Some(name))
             .unwrap_or_else(|| panic!("{name} missing from:\n{stdout}"));
         assert!(line.ends_with("available"), "{line}");
     }
-    assert_eq!(stdout.lines().count(), STRATEGIES.len(), "{stdout}");
+    assert_eq!(
+        stdout.lines().count(),
+        STRATEGIES.len() + POLICIES.len(),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -83,6 +90,9 @@ fn a_quick_append_bench_writes_verified_rows_and_cleans_up() {
         notes.iter().any(|n| n.contains("xsputn_2")),
         "the write-up's question is answered: {notes:?}"
     );
+    let rows: Vec<&serde_json::Value> = rows.iter().collect();
+    let (rows, durable_rows): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|r| r["section"] != "durable");
     for payload in [5, 64, 512, 4096] {
         for method in STRATEGIES
             .iter()
@@ -119,6 +129,53 @@ fn a_quick_append_bench_writes_verified_rows_and_cleans_up() {
             .all(|r| r["suite"] == "append" && r.get("cache").is_none()),
         "append rows have no cache state"
     );
+
+    // The durable section: every policy (or its reason), 1 and 8 writers with group
+    // commit and 8 alone, 512-byte records, every row verified; pg_test_fsync's rows or
+    // the note that it is missing.
+    let durable = durable_rows;
+    for policy in POLICIES {
+        for (writers, group) in [(1, true), (8, true), (8, false)] {
+            let row = durable
+                .iter()
+                .find(|r| {
+                    r["policy"] == policy
+                        && r["writers"] == writers
+                        && r["group_commit"] == group
+                        && r["record_bytes"] == 512
+                })
+                .unwrap_or_else(|| panic!("no durable row for {policy} {writers} {group}"));
+            if let Some(reason) = row["unavailable"].as_str() {
+                common::skip(format!("durable {policy}: {reason}"));
+                continue;
+            }
+            assert_eq!(row["verified"], true, "{row}");
+            assert_eq!(row["runs"].as_array().unwrap().len(), 2, "{row}");
+            for key in ["records_per_s", "p50_us", "p99_us", "syncs_per_record"] {
+                assert!(row[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {row}");
+            }
+            let syncs = row["syncs_per_record"].as_f64().unwrap();
+            if !group || writers == 1 {
+                assert_eq!(syncs, 1.0, "one sync per record alone: {row}");
+            }
+        }
+    }
+    match durable.iter().find(|r| r["baseline"] == true) {
+        Some(row) => assert!(
+            row["method"]
+                .as_str()
+                .unwrap()
+                .starts_with("pg_test_fsync "),
+            "{row}"
+        ),
+        None => {
+            common::skip("pg_test_fsync is not installed (apt-get install postgresql-15)");
+            assert!(
+                notes.iter().any(|n| n.contains("pg_test_fsync")),
+                "{notes:?}"
+            );
+        }
+    }
 
     // Only the bystander is left, unchanged.
     let names: Vec<String> = std::fs::read_dir(&data)

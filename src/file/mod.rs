@@ -97,6 +97,16 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// An earlier write or sync of a [`Log`](crate::durable::Log) failed, so it takes no
+    /// more records: the bytes it had not synced may be lost, and acknowledging later ones
+    /// could hide that. Reopen the log to recover the acknowledged records.
+    #[error(
+        "an earlier write or sync of this log failed ({reason}); reopen it to recover the acknowledged records"
+    )]
+    LogFailed {
+        /// The first failure's message.
+        reason: String,
+    },
     /// Any other failed system call; `op` says which step.
     #[error("{op}: {}", describe_io(.source))]
     Io {
@@ -129,6 +139,7 @@ impl Error {
         match self {
             Error::IsDirectory => Some(libc::EISDIR),
             Error::Exists => Some(libc::EEXIST),
+            Error::LogFailed { .. } => None,
             Error::PermissionDenied { source, .. }
             | Error::NoSpace { source, .. }
             | Error::SyncFailed { source }
@@ -151,6 +162,7 @@ impl From<Error> for io::Error {
         let kind = match &e {
             Error::IsDirectory => io::ErrorKind::IsADirectory,
             Error::Exists => io::ErrorKind::AlreadyExists,
+            Error::LogFailed { .. } => io::ErrorKind::Other,
             Error::PermissionDenied { .. } => io::ErrorKind::PermissionDenied,
             Error::NoSpace { source, .. }
             | Error::SyncFailed { source }
@@ -169,6 +181,9 @@ impl From<Error> for crate::Error {
                 io::Error::from(io::ErrorKind::AlreadyExists),
             ),
             Error::SyncFailed { source } => crate::Error::io("cannot sync", source),
+            Error::LogFailed { reason } => {
+                crate::Error::io("cannot append", io::Error::other(reason))
+            }
             Error::PermissionDenied { op, source }
             | Error::NoSpace { op, source, .. }
             | Error::Io { op, source } => crate::Error::io(op, source),

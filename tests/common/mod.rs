@@ -204,3 +204,41 @@ pub fn skip_once(reason: impl Display) {
         skip(reason);
     }
 }
+
+/// Re-executes this test binary's test `child_test` (a test that does nothing unless its
+/// environment says so) with `envs`, waits until the file `ready` exists (the child is
+/// writing), sleeps `delay`, and kills it with `SIGKILL`. Panics if the child exits on its
+/// own, with its stderr.
+pub fn kill_child_when_ready(
+    child_test: &str,
+    envs: &[(&str, &OsStr)],
+    ready: &Path,
+    delay: std::time::Duration,
+) {
+    use std::time::{Duration, Instant};
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", child_test, "--nocapture", "--test-threads=1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let exited = |child: &mut std::process::Child| {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            let _ = io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr);
+            panic!("the child exited on its own ({status}):\n{stderr}");
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ready.exists() && Instant::now() < deadline {
+        exited(&mut child);
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    std::thread::sleep(delay);
+    exited(&mut child);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}

@@ -122,17 +122,28 @@ pub const SUITES: &[Suite] = &[
     },
     Suite {
         name: "append",
-        description: "Small appends (the `append` benchmark suite and `iolab::file::AppendFile`)",
+        description: "Small appends and durable appends (`iolab::file::AppendFile`, `iolab::durable::Log`)",
         sizes: append::SIZES,
         methods: || {
-            crate::append::Strategy::ALL
+            let strategies = crate::append::Strategy::ALL
                 .into_iter()
-                .map(|s| MethodInfo::new(s.name(), s.availability()))
-                .collect()
+                .map(|s| MethodInfo::new(s.name(), s.availability()));
+            let policies = crate::durable::Policy::ALL
+                .into_iter()
+                .map(|p| MethodInfo::new(p.name(), p.availability()));
+            strategies.chain(policies).collect()
         },
-        baselines: &["fstream"],
-        section_keys: &["payload_bytes", "sync_policy"],
-        identity_keys: &["payload_bytes", "sync_policy"],
+        baselines: &["fstream", "pg_test_fsync"],
+        section_keys: &["payload_bytes", "sync_policy", "section", "record_bytes"],
+        identity_keys: &[
+            "payload_bytes",
+            "sync_policy",
+            "section",
+            "policy",
+            "record_bytes",
+            "writers",
+            "group_commit",
+        ],
         columns: &[
             Column {
                 key: "ns_per_record",
@@ -143,6 +154,30 @@ pub const SUITES: &[Suite] = &[
             Column {
                 key: "syscalls_per_record",
                 header: "syscalls/record",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+            Column {
+                key: "writers",
+                header: "writers",
+                place: Place::AfterMethod,
+                format: Format::Significant,
+            },
+            Column {
+                key: "records_per_s",
+                header: "records/s",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+            Column {
+                key: "p50_us",
+                header: "p50 µs",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+            Column {
+                key: "p99_us",
+                header: "p99 µs",
                 place: Place::AfterThroughput,
                 format: Format::Significant,
             },

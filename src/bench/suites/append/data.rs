@@ -65,6 +65,11 @@ impl WorkDir {
         ))
     }
 
+    /// The folder.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The path of a file of ours called `name`, remembered for removal.
     pub(super) fn file(&mut self, name: &str) -> PathBuf {
         let path = self.path.join(name);

@@ -172,10 +172,16 @@ pub(super) fn thread_write_calls() -> Option<u64> {
 
 /// This thread's user and system CPU seconds.
 fn thread_cpu_s() -> (f64, f64) {
+    cpu_s(libc::RUSAGE_THREAD)
+}
+
+/// User and system CPU seconds of `who` (`RUSAGE_THREAD` or `RUSAGE_SELF`, the whole
+/// process: every thread, living or joined).
+pub(super) fn cpu_s(who: libc::c_int) -> (f64, f64) {
     // SAFETY: all-zero is a valid `rusage`.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is valid for writes; RUSAGE_THREAD is supported since Linux 2.6.26.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    let rc = unsafe { libc::getrusage(who, &mut usage) };
     if rc != 0 {
         return (0.0, 0.0);
     }

@@ -28,6 +28,11 @@
 //! [`EVERY_RECORD_RECORDS`]): `fdatasync` costs milliseconds on a virtual disk, so those
 //! runs are short. `--quick` divides the counts by 5 to 16.
 //!
+//! Then the **durable** section ([`durable`]): records made durable before each
+//! acknowledgement by the library's [`Log`](crate::durable::Log), for every durability
+//! policy × record size × writer count, with and without group commit, beside
+//! PostgreSQL's `pg_test_fsync`.
+//!
 //! **Measurement**: iolab's strategies run in this process, one at a time, in interleaved
 //! rounds ([`schedule`](crate::bench::runner::schedule)); the timer covers the append loop and the final flush (and the
 //! syncs), not opening the file. System calls are *measured*: the `syscw` counter of
@@ -55,6 +60,7 @@
 
 pub mod chart;
 mod data;
+pub mod durable;
 mod fstream;
 mod measure;
 mod rows;
@@ -224,6 +230,9 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
             &strategies,
             baseline,
         )?);
+    }
+    if !interrupt::interrupted() {
+        rows.extend(durable::section(ctx, &mut work));
     }
     if measure::thread_write_calls().is_none() {
         ctx.notes.push(

@@ -1,0 +1,487 @@
+//! Durable appends: a [`Log`] whose [`append_durable`](Log::append_durable) returns only
+//! once the record is on the device, with four ways (policies) to get it there and group
+//! commit to share one sync among many writers.
+//!
+//! | policy | module | per batch | metadata per sync |
+//! |---|---|---|---|
+//! | `fdatasync` | [`fdatasync`] | `pwrite` at the end, `fdatasync` | yes: the file grows |
+//! | `dsync` | [`dsync`] | one `pwrite` on an `O_DSYNC` descriptor | yes: the file grows |
+//! | `direct-dsync` | [`direct_dsync`] | one `pwrite` of whole blocks, `O_DIRECT \| O_DSYNC`, tail block rewritten, pre-zeroed file | no |
+//! | `prealloc` | [`prealloc`] | `pwrite` into a pre-zeroed file, `fdatasync` | no |
+//!
+//! **Group commit** ([`LogOptions::group_commit`], on by default; [`group`]): many threads
+//! call [`Log::append_durable`] on one shared `Log`. Each frames its record into a pending
+//! buffer; one of them, the leader, takes everything pending, writes it with one `pwrite`
+//! and makes it durable with one sync, while the records that arrive meanwhile wait for
+//! the next leader. A caller returns only after a sync that covers its own record has
+//! completed; with N writers, one sync serves up to N records. Without group commit every
+//! caller writes and syncs its own record under a lock.
+//!
+//! **What an acknowledgement means**: when `append_durable` returns `Ok(end)`, the record
+//! and every record before `end` are on the device (for devices that honour cache
+//! flushes), and [`read_records`] finds them after any crash. A record whose call returned
+//! an error, or never returned, may or may not be found; a record cut short by a crash is
+//! never returned by recovery.
+//!
+//! **After a failure** (`ENOSPC`, `EIO`, a failed sync) the log refuses every later
+//! append with [`Error::LogFailed`]: after a failed `fdatasync` Linux may have dropped the
+//! unsynced pages, so retrying could acknowledge records that are not durable. Reopen the
+//! log to recover the acknowledged prefix and go on.
+//!
+//! ```no_run
+//! use iolab::durable::{LogOptions, Policy, read_records};
+//!
+//! let log = LogOptions::new().policy(Policy::Prealloc).open("wal.log".as_ref())?;
+//! std::thread::scope(|s| {
+//!     for t in 0..8u8 {
+//!         let log = &log;
+//!         // Each call returns once its record is on the device; concurrent calls share
+//!         // one write and one sync.
+//!         s.spawn(move || log.append_durable(&[t; 512]));
+//!     }
+//! });
+//! assert_eq!(read_records("wal.log".as_ref())?.records.len(), 8);
+//! # Ok::<(), iolab::file::Error>(())
+//! ```
+//!
+//! **Record frames** and recovery: [`record`]. Reopening an existing log finds its end from
+//! the frames; a torn last record is cut off (truncated, or zeroed in a preallocated file)
+//! before anything is appended after it.
+
+pub mod direct_dsync;
+pub mod dsync;
+pub mod fdatasync;
+pub mod group;
+pub mod prealloc;
+pub mod record;
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+
+pub use record::{HEADER_LEN, MAX_RECORD, Recovered, read_records};
+
+use crate::file::{Error, Result, open_error, retry_eintr};
+
+/// How much [`Policy::Prealloc`] and [`Policy::DirectDsync`] zero ahead of the log at a
+/// time: 64 MiB, four of PostgreSQL's 16 MiB WAL segments. One zeroing costs about as
+/// much as writing it once; larger chunks cost disk space ahead of need.
+pub const PREALLOC_CHUNK: u64 = 64 << 20;
+
+/// How a [`Log`] makes a batch of records durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// `pwrite` at the end, then `fdatasync` ([`fdatasync`]).
+    Fdatasync,
+    /// `pwrite` on an `O_DSYNC` descriptor ([`dsync`]).
+    Dsync,
+    /// Whole aligned blocks with `O_DIRECT | O_DSYNC` into a pre-zeroed file
+    /// ([`direct_dsync`]).
+    DirectDsync,
+    /// `pwrite` into a pre-zeroed file, then `fdatasync` ([`prealloc`]).
+    Prealloc,
+}
+
+impl Policy {
+    /// Every policy, in the order they are listed and measured.
+    pub const ALL: [Policy; 4] = [
+        Policy::Fdatasync,
+        Policy::Dsync,
+        Policy::DirectDsync,
+        Policy::Prealloc,
+    ];
+
+    /// The name shared by the CLI, JSON and docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Fdatasync => "fdatasync",
+            Policy::Dsync => "dsync",
+            Policy::DirectDsync => "direct-dsync",
+            Policy::Prealloc => "prealloc",
+        }
+    }
+
+    /// Whether the policy can run on this machine at all. They all can; whether a given
+    /// file system takes `O_DIRECT` is [`Policy::availability_for`].
+    pub fn availability(self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Whether the policy can run for a log in `dir`: `direct-dsync` needs a file system
+    /// that accepts `O_DIRECT` there (probed with a temporary file).
+    pub fn availability_for(self, dir: &Path) -> Result<(), String> {
+        if self != Policy::DirectDsync {
+            return Ok(());
+        }
+        let probe = dir.join(format!(".iolab-direct-probe-{}", std::process::id()));
+        let opened = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&probe);
+        let _ = std::fs::remove_file(&probe);
+        let file = opened.map_err(|e| match e.raw_os_error() {
+            Some(libc::EINVAL) => format!("the file system refuses O_DIRECT ({e})"),
+            _ => format!("cannot probe O_DIRECT in {}: {e}", dir.display()),
+        })?;
+        crate::sys::dio::alignment(&file).map(drop)
+    }
+
+    /// Whether the file is preallocated (written with zeros ahead of the log).
+    pub fn preallocates(self) -> bool {
+        matches!(self, Policy::DirectDsync | Policy::Prealloc)
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Policy, String> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown durability policy '{s}' (expected one of: {})",
+                    Policy::ALL.map(Policy::name).join(", ")
+                )
+            })
+    }
+}
+
+/// Watches a [`Log`]'s writes and syncs, for tests and tracing. Every `end` is a file
+/// offset: the bytes before it are written, or covered by the sync. Calls come from the
+/// thread doing the I/O, in the order the I/O happens.
+pub trait Observer: Send + Sync {
+    /// The bytes before `end` are written (in the page cache, or on the device for the
+    /// `O_DSYNC` policies).
+    fn written(&self, end: u64) {
+        let _ = end;
+    }
+    /// A sync that will cover the bytes before `end` starts. For the `O_DSYNC` policies the
+    /// write itself is the sync: it starts before the write.
+    fn sync_started(&self, end: u64) {
+        let _ = end;
+    }
+    /// The sync covering the bytes before `end` has completed.
+    fn sync_completed(&self, end: u64) {
+        let _ = end;
+    }
+}
+
+/// The observer used when none is set.
+struct Unobserved;
+impl Observer for Unobserved {}
+
+/// Where a batch of framed records goes: a policy's I/O.
+pub(crate) trait Sink: Send {
+    /// Writes `bytes` at `offset` (the log's end) and returns once they are durable.
+    fn write_durable(&mut self, offset: u64, bytes: &[u8], obs: &dyn Observer) -> io::Result<()>;
+}
+
+/// How to open a [`Log`]: a builder with documented defaults.
+#[derive(Clone)]
+pub struct LogOptions {
+    policy: Policy,
+    group_commit: bool,
+    prealloc_chunk: u64,
+    observer: Option<Arc<dyn Observer>>,
+}
+
+impl Default for LogOptions {
+    fn default() -> LogOptions {
+        LogOptions {
+            policy: Policy::Prealloc,
+            group_commit: true,
+            prealloc_chunk: PREALLOC_CHUNK,
+            observer: None,
+        }
+    }
+}
+
+impl fmt::Debug for LogOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogOptions")
+            .field("policy", &self.policy)
+            .field("group_commit", &self.group_commit)
+            .field("prealloc_chunk", &self.prealloc_chunk)
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
+}
+
+impl LogOptions {
+    /// The defaults: [`Policy::Prealloc`], group commit on, [`PREALLOC_CHUNK`].
+    pub fn new() -> LogOptions {
+        LogOptions::default()
+    }
+
+    /// The durability policy (default [`Policy::Prealloc`]).
+    pub fn policy(mut self, policy: Policy) -> LogOptions {
+        self.policy = policy;
+        self
+    }
+
+    /// Whether concurrent appends share syncs (default `true`).
+    pub fn group_commit(mut self, on: bool) -> LogOptions {
+        self.group_commit = on;
+        self
+    }
+
+    /// How much to zero ahead at a time for the preallocating policies (default
+    /// [`PREALLOC_CHUNK`]; at least 64 KiB).
+    pub fn prealloc_chunk(mut self, bytes: u64) -> LogOptions {
+        self.prealloc_chunk = bytes.max(64 << 10);
+        self
+    }
+
+    /// Reports every write and sync to `observer`.
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> LogOptions {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Opens the log at `path`, creating it (and syncing its directory) if it does not
+    /// exist, and recovers its end from its records.
+    pub fn open(self, path: &Path) -> Result<Log> {
+        Log::open_with(path, self)
+    }
+}
+
+/// An append-only log of framed records whose appends are acknowledged only once durable.
+/// Share it between threads by reference (it is `Sync`); see the [module doc](self).
+pub struct Log {
+    policy: Policy,
+    commit: group::Commit,
+}
+
+impl fmt::Debug for Log {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Log")
+            .field("policy", &self.policy)
+            .field("group_commit", &self.commit.grouped())
+            .field("durable_end", &self.durable_end())
+            .finish()
+    }
+}
+
+impl Log {
+    /// Opens (or creates) the log at `path` with the default [`LogOptions`].
+    pub fn open(path: &Path) -> Result<Log> {
+        LogOptions::new().open(path)
+    }
+
+    fn open_with(path: &Path, options: LogOptions) -> Result<Log> {
+        let created = !path.exists();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o666)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| open_error("cannot open", e))?;
+        if created {
+            sync_parent(path)?;
+        }
+        let end = record::scan(&file, |_| {}).map_err(|e| Error::from_io("cannot read", e, 0))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::from_io("cannot stat", e, 0))?
+            .len();
+        let policy = options.policy;
+        let zeroed = if policy.preallocates() {
+            // Zeros after the end: a torn record left by a crash must not be read back as
+            // the start of a later one.
+            clear_torn_tail(&file, end, len).map_err(|e| Error::from_io("cannot clear", e, 0))?;
+            // The first chunk is zeroed now, so the first appends pay no zeroing.
+            if len < options.prealloc_chunk {
+                zero_fill(&file, len, options.prealloc_chunk, options.prealloc_chunk)
+                    .map_err(|e| Error::from_io("cannot preallocate", e, 0))?
+            } else {
+                len
+            }
+        } else {
+            if len > end {
+                file.set_len(end)
+                    .and_then(|()| file.sync_all())
+                    .map_err(|e| Error::from_io("cannot truncate the torn tail", e, 0))?;
+            }
+            end
+        };
+        let sink = open_sink(path, file, policy, end, zeroed, options.prealloc_chunk)?;
+        let observer = options.observer.unwrap_or_else(|| Arc::new(Unobserved));
+        Ok(Log {
+            policy,
+            commit: group::Commit::new(sink, end, options.group_commit, observer),
+        })
+    }
+
+    /// Appends `record` and returns once it is durable (and with it every record before
+    /// it), with the log's end just past it. Records longer than [`MAX_RECORD`] are
+    /// refused.
+    pub fn append_durable(&self, record: &[u8]) -> Result<u64> {
+        if record.len() > MAX_RECORD {
+            return Err(Error::Io {
+                op: "cannot append",
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "a record of {} bytes is over the {MAX_RECORD}-byte limit",
+                        record.len()
+                    ),
+                ),
+            });
+        }
+        self.commit.append(record)
+    }
+
+    /// The end of the records known durable.
+    pub fn durable_end(&self) -> u64 {
+        self.commit.durable_end()
+    }
+
+    /// The log's policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Syncs completed so far (one per batch), for measuring how much group commit shares.
+    pub fn syncs(&self) -> u64 {
+        self.commit.syncs()
+    }
+}
+
+/// Opens the policy's I/O over the recovered `file`.
+fn open_sink(
+    path: &Path,
+    file: File,
+    policy: Policy,
+    end: u64,
+    zeroed: u64,
+    chunk: u64,
+) -> Result<Box<dyn Sink>> {
+    let reopen = |flags: i32| {
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC | flags)
+            .open(path)
+            .map_err(|e| open_error("cannot open", e))
+    };
+    Ok(match policy {
+        Policy::Fdatasync => Box::new(fdatasync::FdatasyncSink { file }),
+        Policy::Dsync => Box::new(dsync::DsyncSink {
+            file: reopen(libc::O_DSYNC)?,
+        }),
+        Policy::Prealloc => Box::new(prealloc::PreallocSink {
+            file,
+            zeroed,
+            chunk,
+        }),
+        Policy::DirectDsync => {
+            let direct = reopen(libc::O_DIRECT | libc::O_DSYNC)?;
+            let align = crate::sys::dio::alignment(&direct).map_err(|reason| Error::Io {
+                op: "cannot use O_DIRECT",
+                source: io::Error::new(io::ErrorKind::Unsupported, reason),
+            })?;
+            let block = align.offset.max(align.memory).max(4096);
+            let tail_start = end - end % block as u64;
+            let mut tail = vec![0u8; (end - tail_start) as usize];
+            file.read_exact_at(&mut tail, tail_start)
+                .map_err(|e| Error::from_io("cannot read", e, 0))?;
+            Box::new(direct_dsync::DirectDsyncSink {
+                file: direct,
+                zeroer: file,
+                block,
+                tail,
+                zeroed,
+                chunk,
+                buf: None,
+            })
+        }
+    })
+}
+
+/// Overwrites with zeros whatever non-zero bytes follow `end`, up to the first 4 KiB block
+/// of zeros (the log writes contiguously from its end, so a torn write is one run), then
+/// syncs.
+fn clear_torn_tail(file: &File, end: u64, len: u64) -> io::Result<()> {
+    const BLOCK: usize = 4096;
+    let mut at = end;
+    let mut block = [0u8; BLOCK];
+    let mut dirty = false;
+    while at < len {
+        let n = ((len - at) as usize).min(BLOCK - (at % BLOCK as u64) as usize);
+        file.read_exact_at(&mut block[..n], at)?;
+        if block[..n].iter().all(|&b| b == 0) {
+            break;
+        }
+        pwrite_all(file, &[0u8; BLOCK][..n], at)?;
+        dirty = true;
+        at += n as u64;
+    }
+    if dirty {
+        fdatasync(file)?;
+    }
+    Ok(())
+}
+
+/// Writes zeros from `from` to at least `need`, in steps of `chunk`, and syncs them with
+/// `fsync` (the size changes); returns the new zeroed length.
+pub(crate) fn zero_fill(file: &File, from: u64, need: u64, chunk: u64) -> io::Result<u64> {
+    const STEP: usize = 1 << 20;
+    let zeros = vec![0u8; STEP];
+    let target = need.div_ceil(chunk) * chunk;
+    let mut at = from;
+    while at < target {
+        let n = ((target - at) as usize).min(STEP);
+        pwrite_all(file, &zeros[..n], at)?;
+        at += n as u64;
+    }
+    retry_eintr(|| file.sync_all())?;
+    Ok(target)
+}
+
+/// `pwrite` until all of `bytes` is written at `offset`, retrying `EINTR`.
+pub(crate) fn pwrite_all(file: &File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
+    while !bytes.is_empty() {
+        let n = retry_eintr(|| file.write_at(bytes, offset))?;
+        if n == 0 {
+            return Err(io::Error::from(io::ErrorKind::WriteZero));
+        }
+        bytes = &bytes[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// `fdatasync(2)`, retrying `EINTR`.
+pub(crate) fn fdatasync(file: &File) -> io::Result<()> {
+    retry_eintr(|| file.sync_data())
+}
+
+/// Syncs the directory holding `path`, so that a new file's name is durable.
+fn sync_parent(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(parent)
+        .and_then(|d| retry_eintr(|| d.sync_all()))
+        .map_err(|e| Error::from_io("cannot sync the directory", e, 0))
+}
+
+/// Reads the whole log at `path` from its start: a convenience over [`read_records`] that
+/// keeps only the payloads.
+pub fn read_payloads(path: &Path) -> Result<Vec<Vec<u8>>> {
+    read_records(path).map(|r| r.records)
+}
