@@ -23,6 +23,7 @@ pub mod file;
 pub mod generate;
 pub mod input;
 pub mod kernel;
+pub mod random;
 pub mod read;
 pub mod report;
 pub mod sys;
