@@ -36,6 +36,9 @@ pub struct Args {
     /// Print one JSON object instead of text (what `iolab bench random` reads).
     #[arg(long)]
     json: bool,
+    /// Also say on stderr which backing `RandomAccessFile::open` chooses for FILE, and why.
+    #[arg(short, long)]
+    verbose: bool,
     /// The file to read.
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -74,6 +77,19 @@ pub fn run(args: Args) -> Result<i32> {
         .threads(args.threads)
         .stop(stop)
         .pattern(args.pattern);
+    if args.verbose {
+        let file = iolab::file::RandomAccessFile::open(&args.file)
+            .with_context(|| args.file.display().to_string())?;
+        if let Some(choice) = file.choice() {
+            super::report(&format!(
+                "{}: RandomAccessFile::open chose {} ({:?} backing): {}",
+                args.file.display(),
+                choice.method,
+                file.backing(),
+                choice.reason
+            ));
+        }
+    }
     let report = random::run(args.method, &args.file, &options)
         .with_context(|| args.file.display().to_string())?;
     let mut out = io::stdout().lock();

@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+// Each test file includes this module and uses only some of its helpers.
+#![allow(dead_code)]
+
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -29,4 +32,18 @@ pub fn run_as_nobody(cmd: &mut Command) {
             Ok(())
         });
     }
+}
+
+/// A fresh folder for a test's files, on the target's disk (not tmpfs, so `O_DIRECT`
+/// and eviction work as they do for users).
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// Says that the calling test cannot run here and why, as `skipped: <test>: <reason>`;
+/// the test then returns.
+pub fn skip(reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    eprintln!("skipped: {test}: {reason}");
 }

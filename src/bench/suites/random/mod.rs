@@ -15,7 +15,8 @@
 //!
 //! **States**: `warm` (the file in the page cache), `cold` (evicted with
 //! `POSIX_FADV_DONTNEED` before every run, outside the timer) and `beyond-memory` (evicted,
-//! then the child runs in a memory cgroup limited to a quarter of the file, its cache
+//! then the child runs in a memory cgroup limited to a quarter of the file (plus
+//! [`PROCESS_HEADROOM`] for the reader itself), its cache
 //! pre-filled to the limit: every miss evicts; root only, otherwise unavailable with the
 //! reason). `--cache` selects among warm and cold; `beyond-memory` runs with cold.
 //!
@@ -59,6 +60,10 @@ pub const SIZES: Sizes = Sizes {
 pub const RUN_SECONDS: f64 = 0.2;
 /// The deep queue the io_uring methods also run at.
 pub const DEEP_QUEUE: usize = 32;
+/// Memory the reader itself needs in the `beyond-memory` cgroup (its binary, heap,
+/// buffers, ring), added to the quarter of the file the cache may hold: 32 MiB, so a small
+/// `--quick` file does not get the reader killed by the OOM killer.
+pub const PROCESS_HEADROOM: u64 = 32 << 20;
 /// Rounds per state at most (the runs setting, capped so the suite stays near 30 s).
 pub const MAX_ROUNDS: usize = 2;
 
@@ -221,13 +226,15 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
             continue;
         }
         let cgroup = match state {
-            State::BeyondMemory => match cgroup::MemoryCgroup::create(dataset.bytes / 4) {
-                Ok(c) => Some(c),
-                Err(reason) => {
-                    rows.extend(all_unavailable(&reason));
-                    continue;
+            State::BeyondMemory => {
+                match cgroup::MemoryCgroup::create(dataset.bytes / 4 + PROCESS_HEADROOM) {
+                    Ok(c) => Some(c),
+                    Err(reason) => {
+                        rows.extend(all_unavailable(&reason));
+                        continue;
+                    }
                 }
-            },
+            }
             _ => None,
         };
         let samples = measure(
