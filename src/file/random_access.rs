@@ -216,7 +216,8 @@ impl RandomAccessFile {
     /// A map chosen here is safe without any promise: [`RandomAccessFile::read`] copies
     /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
     /// [`Error::FileShrank`] rather than killing the process. Falls back to `pread` when no
-    /// map slot is free or the map fails.
+    /// map slot is free or the map fails. A map reads the file only up to the size it had
+    /// when opened: for a file that grows, use `RandomAccessOptions::new().open` (`pread`).
     pub fn open(path: &Path) -> Result<RandomAccessFile> {
         let mut file = RandomAccessOptions::new().open(path)?;
         let choice = crate::random::auto::choose(file.len);
