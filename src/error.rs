@@ -91,6 +91,9 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// An option is out of its range (a block size, a queue depth, a thread count).
+    #[error("{0}")]
+    InvalidOption(String),
     /// A method name that iolab does not know.
     #[error("unknown method '{name}' (expected one of: {expected})")]
     UnknownMethod {

@@ -24,6 +24,7 @@ pub mod file;
 pub mod generate;
 pub mod input;
 pub mod kernel;
+pub mod random;
 pub mod read;
 pub mod report;
 pub mod sys;

@@ -8,8 +8,8 @@
 //! a run killed mid-way that left only a temporary file) makes it be generated again. The
 //! known line count in the manifest is what every benchmark run is verified against.
 //!
-//! Two kinds: [`lines`] (text, for the `count` suite) and [`csv`] (numeric CSV, for the
-//! `edit` suite).
+//! Three kinds: [`lines`] (text, for the `count` suite), [`csv`] (numeric CSV, for the
+//! `edit` suite) and [`blocks`] (offset-derived bytes, for the `random` suite).
 
 use std::fs;
 use std::io::{self, Write};
@@ -185,6 +185,57 @@ pub fn csv(dir: &Path, rows: u64, cols: u32, show_progress: bool) -> Result<Data
         path,
         bytes: summary.bytes,
         lines: summary.lines,
+    })
+}
+
+const BLOCKS_KIND: &str = "blocks-v1";
+
+/// The offset-derived data set of `size` bytes in `dir` (see [`crate::generate::blocks`]),
+/// for the `random` suite: reused when intact, else generated, exactly as [`lines`] does.
+/// Its manifest is the lines manifest with no line length, seed or lines.
+pub fn blocks(dir: &Path, size: u64, show_progress: bool) -> Result<Dataset> {
+    let path = dir.join(format!("blocks-{size}.bin"));
+    let manifest_path = manifest_path(&path);
+    if let Some(found) = read_manifest(&manifest_path)
+        && found.kind == BLOCKS_KIND
+        && found.size == size
+        && mtime_ns(&path).is_some_and(|m| m == found.mtime_ns)
+        && fs::metadata(&path).is_ok_and(|m| m.len() == size)
+    {
+        return Ok(Dataset {
+            path,
+            bytes: size,
+            lines: 0,
+        });
+    }
+    claim(dir, &path, &manifest_path)?;
+    let progress = super::progress::Progress::new("generating", size, show_progress);
+    let options = AtomicOptions::new().expected_size(size).overwrite(true);
+    write_file_atomically(&path, &options, |out| {
+        let mut guarded = Guarded {
+            inner: out,
+            progress: &progress,
+        };
+        generate::blocks::write_blocks(&mut guarded, size)
+    })
+    .map_err(|e| Error::Generate {
+        path: path.clone(),
+        source: e,
+    })?;
+    progress.finish();
+    let manifest = Manifest {
+        kind: BLOCKS_KIND.into(),
+        size,
+        mean_line_len: 0,
+        seed: 0,
+        lines: 0,
+        mtime_ns: mtime_ns(&path).unwrap_or_default(),
+    };
+    write_manifest(&manifest_path, &manifest)?;
+    Ok(Dataset {
+        path,
+        bytes: size,
+        lines: 0,
     })
 }
 

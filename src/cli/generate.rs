@@ -1,4 +1,5 @@
-//! `iolab gen`: writes a deterministic data set (text lines or numeric CSV) to a file.
+//! `iolab gen`: writes a deterministic data set (text lines, numeric CSV or offset-derived
+//! blocks) to a file.
 //!
 //! A regular file is written atomically (temporary file, fsync, rename; see
 //! [`iolab::generate::atomic`]) and an existing one is only replaced with `--force`.
@@ -28,6 +29,18 @@ pub enum Command {
     Lines(LinesArgs),
     /// Numeric CSV without a header: --rows lines of --cols comma-separated numbers.
     Csv(CsvArgs),
+    /// Offset-derived bytes, exactly --size bytes, for `iolab random` (every read checkable).
+    Blocks(BlocksArgs),
+}
+
+/// Arguments of `iolab gen blocks`.
+#[derive(Debug, clap::Args)]
+pub struct BlocksArgs {
+    /// Exact size: bytes, or with a unit like 64K, 1G.
+    #[arg(short, long, value_name = "SIZE", allow_hyphen_values = true)]
+    size: String,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Arguments of `iolab gen lines`.
@@ -107,6 +120,12 @@ pub fn run(command: Command) -> Result<i32> {
             spec.validate()?;
             emit(&args.output, spec.estimated_size(), |out| {
                 generate::write_csv(out, &spec)
+            })
+        }
+        Command::Blocks(args) => {
+            let size = parse_size(&args.size)?;
+            emit(&args.output, size, |out| {
+                generate::blocks::write_blocks(out, size)
             })
         }
     }

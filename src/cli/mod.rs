@@ -9,6 +9,7 @@ mod count;
 mod edit;
 mod generate;
 mod methods;
+mod random;
 mod report;
 mod sysinfo;
 mod write;
@@ -33,6 +34,8 @@ enum Command {
     Count(count::Args),
     /// Write N bytes to stdout, fast (or as slowly as Rust's line-buffered stdout).
     Write(write::Args),
+    /// Read random blocks of a file, every read verified: IOPS and latency percentiles.
+    Random(random::Args),
     /// Edit a file in place: keep only its first line, or replace one byte by another.
     #[command(subcommand)]
     Edit(edit::Command),
@@ -77,6 +80,7 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Write(args) => write::run(args),
+        Command::Random(args) => random::run(args),
         Command::Edit(command) => edit::run(command),
         Command::Gen(command) => generate::run(command),
         Command::Sysinfo(args) => sysinfo::run(args),

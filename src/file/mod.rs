@@ -107,6 +107,10 @@ pub enum Error {
         /// The first failure's message.
         reason: String,
     },
+    /// A mapped file shrank while it was read (another process truncated it): the bytes
+    /// of the read are not the file's.
+    #[error("the file shrank while it was being read (truncated by another process?)")]
+    FileShrank,
     /// Any other failed system call; `op` says which step.
     #[error("{op}: {}", describe_io(.source))]
     Io {
@@ -139,7 +143,7 @@ impl Error {
         match self {
             Error::IsDirectory => Some(libc::EISDIR),
             Error::Exists => Some(libc::EEXIST),
-            Error::LogFailed { .. } => None,
+            Error::LogFailed { .. } | Error::FileShrank => None,
             Error::PermissionDenied { source, .. }
             | Error::NoSpace { source, .. }
             | Error::SyncFailed { source }
@@ -164,6 +168,7 @@ impl From<Error> for io::Error {
             Error::Exists => io::ErrorKind::AlreadyExists,
             Error::LogFailed { .. } => io::ErrorKind::Other,
             Error::PermissionDenied { .. } => io::ErrorKind::PermissionDenied,
+            Error::FileShrank => io::ErrorKind::UnexpectedEof,
             Error::NoSpace { source, .. }
             | Error::SyncFailed { source }
             | Error::Io { source, .. } => source.kind(),
@@ -176,6 +181,7 @@ impl From<Error> for crate::Error {
     fn from(e: Error) -> crate::Error {
         match e {
             Error::IsDirectory => crate::Error::IsDirectory,
+            Error::FileShrank => crate::Error::FileShrank,
             Error::Exists => crate::Error::io(
                 "cannot create",
                 io::Error::from(io::ErrorKind::AlreadyExists),

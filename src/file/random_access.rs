@@ -159,21 +159,31 @@ impl RandomAccessOptions {
                 // SAFETY: the caller of `RandomAccessOptions::mmap(true)` promised that the
                 // file is neither truncated nor modified while this map and its slices live.
                 // A failed map is no error: the slot is released and `pread` is used.
-                unsafe { Mmap::map(&file) }
-                    .ok()
-                    .map(|map| Mapped { map, _slot: slot })
+                unsafe { Mmap::map(&file) }.ok().map(|map| Mapped {
+                    guard: None,
+                    map,
+                    _slot: slot,
+                })
             })
         } else {
             None
         };
-        Ok(RandomAccessFile { file, len, map })
+        Ok(RandomAccessFile {
+            file,
+            len,
+            map,
+            choice: None,
+        })
     }
 }
 
-/// A live map and the slot it holds. Fields drop in order: the map is unmapped before the
-/// slot is given back.
+/// A live map and the slot it holds. Fields drop in order: the guard is unregistered and
+/// the map unmapped before the slot is given back.
 #[derive(Debug)]
 struct Mapped {
+    /// Set for maps chosen by [`RandomAccessFile::open`]: reads copy under the `SIGBUS`
+    /// guard instead of handing out slices, so no caller promise is needed.
+    guard: Option<crate::sys::sigbus::Guard>,
     map: Mmap,
     _slot: MapSlot,
 }
@@ -194,12 +204,50 @@ pub struct RandomAccessFile {
     file: File,
     len: u64,
     map: Option<Mapped>,
+    /// What [`RandomAccessFile::open`] chose and why (`None` for [`RandomAccessOptions`]).
+    choice: Option<crate::random::auto::Backing>,
 }
 
 impl RandomAccessFile {
-    /// Opens `path` for `pread` (no map).
+    /// Opens `path` with the backing that reads random blocks fastest on this machine for a
+    /// file of its size ([`crate::random::auto`]: the winners `iolab bench random`
+    /// measured, else `pread`); [`RandomAccessFile::choice`] and `Debug` say which and why.
+    ///
+    /// A map chosen here is safe without any promise: [`RandomAccessFile::read`] copies
+    /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
+    /// [`Error::FileShrank`] rather than killing the process. Falls back to `pread` when no
+    /// map slot is free or the map fails. A map reads the file only up to the size it had
+    /// when opened: for a file that grows, use `RandomAccessOptions::new().open` (`pread`).
     pub fn open(path: &Path) -> Result<RandomAccessFile> {
-        RandomAccessOptions::new().open(path)
+        let mut file = RandomAccessOptions::new().open(path)?;
+        let choice = crate::random::auto::choose(file.len);
+        if choice.mmap && file.len > 0 {
+            file.map = file.options_limiter().acquire().and_then(|slot| {
+                // SAFETY: the map is only read through copies made while its SIGBUS guard
+                // is registered (see `copy_guarded`), so truncation is caught and no slice
+                // of it outlives a read.
+                let map = unsafe { Mmap::map(&file.file) }.ok()?;
+                if choice.random_advice {
+                    let _ = map.advise(memmap2::Advice::Random);
+                }
+                Some(Mapped {
+                    guard: Some(crate::sys::sigbus::Guard::new(map.as_ptr(), map.len())),
+                    map,
+                    _slot: slot,
+                })
+            });
+        }
+        file.choice = Some(choice);
+        Ok(file)
+    }
+
+    /// The backing [`RandomAccessFile::open`] chose and why, when it was opened that way.
+    pub fn choice(&self) -> Option<&crate::random::auto::Backing> {
+        self.choice.as_ref()
+    }
+
+    fn options_limiter(&self) -> &'static MapLimiter {
+        MapLimiter::global()
     }
 
     /// Reads up to `scratch.len()` bytes at `offset` and returns them: a slice of the map
@@ -207,6 +255,10 @@ impl RandomAccessFile {
     /// end of the file; none at or past it.
     pub fn read<'a>(&'a self, offset: u64, scratch: &'a mut [u8]) -> Result<&'a [u8]> {
         match &self.map {
+            Some(mapped) if mapped.guard.is_some() => {
+                let n = self.read_at(offset, scratch)?;
+                Ok(&scratch[..n])
+            }
             Some(mapped) => Ok(window(&mapped.map, offset, scratch.len())),
             None => {
                 let n = self.pread_full(offset, scratch)?;
@@ -222,6 +274,9 @@ impl RandomAccessFile {
             Some(mapped) => {
                 let src = window(&mapped.map, offset, buf.len());
                 buf[..src.len()].copy_from_slice(src);
+                if mapped.guard.as_ref().is_some_and(|g| g.truncated()) {
+                    return Err(Error::FileShrank);
+                }
                 Ok(src.len())
             }
             None => self.pread_full(offset, buf),

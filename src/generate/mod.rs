@@ -4,6 +4,7 @@
 //! - [`lines`]: printable ASCII words in `\n`-terminated lines of a chosen mean length,
 //!   exactly `size` bytes ([`LinesSpec`], [`write_lines`]).
 //! - [`csv`]: numeric CSV, `rows` × `cols`, no header ([`CsvSpec`], [`write_csv`]).
+//! - [`blocks`]: offset-derived bytes, every block checkable at its offset (random reads).
 //! - [`atomic`]: [`write_file_atomically`] puts a file in place with a temporary file, `fsync`
 //!   and `rename`, after checking the free space, so an interrupted run never leaves a
 //!   half-written file under the final name.
@@ -19,9 +20,10 @@
 //! (see each module's docs). Writing a new file is then bound by the kernel's page cache.
 
 pub mod atomic;
+pub mod blocks;
 pub mod csv;
 pub mod lines;
-mod rng;
+pub(crate) mod rng;
 
 use std::io;
 use std::path::PathBuf;

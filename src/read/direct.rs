@@ -34,11 +34,18 @@ const METHOD: &str = "direct";
 /// descriptor as it was. Setting `O_DIRECT` on the original with `fcntl` would change the
 /// caller's open file too, so without /proc the method is refused instead.
 pub(crate) fn open_direct(input: &Input, method: &'static str) -> Result<File> {
-    let proc_path = format!("/proc/self/fd/{}", input.fd());
+    open_direct_path(
+        std::path::Path::new(&format!("/proc/self/fd/{}", input.fd())),
+        method,
+    )
+}
+
+/// Opens `path` read-only with `O_DIRECT`; a refusal is [`Error::Unavailable`] for `method`.
+pub(crate) fn open_direct_path(path: &std::path::Path, method: &'static str) -> Result<File> {
     OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
-        .open(&proc_path)
+        .open(path)
         .map_err(|e| match e.raw_os_error() {
             Some(libc::EINVAL) => {
                 unavailable(method, "the file system refuses O_DIRECT (EINVAL)".into())

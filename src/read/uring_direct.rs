@@ -24,7 +24,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
-use io_uring::{IoUring, opcode, types};
+use io_uring::{IoUring, types};
 
 use super::direct::{alignment, open_direct, unavailable};
 use super::{ReadOptions, retry_eintr};
@@ -201,16 +201,14 @@ impl Reader<'_> {
         offset: u64,
     ) -> Result<()> {
         let buf = &mut buffers[i];
-        let entry = if self.registered {
-            opcode::ReadFixed::new(self.fd, buf.as_mut_ptr(), self.block as u32, i as u16)
-                .offset(offset)
-                .build()
-        } else {
-            opcode::Read::new(self.fd, buf.as_mut_ptr(), self.block as u32)
-                .offset(offset)
-                .build()
-        }
-        .user_data(i as u64);
+        let entry = ring_support::read_entry(
+            self.fd,
+            buf.as_mut_ptr(),
+            self.block as u32,
+            i as u16,
+            offset,
+            self.registered,
+        );
         // SAFETY: `buf` stays allocated and untouched until this slot's completion is
         // reaped (or is leaked if the ring cannot be drained); the ring has at least as many
         // entries as there are slots, and each slot has at most one read in flight.

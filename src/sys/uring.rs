@@ -126,3 +126,23 @@ pub unsafe fn submit_and_wait_one(ring: &mut IoUring, entry: &squeue::Entry) -> 
         return Ok(result);
     }
 }
+
+/// A read of `len` bytes at `offset` into `buf`: `READ_FIXED` of registered buffer `index`
+/// when `registered`, else a plain `READ`; its user data is `index`.
+pub fn read_entry(
+    fd: io_uring::types::Fd,
+    buf: *mut u8,
+    len: u32,
+    index: u16,
+    offset: u64,
+    registered: bool,
+) -> squeue::Entry {
+    if registered {
+        opcode::ReadFixed::new(fd, buf, len, index)
+            .offset(offset)
+            .build()
+    } else {
+        opcode::Read::new(fd, buf, len).offset(offset).build()
+    }
+    .user_data(u64::from(index))
+}

@@ -10,6 +10,7 @@
 pub mod append;
 pub mod count;
 pub mod edit;
+pub mod random;
 pub mod write;
 
 use std::path::Path;
@@ -184,6 +185,54 @@ pub const SUITES: &[Suite] = &[
         ],
         charts: append::chart::charts,
         run: append::run,
+    },
+    Suite {
+        name: "random",
+        description: "Random block reads (`iolab random`, `iolab::file::RandomAccessFile`)",
+        sizes: random::SIZES,
+        methods: || {
+            crate::random::Method::ALL
+                .into_iter()
+                .map(|m| MethodInfo::new(m.name(), m.availability()))
+                .collect()
+        },
+        baselines: &["fio"],
+        section_keys: &["pattern"],
+        identity_keys: &["pattern", "state", "block_bytes", "queue_depth", "threads"],
+        columns: &[
+            Column {
+                key: "iops",
+                header: "IOPS",
+                place: Place::AfterMethod,
+                format: Format::Significant,
+            },
+            Column {
+                key: "p50_us",
+                header: "p50 µs",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+            Column {
+                key: "p99_us",
+                header: "p99 µs",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+            Column {
+                key: "p999_us",
+                header: "p99.9 µs",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+            Column {
+                key: "cpu_us_per_read",
+                header: "CPU µs/read",
+                place: Place::AfterThroughput,
+                format: Format::Significant,
+            },
+        ],
+        charts: random::chart::charts,
+        run: random::run,
     },
 ];
 

@@ -61,6 +61,55 @@ pub struct Tuning {
     pub warm: Option<Winner>,
     /// The winner with the file evicted.
     pub cold: Option<Winner>,
+    /// The `random` suite's winners per size class, for `RandomAccessFile::open`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub random: Vec<RandomWinner>,
+}
+
+/// The random-read method that won for a size class (`warm`: the file fits in memory and
+/// is cached; `beyond-memory`: it does not fit), measured by `iolab bench random`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RandomWinner {
+    /// `warm` or `beyond-memory`.
+    pub size_class: String,
+    /// The method's name (`pread`, `mmap`, `mmap-random`, …).
+    pub method: String,
+    /// Its median IOPS (4 KiB, uniform, queue depth 1).
+    pub iops: f64,
+}
+
+impl RandomWinner {
+    /// The `RandomAccessFile` backing a random-read method maps to: `Some(true)` for a
+    /// map, `Some(false)` for `pread`; `None` for methods a `RandomAccessFile` cannot be
+    /// (`O_DIRECT` and io_uring ones).
+    pub fn backing_of(method: &str) -> Option<bool> {
+        match method {
+            "pread" => Some(false),
+            "mmap" | "mmap-random" => Some(true),
+            _ => None,
+        }
+    }
+}
+
+/// Remembers the `random` suite's winners (ignored below [`MIN_BYTES`]), keeping the
+/// `count` winners. Returns where they were written.
+pub fn save_random(
+    file_bytes: u64,
+    winners: Vec<RandomWinner>,
+) -> std::io::Result<Option<PathBuf>> {
+    if file_bytes < MIN_BYTES || winners.is_empty() {
+        return Ok(None);
+    }
+    let previous = load();
+    write(Tuning {
+        measured_at: crate::sysinfo::now_rfc3339(),
+        kernel_release: kernel_release(),
+        cores: cores(),
+        file_bytes: previous.as_ref().map_or(file_bytes, |p| p.file_bytes),
+        warm: previous.as_ref().and_then(|p| p.warm.clone()),
+        cold: previous.and_then(|p| p.cold),
+        random: winners,
+    })
 }
 
 /// iolab's cache folder: `$XDG_CACHE_HOME/iolab`, else `~/.cache/iolab`.
@@ -111,9 +160,6 @@ pub fn save(
     if file_bytes < MIN_BYTES || (warm.is_none() && cold.is_none()) {
         return Ok(None);
     }
-    let Some(dir) = cache_dir() else {
-        return Ok(None);
-    };
     // Keep what this run did not measure (a warm-only run keeps the cold winner).
     let previous = load();
     let tuning = Tuning {
@@ -122,7 +168,16 @@ pub fn save(
         cores: cores(),
         file_bytes,
         warm: warm.or_else(|| previous.as_ref().and_then(|p| p.warm.clone())),
-        cold: cold.or_else(|| previous.and_then(|p| p.cold)),
+        cold: cold.or_else(|| previous.as_ref().and_then(|p| p.cold.clone())),
+        random: previous.map(|p| p.random).unwrap_or_default(),
+    };
+    write(tuning)
+}
+
+/// Writes `tuning` atomically into the cache folder.
+fn write(tuning: Tuning) -> std::io::Result<Option<PathBuf>> {
+    let Some(dir) = cache_dir() else {
+        return Ok(None);
     };
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(FILE_NAME);

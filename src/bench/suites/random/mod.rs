@@ -1,0 +1,396 @@
+//! The `random` suite: random block reads of one generated file, every iolab method
+//! (`crate::random`) against `fio --rw=randread` with the same parameters, in three states.
+//!
+//! | file | job |
+//! |---|---|
+//! | `mod.rs` | the plan (states, patterns, queue depths) and the interleaved rounds |
+//! | `cgroup.rs` | the `beyond-memory` state's memory cgroup |
+//! | `fio.rs` | the fio baseline: engines, arguments, its JSON |
+//! | `rows.rs` | rows, the fio comparison notes, the winners for `RandomAccessFile` |
+//! | `chart.rs` | IOPS against queue depth, and latency CDFs |
+//!
+//! **Data**: [`crate::bench::data::blocks`], offset-derived bytes, so every read of every
+//! iolab run is verified by the child (`iolab random --json` reports `verified`); a wrong
+//! offset or a torn read fails the row. fio does not check what it reads.
+//!
+//! **States**: `warm` (the file in the page cache), `cold` (evicted with
+//! `POSIX_FADV_DONTNEED` before every run, outside the timer) and `beyond-memory` (evicted,
+//! then the child runs in a memory cgroup limited to a quarter of the file (plus
+//! [`PROCESS_HEADROOM`] for the reader itself), its cache
+//! pre-filled to the limit: every miss evicts; root only, otherwise unavailable with the
+//! reason). `--cache` selects among warm and cold; `beyond-memory` runs with cold.
+//!
+//! **Plan**: 4 KiB blocks; every method at queue depth 1, and the io_uring methods at
+//! [`DEEP_QUEUE`] too, each beside its fio twin; uniform offsets everywhere, and Zipfian
+//! ones (θ = 0.99) beyond memory, where a skewed working set can fit the cache. Each run
+//! reads for [`RUN_SECONDS`] (a tenth with `--quick`); rounds interleave every job, and a
+//! row gives the medians over its rounds.
+
+mod cgroup;
+pub mod chart;
+mod fio;
+mod rows;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Sizes;
+use crate::bench::results::Row;
+use crate::bench::runner::{Job, schedule};
+use crate::bench::suites::count::{version_line, which};
+use crate::bench::suites::prepare;
+use crate::bench::{CacheState, Context, data, interrupt, progress::Progress};
+use crate::error::{Error, Result};
+use crate::random::{DEFAULT_BLOCK, Method, Pattern};
+
+/// The data set's size by default: 1 GiB.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+/// With `--quick`: 64 MiB.
+pub const QUICK_SIZE: u64 = 64 << 20;
+/// The data set's sizes, for the suite table; `--size` replaces them.
+pub const SIZES: Sizes = Sizes {
+    full: DEFAULT_SIZE,
+    quick: QUICK_SIZE,
+    follows_size_option: true,
+};
+/// Seconds each run reads: short, since IOPS settle within thousands of reads.
+pub const RUN_SECONDS: f64 = 0.2;
+/// The deep queue the io_uring methods also run at.
+pub const DEEP_QUEUE: usize = 32;
+/// Memory the reader itself needs in the `beyond-memory` cgroup (its binary, heap,
+/// buffers, ring), added to the quarter of the file the cache may hold: 32 MiB, so a small
+/// `--quick` file does not get the reader killed by the OOM killer.
+pub const PROCESS_HEADROOM: u64 = 32 << 20;
+/// Rounds per state at most (the runs setting, capped so the suite stays near 30 s).
+pub const MAX_ROUNDS: usize = 2;
+
+const SUITE: &str = "random";
+
+/// A state of the file for a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// In the page cache.
+    Warm,
+    /// Evicted.
+    Cold,
+    /// Evicted, and the reader's memory limited to a quarter of the file.
+    BeyondMemory,
+}
+
+impl State {
+    /// `warm`, `cold` or `beyond-memory`: the rows' `state` (and `cache`).
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Warm => "warm",
+            State::Cold => "cold",
+            State::BeyondMemory => "beyond-memory",
+        }
+    }
+}
+
+/// One run's figures, from `iolab random --json` or fio's JSON.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Sample {
+    pub iops: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub cpu_us_per_read: f64,
+    pub verified: bool,
+    pub cdf_us: Vec<(f64, f64)>,
+}
+
+/// One job of a state: an iolab method or fio, with its parameters.
+pub(crate) struct RandomJob {
+    pub job: Job,
+    pub version: Option<String>,
+    pub method: String,
+    pub pattern: Pattern,
+    pub queue_depth: usize,
+    pub parse: fn(&str) -> Option<Sample>,
+}
+
+/// Runs the suite.
+pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+    let config = ctx.config;
+    let size = SIZES.pick(config);
+    let dataset = data::blocks(&config.data_dir, size, config.progress)?;
+    let seconds = if config.quick {
+        RUN_SECONDS / 4.0
+    } else {
+        RUN_SECONDS
+    };
+    let fio = if config.baselines {
+        match which("fio") {
+            Some(path) => Some((version_line(&path, &["--version"]), path)),
+            None => {
+                ctx.notes
+                    .push("random: fio not installed: no baseline rows".into());
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut states = Vec::new();
+    if config.caches.contains(&CacheState::Warm) {
+        states.push(State::Warm);
+    }
+    if config.caches.contains(&CacheState::Cold) {
+        states.extend([State::Cold, State::BeyondMemory]);
+    }
+    let mut rows = Vec::new();
+    for state in states {
+        if interrupt::interrupted() {
+            break;
+        }
+        let mut jobs = Vec::new();
+        for pattern in patterns(state) {
+            for method in Method::ALL {
+                if !config.wants(method.name()) {
+                    continue;
+                }
+                for qd in queue_depths(method) {
+                    if let Err(reason) = method.availability() {
+                        rows.push(rows::unavailable(
+                            method.name(),
+                            state,
+                            pattern,
+                            qd,
+                            dataset.bytes,
+                            reason,
+                        ));
+                        continue;
+                    }
+                    jobs.push(iolab_job(
+                        config.iolab_exe.as_path(),
+                        &dataset.path,
+                        method,
+                        pattern,
+                        qd,
+                        seconds,
+                    ));
+                    if let (Some((version, path)), Some((engine, direct))) =
+                        (&fio, fio::engine(method))
+                    {
+                        jobs.push(RandomJob {
+                            job: Job::new(
+                                fio::name(engine, direct),
+                                path,
+                                fio::args(
+                                    &dataset.path,
+                                    engine,
+                                    direct,
+                                    DEFAULT_BLOCK,
+                                    qd,
+                                    pattern,
+                                    seconds,
+                                ),
+                                true,
+                            ),
+                            version: version.clone(),
+                            method: fio::name(engine, direct),
+                            pattern,
+                            queue_depth: qd,
+                            parse: fio::parse,
+                        });
+                    }
+                }
+            }
+        }
+        let all_unavailable = |reason: &str| -> Vec<Row> {
+            jobs.iter()
+                .map(|j| {
+                    let mut row = rows::unavailable(
+                        &j.method,
+                        state,
+                        j.pattern,
+                        j.queue_depth,
+                        dataset.bytes,
+                        reason.to_string(),
+                    );
+                    row.baseline = j.job.baseline;
+                    row
+                })
+                .collect()
+        };
+        if state != State::Warm
+            && crate::sysinfo::is_tmpfs(dataset.path.parent().unwrap_or(Path::new("/")))
+        {
+            rows.extend(all_unavailable(
+                "the data set is on tmpfs: it cannot be evicted",
+            ));
+            continue;
+        }
+        let cgroup = match state {
+            State::BeyondMemory => {
+                match cgroup::MemoryCgroup::create(dataset.bytes / 4 + PROCESS_HEADROOM) {
+                    Ok(c) => Some(c),
+                    Err(reason) => {
+                        rows.extend(all_unavailable(&reason));
+                        continue;
+                    }
+                }
+            }
+            _ => None,
+        };
+        let samples = measure(
+            ctx,
+            &dataset.path,
+            dataset.bytes,
+            &jobs,
+            state,
+            cgroup.as_ref(),
+        )?;
+        let measured = rows::rows(&jobs, samples, state, dataset.bytes);
+        rows::compare_with_fio(ctx, state, &measured);
+        rows.extend(measured);
+    }
+    rows::remember_winners(ctx, &rows, dataset.bytes);
+    Ok(rows)
+}
+
+/// The patterns measured in `state`.
+fn patterns(state: State) -> Vec<Pattern> {
+    match state {
+        State::BeyondMemory => vec![Pattern::Uniform, Pattern::Zipf],
+        _ => vec![Pattern::Uniform],
+    }
+}
+
+/// The queue depths `method` runs at.
+fn queue_depths(method: Method) -> Vec<usize> {
+    if method.queues() {
+        vec![1, DEEP_QUEUE]
+    } else {
+        vec![1]
+    }
+}
+
+fn iolab_job(
+    exe: &Path,
+    data: &Path,
+    method: Method,
+    pattern: Pattern,
+    qd: usize,
+    seconds: f64,
+) -> RandomJob {
+    let args: Vec<OsString> = [
+        "random",
+        "--method",
+        method.name(),
+        "--queue-depth",
+        &qd.to_string(),
+        "--pattern",
+        pattern.name(),
+        "--seconds",
+        &seconds.to_string(),
+        "--json",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .chain([data.as_os_str().to_owned()])
+    .collect();
+    RandomJob {
+        job: Job::new(method.name(), exe, args, false),
+        version: None,
+        method: method.name().to_string(),
+        pattern,
+        queue_depth: qd,
+        parse: parse_iolab,
+    }
+}
+
+/// The figures of an `iolab random --json` run.
+fn parse_iolab(stdout: &str) -> Option<Sample> {
+    let v: Value = serde_json::from_str(stdout.trim()).ok()?;
+    let f = |k: &str| v.get(k)?.as_f64();
+    Some(Sample {
+        iops: f("iops")?,
+        p50_us: f("p50_us")?,
+        p99_us: f("p99_us")?,
+        p999_us: f("p999_us")?,
+        cpu_us_per_read: f("cpu_us_per_read")?,
+        verified: v.get("verified")?.as_bool()?,
+        cdf_us: serde_json::from_value(v.get("cdf_us")?.clone()).ok()?,
+    })
+}
+
+/// What a job's runs gave: its samples, or why it could not run.
+pub(crate) type Outcomes = Vec<std::result::Result<Vec<Sample>, (bool, String)>>;
+
+/// Runs the jobs in interleaved rounds, preparing the state before each run.
+fn measure(
+    ctx: &mut Context<'_>,
+    data: &Path,
+    bytes: u64,
+    jobs: &[RandomJob],
+    state: State,
+    cgroup: Option<&cgroup::MemoryCgroup>,
+) -> Result<Outcomes> {
+    let config = ctx.config;
+    let rounds = config.runs.clamp(1, MAX_ROUNDS);
+    let order = schedule(jobs.len(), rounds);
+    let progress = Progress::new(
+        &format!("{SUITE} {}", state.name()),
+        order.len() as u64,
+        config.progress,
+    );
+    let mut out: Outcomes = jobs.iter().map(|_| Ok(Vec::new())).collect();
+    for (_, j) in order {
+        if interrupt::interrupted() {
+            break;
+        }
+        progress.inc();
+        if out[j].is_err() {
+            continue;
+        }
+        let mut job = jobs[j].job.clone();
+        let cache = if state == State::Warm {
+            CacheState::Warm
+        } else {
+            CacheState::Cold
+        };
+        prepare(data, cache, config.drop_caches)?;
+        if let Some(cg) = cgroup {
+            let (program, args) = cg.wrap(&job.program, &job.args, data, bytes / 4);
+            job.program = program;
+            job.args = args;
+        }
+        let outcome = ctx
+            .executor
+            .execute(&job)
+            .map_err(|e| Error::io("cannot run a benchmark job", e))?;
+        if !outcome.success() {
+            out[j] = Err(match outcome.unavailable_reason() {
+                Some(reason) => (true, reason),
+                None => (false, outcome.failure_reason()),
+            });
+            continue;
+        }
+        match (jobs[j].parse)(&outcome.stdout) {
+            Some(sample) => {
+                if let Ok(samples) = &mut out[j] {
+                    samples.push(sample);
+                }
+            }
+            None => out[j] = Err((false, "unreadable output".into())),
+        }
+    }
+    progress.finish();
+    Ok(out)
+}
+
+/// Suite-specific keys of a row.
+pub(crate) fn keys(method_pattern: Pattern, state: State, qd: usize) -> BTreeMap<String, Value> {
+    let mut extra = BTreeMap::new();
+    extra.insert("pattern".into(), Value::from(method_pattern.name()));
+    extra.insert("state".into(), Value::from(state.name()));
+    extra.insert("block_bytes".into(), Value::from(DEFAULT_BLOCK));
+    extra.insert("queue_depth".into(), Value::from(qd));
+    extra.insert("threads".into(), Value::from(1));
+    extra
+}

@@ -1,0 +1,157 @@
+//! `iolab random`: random reads of a file made by `iolab gen blocks` (or `bench random`),
+//! every read verified; prints IOPS, MB/s and latency percentiles, or one JSON object.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use iolab::random::{self, Method, Options, Pattern, Stop};
+use serde_json::json;
+
+/// Arguments of `iolab random`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The read method (see `iolab methods random`).
+    #[arg(short, long, value_parser = parse_method)]
+    method: Method,
+    /// Bytes per read: a power of two from 512 to 1M [default: 4K].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    block: Option<usize>,
+    /// Reads in flight per thread, 1 to 256 (uring and uring-direct) [default: 1].
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    queue_depth: usize,
+    /// Threads, 1 to the available cores [default: 1].
+    #[arg(long, value_name = "T", default_value_t = 1)]
+    threads: usize,
+    /// Reads in all [default: 100000].
+    #[arg(long, value_name = "N", conflicts_with = "seconds")]
+    reads: Option<u64>,
+    /// Read for this many seconds instead of a number of reads.
+    #[arg(long, value_name = "S", value_parser = parse_seconds)]
+    seconds: Option<f64>,
+    /// How offsets are drawn: uniform, or zipf (θ = 0.99, as YCSB).
+    #[arg(long, default_value = "uniform", value_parser = parse_pattern)]
+    pattern: Pattern,
+    /// Print one JSON object instead of text (what `iolab bench random` reads).
+    #[arg(long)]
+    json: bool,
+    /// Also say on stderr which backing `RandomAccessFile::open` chooses for FILE, and why.
+    #[arg(short, long)]
+    verbose: bool,
+    /// The file to read.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+}
+
+fn parse_method(s: &str) -> Result<Method, String> {
+    s.parse().map_err(|e: iolab::Error| e.to_string())
+}
+
+fn parse_pattern(s: &str) -> Result<Pattern, String> {
+    s.parse()
+}
+
+fn parse_size(s: &str) -> Result<usize, String> {
+    let n = iolab::units::parse_size(s).map_err(|e| e.to_string())?;
+    usize::try_from(n).map_err(|_| "too large".to_string())
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 86_400.0 => Ok(x),
+        _ => Err("expected a number of seconds above 0 (at most 86400)".into()),
+    }
+}
+
+/// Runs the reads and prints the figures; exits 1 when a read returned wrong bytes.
+pub fn run(args: Args) -> Result<i32> {
+    let stop = match (args.reads, args.seconds) {
+        (_, Some(s)) => Stop::Duration(Duration::from_secs_f64(s)),
+        (Some(n), None) => Stop::Reads(n),
+        (None, None) => Stop::Reads(random::DEFAULT_READS),
+    };
+    let options = Options::new()
+        .block(args.block.unwrap_or(random::DEFAULT_BLOCK))
+        .queue_depth(args.queue_depth)
+        .threads(args.threads)
+        .stop(stop)
+        .pattern(args.pattern);
+    if args.verbose {
+        let file = iolab::file::RandomAccessFile::open(&args.file)
+            .with_context(|| args.file.display().to_string())?;
+        if let Some(choice) = file.choice() {
+            super::report(&format!(
+                "{}: RandomAccessFile::open chose {} ({:?} backing): {}",
+                args.file.display(),
+                choice.method,
+                file.backing(),
+                choice.reason
+            ));
+        }
+    }
+    let report = random::run(args.method, &args.file, &options)
+        .with_context(|| args.file.display().to_string())?;
+    let mut out = io::stdout().lock();
+    let (p50, p99, p999) = (
+        report.latency_us(0.5),
+        report.latency_us(0.99),
+        report.latency_us(0.999),
+    );
+    if args.json {
+        let value = json!({
+            "method": report.method.name(),
+            "pattern": args.pattern.name(),
+            "block_bytes": options.block_bytes(),
+            "queue_depth": args.queue_depth,
+            "threads": args.threads,
+            "file_bytes": report.file_bytes,
+            "reads": report.reads,
+            "elapsed_s": report.elapsed.as_secs_f64(),
+            "iops": report.iops(),
+            "bytes_per_s": report.bytes_per_s(),
+            "p50_us": p50,
+            "p99_us": p99,
+            "p999_us": p999,
+            "cpu_us_per_read": report.cpu_us_per_read(),
+            "verified": report.verified(),
+            "mismatches": report.mismatches,
+            "cdf_us": report.cdf_us(),
+        });
+        writeln!(out, "{value}").context("cannot write to stdout")?;
+    } else {
+        writeln!(
+            out,
+            "{} {} {} qd {} threads {}: {} reads in {:.3} s, {:.0} IOPS, {:.1} MB/s, \
+             latency p50 {p50:.1} µs p99 {p99:.1} µs p99.9 {p999:.1} µs, {:.2} CPU µs/read, {}",
+            report.method,
+            args.pattern,
+            iolab::units::format_bytes(options.block_bytes() as u64),
+            args.queue_depth,
+            args.threads,
+            report.reads,
+            report.elapsed.as_secs_f64(),
+            report.iops(),
+            report.bytes_per_s() / 1e6,
+            report.cpu_us_per_read(),
+            if report.verified() {
+                "every read verified".to_string()
+            } else {
+                format!("{} WRONG reads", report.mismatches)
+            }
+        )
+        .context("cannot write to stdout")?;
+    }
+    if !report.verified() {
+        super::report(&format!(
+            "{}: {} of {} reads returned wrong bytes (first at offset {}): the file is not \
+             one `iolab gen blocks` made, or a read is broken",
+            args.file.display(),
+            report.mismatches,
+            report.reads,
+            report.first_mismatch.unwrap_or(0)
+        ));
+        return Ok(1);
+    }
+    Ok(0)
+}

@@ -1,0 +1,569 @@
+//! Random reads: small blocks at random offsets of one file, the access a storage engine
+//! makes most — six ways, one file each, every read checked.
+//!
+//! | method | module | how a block arrives |
+//! |---|---|---|
+//! | `pread` | [`pread`] | one `pread(2)` into the caller's buffer, through the page cache |
+//! | `pread-direct` | [`pread_direct`] | `pread(2)` with `O_DIRECT` into an aligned buffer |
+//! | `mmap` | [`mmap`] | copied out of a map with the kernel's default read-ahead |
+//! | `mmap-random` | [`mmap_random`] | the same map with `madvise(MADV_RANDOM)`: no read-ahead |
+//! | `uring` | [`uring`] | io_uring `READ`s, buffered, up to the queue depth in flight |
+//! | `uring-direct` | [`uring_direct`] | io_uring `READ_FIXED`s with `O_DIRECT` into registered buffers |
+//!
+//! The debate they settle is Crotty, Leis and Pavlo, "Are You Sure You Want to Use MMAP in
+//! Your Database Management System?" (CIDR 2022): maps win while the data fits in memory
+//! and lose once it does not, where `O_DIRECT` with a deep queue holds.
+//!
+//! **A read** is block `k` of the file (offset `k × block`): `block` bytes, fewer for the
+//! last block of a file whose size is not a multiple of it. Blocks are drawn by a
+//! [`Pattern`] (uniform or Zipfian). Each thread reads on its own (its own buffers, its own
+//! ring), all over the same open file. The synchronous methods make one read at a time per
+//! thread; the io_uring ones keep up to the queue depth in flight per thread.
+//!
+//! **Every read is verified** against [`crate::generate::blocks`]: the file must be one
+//! `iolab gen blocks` (or the `random` benchmark) made, whose bytes are a function of their
+//! offset, so a read at the wrong offset, a short read before the end and a torn read all
+//! count as mismatches ([`Report::mismatches`]). The check runs outside the latency timer.
+//!
+//! **Latency** of each read — from the call to its return, or for io_uring from the
+//! submission to the completion of that read — goes into an HDR histogram (nanoseconds,
+//! three significant digits), merged over the threads.
+
+pub mod auto;
+pub mod mmap;
+pub mod mmap_random;
+pub mod pattern;
+pub mod pread;
+pub mod pread_direct;
+pub mod uring;
+pub mod uring_direct;
+
+use std::fmt;
+use std::fs::File;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::buf::AlignedBuf;
+use crate::error::{Error, Result};
+use crate::generate::blocks;
+pub use pattern::{Pattern, Sampler};
+
+/// Bytes per read by default: 4 KiB, a page and a common database block.
+pub const DEFAULT_BLOCK: usize = 4096;
+/// The smallest block: 512 B, the smallest logical sector.
+pub const MIN_BLOCK: usize = 512;
+/// The largest block: 1 MiB.
+pub const MAX_BLOCK: usize = 1 << 20;
+/// The deepest queue: 256 reads in flight per thread.
+pub const MAX_QUEUE_DEPTH: usize = 256;
+/// Reads per run when neither a count nor a duration is given.
+pub const DEFAULT_READS: u64 = 100_000;
+/// The highest latency the histogram holds: 60 s (higher ones are clamped to it).
+const MAX_LATENCY_NS: u64 = 60_000_000_000;
+
+/// A way of reading blocks at random offsets, by its kebab-case name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `pread(2)` through the page cache.
+    Pread,
+    /// `pread(2)` with `O_DIRECT`.
+    PreadDirect,
+    /// A shared map with default read-ahead.
+    Mmap,
+    /// A shared map with `MADV_RANDOM`.
+    MmapRandom,
+    /// io_uring, buffered.
+    Uring,
+    /// io_uring, `O_DIRECT`, registered buffers.
+    UringDirect,
+}
+
+impl Method {
+    /// Every method, in the order they are listed and benchmarked.
+    pub const ALL: [Method; 6] = [
+        Method::Pread,
+        Method::PreadDirect,
+        Method::Mmap,
+        Method::MmapRandom,
+        Method::Uring,
+        Method::UringDirect,
+    ];
+
+    /// The name shared by the CLI, the JSON and the docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Pread => "pread",
+            Method::PreadDirect => "pread-direct",
+            Method::Mmap => "mmap",
+            Method::MmapRandom => "mmap-random",
+            Method::Uring => "uring",
+            Method::UringDirect => "uring-direct",
+        }
+    }
+
+    /// Whether the method can run here (a file system may still refuse `O_DIRECT` for a
+    /// file: that is known when it is opened).
+    pub fn availability(self) -> std::result::Result<(), String> {
+        match self {
+            Method::Uring => uring::availability(),
+            Method::UringDirect => uring_direct::availability(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether it keeps several reads in flight per thread (`--queue-depth`).
+    pub fn queues(self) -> bool {
+        matches!(self, Method::Uring | Method::UringDirect)
+    }
+
+    /// Whether it bypasses the page cache.
+    pub fn direct(self) -> bool {
+        matches!(self, Method::PreadDirect | Method::UringDirect)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Method {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Method> {
+        Method::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| Error::UnknownMethod {
+                name: s.to_string(),
+                expected: Method::ALL.map(Method::name).join(", "),
+            })
+    }
+}
+
+/// When a run stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// After this many reads in all (shared out over the threads).
+    Reads(u64),
+    /// After this long (reads in flight then are completed and counted).
+    Duration(Duration),
+}
+
+/// How to run: block size, queue depth, threads, pattern and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    block: usize,
+    queue_depth: usize,
+    threads: usize,
+    stop: Stop,
+    pattern: Pattern,
+    seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            block: DEFAULT_BLOCK,
+            queue_depth: 1,
+            threads: 1,
+            stop: Stop::Reads(DEFAULT_READS),
+            pattern: Pattern::Uniform,
+            seed: crate::generate::DEFAULT_SEED,
+        }
+    }
+}
+
+impl Options {
+    /// [`DEFAULT_BLOCK`], queue depth 1, one thread, [`DEFAULT_READS`] uniform reads.
+    pub fn new() -> Options {
+        Options::default()
+    }
+    /// Bytes per read: a power of two from [`MIN_BLOCK`] to [`MAX_BLOCK`].
+    pub fn block(mut self, bytes: usize) -> Options {
+        self.block = bytes;
+        self
+    }
+    /// Reads in flight per thread (io_uring methods): 1 to [`MAX_QUEUE_DEPTH`].
+    pub fn queue_depth(mut self, n: usize) -> Options {
+        self.queue_depth = n;
+        self
+    }
+    /// Threads: 1 to the available cores.
+    pub fn threads(mut self, n: usize) -> Options {
+        self.threads = n;
+        self
+    }
+    /// When to stop.
+    pub fn stop(mut self, stop: Stop) -> Options {
+        self.stop = stop;
+        self
+    }
+    /// How blocks are drawn.
+    pub fn pattern(mut self, pattern: Pattern) -> Options {
+        self.pattern = pattern;
+        self
+    }
+    /// The seed of the block stream (thread `t` uses `seed + t`).
+    pub fn seed(mut self, seed: u64) -> Options {
+        self.seed = seed;
+        self
+    }
+    /// The block size.
+    pub fn block_bytes(&self) -> usize {
+        self.block
+    }
+
+    /// `Err` with a one-line reason when an option is out of range for `method`.
+    pub fn validate(&self, method: Method) -> Result<()> {
+        let bad = |s: String| Err(Error::InvalidOption(s));
+        if !self.block.is_power_of_two() || !(MIN_BLOCK..=MAX_BLOCK).contains(&self.block) {
+            return bad(format!(
+                "block size {} must be a power of two from {MIN_BLOCK} to {MAX_BLOCK} bytes",
+                self.block
+            ));
+        }
+        if !(1..=MAX_QUEUE_DEPTH).contains(&self.queue_depth) {
+            return bad(format!(
+                "queue depth {} must be from 1 to {MAX_QUEUE_DEPTH}",
+                self.queue_depth
+            ));
+        }
+        if self.queue_depth > 1 && !method.queues() {
+            return bad(format!(
+                "method '{method}' makes one read at a time per thread; a queue depth above 1 \
+                 needs uring or uring-direct (or use --threads)"
+            ));
+        }
+        let cores = cores();
+        if !(1..=cores).contains(&self.threads) {
+            return bad(format!(
+                "threads {} must be from 1 to the {cores} available core(s)",
+                self.threads
+            ));
+        }
+        if self.stop == Stop::Reads(0) || self.stop == Stop::Duration(Duration::ZERO) {
+            return bad("a run needs at least one read (or a duration above 0)".into());
+        }
+        Ok(())
+    }
+}
+
+/// The cores this process may use.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What a run measured.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The method.
+    pub method: Method,
+    /// The options it ran with.
+    pub options: Options,
+    /// The file's size.
+    pub file_bytes: u64,
+    /// Reads completed.
+    pub reads: u64,
+    /// Bytes those reads returned.
+    pub bytes: u64,
+    /// Wall time of the reading, set-up (open, map, ring) excluded.
+    pub elapsed: Duration,
+    /// CPU time (user + system) of the process over the same span.
+    pub cpu: Duration,
+    /// Per-read latency in nanoseconds.
+    pub latency: Histogram<u64>,
+    /// Reads whose bytes were wrong (wrong offset, short or torn).
+    pub mismatches: u64,
+    /// The offset of the first wrong read, if any.
+    pub first_mismatch: Option<u64>,
+}
+
+impl Report {
+    /// Reads per second.
+    pub fn iops(&self) -> f64 {
+        self.reads as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    /// Bytes per second.
+    pub fn bytes_per_s(&self) -> f64 {
+        self.bytes as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    /// The latency at quantile `q` (0.5, 0.99, 0.999) in microseconds.
+    pub fn latency_us(&self, q: f64) -> f64 {
+        self.latency.value_at_quantile(q) as f64 / 1000.0
+    }
+    /// CPU microseconds per read.
+    pub fn cpu_us_per_read(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.reads.max(1) as f64
+    }
+    /// Whether every read returned the right bytes.
+    pub fn verified(&self) -> bool {
+        self.mismatches == 0 && self.reads > 0
+    }
+    /// The latency distribution as (latency µs, fraction of reads at or below) points, for a
+    /// CDF: one per quantile step of the histogram.
+    pub fn cdf_us(&self) -> Vec<(f64, f64)> {
+        self.latency
+            .iter_quantiles(1)
+            .map(|v| {
+                (
+                    v.value_iterated_to() as f64 / 1000.0,
+                    v.quantile_iterated_to(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// An empty latency histogram (1 ns to 60 s, three significant digits).
+pub(crate) fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
+}
+
+/// The file being read, as every method sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan<'a> {
+    pub file: &'a File,
+    pub len: u64,
+    pub blocks: u64,
+    pub options: &'a Options,
+}
+
+impl Plan<'_> {
+    /// Offset and length of block `k`.
+    #[inline]
+    pub fn extent(&self, k: u64) -> (u64, usize) {
+        let offset = k * self.options.block as u64;
+        (
+            offset,
+            (self.len - offset).min(self.options.block as u64) as usize,
+        )
+    }
+
+    /// Thread `t`'s share of the reads (`None`: stop by time) and its block stream.
+    pub fn share(&self, t: usize) -> (Option<u64>, Sampler) {
+        let reads = match self.options.stop {
+            Stop::Reads(n) => {
+                let threads = self.options.threads as u64;
+                Some(n / threads + u64::from((t as u64) < n % threads))
+            }
+            Stop::Duration(_) => None,
+        };
+        let sampler = Sampler::new(
+            self.options.pattern,
+            self.blocks,
+            self.options.seed.wrapping_add(t as u64),
+        );
+        (reads, sampler)
+    }
+
+    /// The deadline, when stopping by time.
+    pub fn deadline(&self, start: Instant) -> Option<Instant> {
+        match self.options.stop {
+            Stop::Duration(d) => Some(start + d),
+            Stop::Reads(_) => None,
+        }
+    }
+}
+
+/// What one thread measured.
+pub(crate) struct Tally {
+    pub reads: u64,
+    pub bytes: u64,
+    pub latency: Histogram<u64>,
+    pub mismatches: u64,
+    pub first_mismatch: Option<u64>,
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally {
+            reads: 0,
+            bytes: 0,
+            latency: histogram(),
+            mismatches: 0,
+            first_mismatch: None,
+        }
+    }
+
+    /// Counts one read of `data` for the block at `offset` of `want` bytes.
+    #[inline]
+    pub fn record(&mut self, offset: u64, want: usize, data: &[u8], ns: u64) {
+        self.reads += 1;
+        self.bytes += data.len() as u64;
+        self.latency.saturating_record(ns.max(1));
+        if data.len() != want || !blocks::verify(offset, data) {
+            self.mismatches += 1;
+            self.first_mismatch.get_or_insert(offset);
+        }
+    }
+}
+
+/// A synchronous method: one read at a time, shared by the threads.
+pub(crate) trait Source: Sync {
+    /// A buffer for one block, as the method needs it aligned.
+    fn buffer(&self, block: usize) -> AlignedBuf {
+        AlignedBuf::new(block, 64)
+    }
+    /// Reads `want` bytes at `offset` into `buf` (a whole block) and returns them.
+    fn read<'a>(&self, offset: u64, want: usize, buf: &'a mut [u8]) -> Result<&'a [u8]>;
+}
+
+/// Runs a synchronous method on every thread of the plan.
+pub(crate) fn run_source(plan: &Plan<'_>, source: &dyn Source) -> Result<Vec<Tally>> {
+    run_threads(plan, |t| {
+        let (mut left, mut sampler) = plan.share(t);
+        let mut buf = source.buffer(plan.options.block);
+        let mut tally = Tally::new();
+        let deadline = plan.deadline(Instant::now());
+        loop {
+            match &mut left {
+                Some(0) => break,
+                Some(n) => *n -= 1,
+                None => {}
+            }
+            let (offset, want) = plan.extent(sampler.next_block());
+            let start = Instant::now();
+            let data = source.read(offset, want, &mut buf)?;
+            let end = Instant::now();
+            tally.record(offset, want, data, (end - start).as_nanos() as u64);
+            if deadline.is_some_and(|d| end >= d) {
+                break;
+            }
+        }
+        Ok(tally)
+    })
+}
+
+/// Runs `body(thread)` on each of the plan's threads.
+pub(crate) fn run_threads(
+    plan: &Plan<'_>,
+    body: impl Fn(usize) -> Result<Tally> + Sync,
+) -> Result<Vec<Tally>> {
+    if plan.options.threads == 1 {
+        return Ok(vec![body(0)?]);
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..plan.options.threads)
+            .map(|t| {
+                let body = &body;
+                s.spawn(move || body(t))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a reader thread panicked"))
+            .collect()
+    })
+}
+
+/// Opens `path` for random reads: a regular, non-empty file.
+fn open(path: &Path) -> Result<File> {
+    let file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
+    let meta = file.metadata().map_err(|e| Error::io("cannot stat", e))?;
+    if meta.is_dir() {
+        return Err(Error::IsDirectory);
+    }
+    if !meta.is_file() {
+        return Err(Error::InvalidOption(
+            "random reads need a regular file".into(),
+        ));
+    }
+    if meta.len() == 0 {
+        return Err(Error::InvalidOption(
+            "the file is empty: there is no block to read".into(),
+        ));
+    }
+    Ok(file)
+}
+
+/// Reads random blocks of `path` with `method` as `options` say, verifying each.
+pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
+    options.validate(method)?;
+    method.availability().map_err(|reason| Error::Unavailable {
+        method: method.name(),
+        reason,
+    })?;
+    let file = open(path)?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("cannot stat", e))?
+        .len();
+    let plan = Plan {
+        file: &file,
+        len,
+        blocks: len.div_ceil(options.block as u64),
+        options,
+    };
+    // Opening and mapping stay outside the timer; a ring is set up per thread inside it
+    // (tens of microseconds).
+    let (tallies, elapsed, cpu) = match method {
+        Method::Pread => timed(|| run_source(&plan, &pread::Pread::new(&file)))?,
+        Method::PreadDirect => {
+            let source = pread_direct::PreadDirect::open(path, &file)?;
+            timed(|| run_source(&plan, &source))?
+        }
+        Method::Mmap => {
+            let source = mmap::Mapped::new(&file, len, mmap::Advice::Normal)?;
+            let out = timed(|| run_source(&plan, &source))?;
+            source.check()?;
+            out
+        }
+        Method::MmapRandom => {
+            let source = mmap_random::open(&file, len)?;
+            let out = timed(|| run_source(&plan, &source))?;
+            source.check()?;
+            out
+        }
+        Method::Uring => timed(|| uring::run(&plan))?,
+        Method::UringDirect => {
+            let direct = uring_direct::open(path, &file)?;
+            timed(|| uring_direct::run(&plan, &direct))?
+        }
+    };
+    let mut report = Report {
+        method,
+        options: *options,
+        file_bytes: len,
+        reads: 0,
+        bytes: 0,
+        elapsed,
+        cpu,
+        latency: histogram(),
+        mismatches: 0,
+        first_mismatch: None,
+    };
+    for t in tallies {
+        report.reads += t.reads;
+        report.bytes += t.bytes;
+        report.mismatches += t.mismatches;
+        report.first_mismatch = report.first_mismatch.or(t.first_mismatch);
+        report
+            .latency
+            .add(&t.latency)
+            .expect("histograms with the same bounds merge");
+    }
+    Ok(report)
+}
+
+/// Runs `f`, returning its result with the wall and process CPU time it took.
+fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, Duration, Duration)> {
+    let cpu_before = process_cpu();
+    let start = Instant::now();
+    let out = f()?;
+    let elapsed = start.elapsed();
+    Ok((out, elapsed, process_cpu().saturating_sub(cpu_before)))
+}
+
+/// User + system CPU time of this process so far.
+fn process_cpu() -> Duration {
+    // SAFETY: all-zero is a valid rusage, and getrusage only writes to it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is valid for writes.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}

@@ -1,0 +1,196 @@
+//! `uring`: io_uring `READ`s through the page cache, up to the queue depth in flight per
+//! thread — fio's `io_uring` engine. The ring loop here serves `uring-direct` too.
+//!
+//! **System calls**: `io_uring_setup(2)` per thread, then `io_uring_enter(2)` calls that
+//! each submit the freed slots and wait for at least one completion; no system call per
+//! read beyond that. **When it wins**: cold reads with a deep queue, where one thread keeps
+//! many device reads in flight; warm, a buffered `READ` completes inline at submission, so
+//! it costs about what a `pread` does. **Latency** of a read is from just before its
+//! submission to the reaping of its completion. **Limits and failures**: needs io_uring
+//! with `IORING_OP_READ` (Linux 5.6): otherwise [`Error::Unavailable`] with the reason.
+
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+use io_uring::{IoUring, types};
+
+use super::{Plan, Tally, run_threads};
+use crate::buf::AlignedBuf;
+use crate::error::{Error, Result};
+use crate::read::retry_eintr;
+use crate::sys::uring as ring_support;
+
+const METHOD: &str = "uring";
+
+/// Whether io_uring with `IORING_OP_READ` works here.
+pub fn availability() -> Result<(), String> {
+    ring_support::require("IORING_OP_READ", |s| s.read)
+}
+
+/// Runs buffered io_uring reads on every thread of the plan.
+pub(crate) fn run(plan: &Plan<'_>) -> Result<Vec<Tally>> {
+    let ring_plan = RingPlan {
+        fd: types::Fd(plan.file.as_raw_fd()),
+        buffer: &|block| AlignedBuf::new(block, 64),
+        register: false,
+        method: METHOD,
+    };
+    run_threads(plan, |t| run_ring(plan, &ring_plan, t))
+}
+
+/// How a ring method reads: its descriptor, buffers and whether to register them.
+pub(crate) struct RingPlan<'a> {
+    pub fd: types::Fd,
+    pub buffer: &'a (dyn Fn(usize) -> AlignedBuf + Sync),
+    pub register: bool,
+    pub method: &'static str,
+}
+
+#[derive(Clone, Copy)]
+struct InFlight {
+    offset: u64,
+    want: usize,
+    since: Instant,
+}
+
+/// One thread's ring: fills every free slot, reaps completions, until its share is done.
+pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> Result<Tally> {
+    let depth = plan.options.queue_depth;
+    let (mut left, mut sampler) = plan.share(t);
+    // Declared before the ring, so the ring (and its registration) is dropped first.
+    let mut buffers: Vec<AlignedBuf> = (0..depth)
+        .map(|_| (ring_plan.buffer)(plan.options.block))
+        .collect();
+    let mut ring =
+        ring_support::new_ring((depth as u32).next_power_of_two()).map_err(|reason| {
+            Error::Unavailable {
+                method: ring_plan.method,
+                reason,
+            }
+        })?;
+    let registered = ring_plan.register && {
+        let iovecs: Vec<libc::iovec> = buffers
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: the iovecs describe `buffers`, which outlive `ring` (declared before it)
+        // and are neither moved nor freed while registered.
+        unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
+    };
+    let mut slots: Vec<Option<InFlight>> = vec![None; depth];
+    let mut tally = Tally::new();
+    let deadline = plan.deadline(Instant::now());
+    let mut stopping = false;
+    let result = (|| -> Result<()> {
+        loop {
+            for (i, slot) in slots.iter_mut().enumerate() {
+                if slot.is_some() || stopping {
+                    continue;
+                }
+                match &mut left {
+                    Some(0) => break,
+                    Some(n) => *n -= 1,
+                    None => {}
+                }
+                let (offset, want) = plan.extent(sampler.next_block());
+                let started = submit(&mut ring, &mut buffers[i], i, offset, ring_plan, registered)?;
+                *slot = Some(InFlight {
+                    offset,
+                    want,
+                    since: started,
+                });
+            }
+            if slots.iter().all(Option::is_none) {
+                return Ok(());
+            }
+            retry_eintr(|| ring.submit_and_wait(1))
+                .map_err(|e| Error::io("io_uring wait failed", e))?;
+            let done: Vec<(u64, i32)> = ring
+                .completion()
+                .map(|c| (c.user_data(), c.result()))
+                .collect();
+            let now = Instant::now();
+            for (i, result) in done {
+                let i = i as usize;
+                let Some(read) = slots[i] else { continue };
+                if result == -libc::EINTR || result == -libc::EAGAIN {
+                    submit(
+                        &mut ring,
+                        &mut buffers[i],
+                        i,
+                        read.offset,
+                        ring_plan,
+                        registered,
+                    )?;
+                    continue;
+                }
+                slots[i] = None;
+                if result < 0 {
+                    return Err(Error::io(
+                        "io_uring read failed",
+                        std::io::Error::from_raw_os_error(-result),
+                    ));
+                }
+                let n = (result as usize).min(read.want);
+                let ns = (now - read.since).as_nanos() as u64;
+                tally.record(read.offset, read.want, &buffers[i][..n], ns);
+            }
+            if deadline.is_some_and(|d| now >= d) {
+                stopping = true;
+            }
+        }
+    })();
+    if result.is_err() && !drain(&mut ring, &mut slots) {
+        // Reads may still be in flight into `buffers`: never free them.
+        std::mem::forget(buffers);
+        std::mem::forget(ring);
+    }
+    result.map(|()| tally)
+}
+
+/// Queues a read of a whole block at `offset` into slot `i`'s buffer; returns when.
+fn submit(
+    ring: &mut IoUring,
+    buf: &mut AlignedBuf,
+    i: usize,
+    offset: u64,
+    ring_plan: &RingPlan<'_>,
+    registered: bool,
+) -> Result<Instant> {
+    let entry = ring_support::read_entry(
+        ring_plan.fd,
+        buf.as_mut_ptr(),
+        buf.len() as u32,
+        i as u16,
+        offset,
+        registered,
+    );
+    // SAFETY: `buf` stays allocated and untouched until this slot's completion is reaped
+    // (or is leaked if the ring cannot be drained); the ring has at least as many entries
+    // as there are slots, and each slot has at most one read in flight.
+    unsafe { ring.submission().push(&entry) }.map_err(|_| {
+        Error::io(
+            "io_uring submit",
+            std::io::Error::other("submission queue is full"),
+        )
+    })?;
+    Ok(Instant::now())
+}
+
+/// Waits for every read still in flight; `false` if that failed.
+fn drain(ring: &mut IoUring, slots: &mut [Option<InFlight>]) -> bool {
+    while slots.iter().any(Option::is_some) {
+        if retry_eintr(|| ring.submit_and_wait(1)).is_err() {
+            return false;
+        }
+        for c in ring.completion() {
+            if let Some(slot) = slots.get_mut(c.user_data() as usize) {
+                *slot = None;
+            }
+        }
+    }
+    true
+}

@@ -1,0 +1,179 @@
+//! `iolab random` and `iolab bench random` end to end: the figures, one-line errors, and
+//! the rows' documented keys. Structure only: no speed is asserted.
+
+mod common;
+
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+fn iolab() -> Command {
+    Command::cargo_bin("iolab").unwrap()
+}
+
+fn blocks_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("blocks.bin");
+    let out = iolab()
+        .args(["gen", "blocks", "--size", "1000003", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    path
+}
+
+#[test]
+fn prints_the_figures_and_json() {
+    let dir = common::scratch();
+    let path = blocks_file(dir.path());
+    let out = iolab()
+        .args(["random", "--method", "pread", "--reads", "500", "--verbose"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for needle in ["IOPS", "MB/s", "p50", "p99", "p99.9", "every read verified"] {
+        assert!(stdout.contains(needle), "{needle}: {stdout}");
+    }
+    assert!(String::from_utf8_lossy(&out.stderr).contains("RandomAccessFile::open chose"));
+    let out = iolab()
+        .args([
+            "random",
+            "--method",
+            "mmap-random",
+            "--seconds",
+            "0.05",
+            "--pattern",
+            "zipf",
+            "--json",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "iops",
+        "p50_us",
+        "p99_us",
+        "p999_us",
+        "cpu_us_per_read",
+        "verified",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    assert_eq!(v["verified"], true);
+}
+
+#[test]
+fn bad_input_gets_one_line_and_a_non_zero_exit() {
+    let dir = common::scratch();
+    let path = blocks_file(dir.path());
+    let missing = dir.path().join("missing");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![missing.display().to_string()], "cannot open"),
+        (vec![dir.path().display().to_string()], "is a directory"),
+        (
+            vec!["--block".into(), "3000".into(), path.display().to_string()],
+            "power of two",
+        ),
+        (
+            vec!["--block".into(), "2M".into(), path.display().to_string()],
+            "power of two",
+        ),
+        (
+            vec![
+                "--queue-depth".into(),
+                "0".into(),
+                path.display().to_string(),
+            ],
+            "queue depth",
+        ),
+        (
+            vec![
+                "--queue-depth".into(),
+                "257".into(),
+                path.display().to_string(),
+            ],
+            "queue depth",
+        ),
+        (
+            vec!["--threads".into(), "0".into(), path.display().to_string()],
+            "threads",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = iolab()
+            .args(["random", "--method", "uring"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("is unavailable") {
+            common::skip(format!("uring: {stderr}"));
+            continue;
+        }
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn bench_random_quick_writes_rows_with_the_documented_keys() {
+    let dir = common::scratch();
+    let (data, out) = (dir.path().join("data"), dir.path().join("out"));
+    let output = iolab()
+        .args(["bench", "random", "--quick", "--size", "4M", "--data"])
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let rows: Vec<&serde_json::Value> = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["suite"] == "random")
+        .collect();
+    assert!(!rows.is_empty());
+    for state in ["warm", "cold", "beyond-memory"] {
+        let in_state: Vec<_> = rows.iter().filter(|r| r["state"] == state).collect();
+        assert!(!in_state.is_empty(), "no {state} rows");
+        if in_state.iter().all(|r| r.get("unavailable").is_some()) {
+            common::skip(format!("{state}: {}", in_state[0]["unavailable"]));
+            continue;
+        }
+    }
+    for r in &rows {
+        for key in [
+            "suite",
+            "method",
+            "pattern",
+            "state",
+            "block_bytes",
+            "queue_depth",
+            "threads",
+            "verified",
+        ] {
+            assert!(r.get(key).is_some(), "{key} missing in {r}");
+        }
+        if r.get("unavailable").is_none() && r.get("error").is_none() {
+            for key in ["iops", "p50_us", "p99_us", "p999_us", "cpu_us_per_read"] {
+                assert!(r[key].is_number(), "{key} in {r}");
+            }
+            assert_eq!(r["verified"], true, "{r}");
+        }
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("random-iops-qd-"));
+}
