@@ -50,6 +50,10 @@ pub const MIN_PER_WRITER: u64 = 60;
 /// `--quick`: records per run, and per writer at least.
 const QUICK_RECORDS_PER_RUN: u64 = 100;
 const QUICK_MIN_PER_WRITER: u64 = 10;
+/// Records appended before the timer starts, by a writer of their own.
+const WARMUP_RECORDS: u64 = 10;
+/// The warm-up records' writer number (no timed writer has it).
+const WARMUP_WRITER: usize = 255;
 /// Where Debian installs `pg_test_fsync`.
 const PG_TEST_FSYNC_PATHS: [&str; 3] = [
     "/usr/lib/postgresql/17/bin/pg_test_fsync",
@@ -390,6 +394,13 @@ fn run_log(
         .prealloc_chunk(bytes.next_multiple_of(1 << 20))
         .open(path)
         .map_err(show)?;
+    // A log in use, not a file just created: a few records before the timer, as
+    // pg_test_fsync writes its file before it times anything.
+    for i in 0..WARMUP_RECORDS {
+        log.append_durable(&payload(WARMUP_WRITER, i, record_bytes))
+            .map_err(show)?;
+    }
+    let warmup_syncs = log.syncs();
     let barrier = Barrier::new(writers + 1);
     let before = super::measure::cpu_s(libc::RUSAGE_SELF);
     let (wall_s, latencies) = std::thread::scope(|s| {
@@ -421,19 +432,29 @@ fn run_log(
     for l in latencies {
         latencies_ns.extend(l.map_err(show)?);
     }
-    let syncs = log.syncs();
+    let syncs = log.syncs() - warmup_syncs;
     drop(log);
     // Every record, each once, intact; each writer's in order.
     let got = read_records(path).map_err(show)?;
-    if got.records.len() as u64 != total {
+    let warmup = WARMUP_RECORDS as usize;
+    if got.records.len() < warmup
+        || got.records[..warmup]
+            .iter()
+            .enumerate()
+            .any(|(i, r)| *r != payload(WARMUP_WRITER, i as u64, record_bytes))
+    {
+        return Err(format!("{}: the warm-up records are wrong", path.display()));
+    }
+    let got_records = &got.records[warmup..];
+    if got_records.len() as u64 != total {
         return Err(format!(
             "{}: {} records read back, {total} appended",
             path.display(),
-            got.records.len()
+            got_records.len()
         ));
     }
     let mut next = vec![0u64; writers];
-    for r in &got.records {
+    for r in got_records {
         let t = r.first().map_or(0, |&b| b as usize) % writers.max(1);
         let i = next[t];
         if *r != payload(t, i, record_bytes) {
