@@ -20,6 +20,7 @@ pub mod results;
 pub mod runner;
 pub mod stats;
 pub mod suites;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -153,7 +154,7 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
     );
     config_map.insert("drop_caches".into(), json!(config.drop_caches));
     config_map.insert("quick".into(), json!(config.quick));
-    Ok(Results {
+    let mut results = Results {
         schema_version: SCHEMA_VERSION,
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         command,
@@ -166,5 +167,8 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
         warnings: ctx.warnings,
         notes: ctx.notes,
         ceilings: ctx.ceilings,
-    })
+        verdict: Vec::new(),
+    };
+    results.verdict = results.decide();
+    Ok(results)
 }

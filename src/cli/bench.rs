@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use iolab::bench::export::table::{self, Markup};
+use iolab::bench::results::Results;
 use iolab::bench::runner::ProcessExecutor;
 use iolab::bench::{self, CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITES};
 
@@ -53,6 +54,10 @@ pub struct Args {
     /// A smoke run: small data (64 MiB), 2 runs, no warm-up; under 30 seconds.
     #[arg(long)]
     quick: bool,
+    /// Print every row of every section, and the notes (by default the terminal shows the
+    /// verdict and the sections it was drawn from, shortened; the files have everything).
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 fn parse_suite(s: &str) -> Result<String, String> {
@@ -105,6 +110,54 @@ fn default_data_dir() -> Result<PathBuf> {
     }
 }
 
+/// The verdict, then the tables: compact (the verdict's sections, shortened), or every row
+/// and the notes with `verbose`. Warnings go to stderr.
+fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::Result<()> {
+    for w in &results.warnings {
+        super::report(&format!("warning: {w}"));
+    }
+    writeln!(
+        out,
+        "{}",
+        table::verdict_table(results, false).render(Markup::Plain)
+    )?;
+    if !results.verdict.is_empty() {
+        writeln!(out, "library calls:")?;
+        for v in &results.verdict {
+            writeln!(out, "  {} {}: {}", v.suite, v.condition, v.library)?;
+        }
+        writeln!(out)?;
+    }
+    if verbose {
+        for t in table::tables(results) {
+            writeln!(out, "{}", t.render(Markup::Plain))?;
+        }
+        for n in &results.notes {
+            writeln!(out, "note: {n}")?;
+        }
+        return Ok(());
+    }
+    let compact = table::compact_tables(results);
+    for t in &compact.tables {
+        writeln!(out, "{}", t.render(Markup::Plain))?;
+    }
+    if !compact.other_sections.is_empty() {
+        writeln!(
+            out,
+            "also measured (in results.md and report.html, or --verbose): {}",
+            compact.other_sections.join("; ")
+        )?;
+    }
+    if !results.notes.is_empty() {
+        writeln!(
+            out,
+            "{} notes in results.md (or --verbose)",
+            results.notes.len()
+        )?;
+    }
+    Ok(())
+}
+
 /// Runs the benchmark, prints the tables and writes the results files.
 pub fn run(args: Args) -> Result<i32> {
     if let Some(methods) = &args.methods {
@@ -151,18 +204,10 @@ pub fn run(args: Args) -> Result<i32> {
     let results = bench::run(&config, &mut ProcessExecutor, command)
         .with_context(|| format!("{}", data_dir.display()))?;
 
-    let mut out = io::stdout().lock();
-    for w in &results.warnings {
-        super::report(&format!("warning: {w}"));
-    }
-    for t in table::tables(&results) {
-        writeln!(out, "{}", t.render(Markup::Plain)).context("cannot write to stdout")?;
-    }
-    for n in &results.notes {
-        writeln!(out, "note: {n}").context("cannot write to stdout")?;
-    }
     let written = bench::export::write_all(&results, &out_dir)
         .with_context(|| format!("{}", out_dir.display()))?;
+    let mut out = io::stdout().lock();
+    print_results(&mut out, &results, args.verbose).context("cannot write to stdout")?;
     writeln!(
         out,
         "results: {}",

@@ -17,6 +17,7 @@ use std::path::Path;
 use super::progress::Progress;
 use super::results::{Results, Row};
 use super::runner::{Job, Outcome, schedule};
+use super::verdict::Verdict;
 use super::{COLD_MAX_RESIDENCY, CacheState, Config, Context, WARM_MIN_RESIDENCY, interrupt};
 use crate::cache;
 use crate::error::{Error, Result};
@@ -41,8 +42,14 @@ pub struct Suite {
     pub identity_keys: &'static [&'static str],
     /// Its own columns in the tables, shown where a section's rows have the key.
     pub columns: &'static [Column],
-    /// Its charts in the HTML report.
+    /// Its charts in the HTML report; the first is the one shown with the verdict.
     pub charts: fn(&Results, &[&Row]) -> Vec<String>,
+    /// Whether a row is what a user gets without choosing (`auto`, the `StdoutWriter`
+    /// default, …): the compact terminal tables always show these.
+    pub is_default: fn(&Row) -> bool,
+    /// Its verdict rows: per condition, the winner and how to use it (see
+    /// [`crate::bench::verdict::decide`], which makes the decision for every suite).
+    pub verdict: fn(&Results, &[&Row]) -> Vec<Verdict>,
     /// Runs it.
     pub run: fn(&mut Context<'_>) -> Result<Vec<Row>>,
 }
@@ -70,6 +77,8 @@ pub const SUITES: &[Suite] = &[
             format: Format::Percent,
         }],
         charts: count::chart::charts,
+        verdict: count::verdict::verdicts,
+        is_default: |r| r.method == crate::read::Method::Auto.name(),
         run: count::run,
     },
     Suite {
@@ -101,6 +110,8 @@ pub const SUITES: &[Suite] = &[
             format: Format::Bytes,
         }],
         charts: write::chart::charts,
+        verdict: write::verdict::verdicts,
+        is_default: write::is_default,
         run: write::run,
     },
     Suite {
@@ -118,6 +129,8 @@ pub const SUITES: &[Suite] = &[
         identity_keys: &["variant", "op", "dataset", "durable"],
         columns: &[],
         charts: edit::chart::charts,
+        verdict: edit::verdict::verdicts,
+        is_default: edit::is_default,
         run: edit::run,
     },
     Suite {
@@ -148,6 +161,8 @@ pub const SUITES: &[Suite] = &[
             },
         ],
         charts: append::chart::charts,
+        verdict: append::verdict::verdicts,
+        is_default: |r| r.method == crate::append::Strategy::AppendFile.name(),
         run: append::run,
     },
 ];

@@ -58,6 +58,7 @@ mod data;
 mod fstream;
 mod measure;
 mod rows;
+pub(crate) mod verdict;
 mod verify;
 
 use super::Sizes;

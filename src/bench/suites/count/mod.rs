@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod chart;
+pub(crate) mod verdict;
 
 use super::{FileBench, Measured, Sizes, measure};
 use crate::bench::probes::{self, Ceilings};

@@ -74,6 +74,7 @@ pub mod chart;
 mod jobs;
 mod measure;
 mod rows;
+pub(crate) mod verdict;
 mod verify;
 mod workdir;
 
@@ -293,6 +294,11 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     drop(work);
     verdicts(ctx, &rows);
     Ok(rows)
+}
+
+/// Whether `row` is what `iolab edit` does without options: `std-stream`, durable.
+pub(crate) fn is_default(row: &Row) -> bool {
+    row.method == Strategy::StdStream.name() && row.extra.get("durable") == Some(&json!(true))
 }
 
 /// Whether the warm state is measured at all (jobs limited to warm runs fall back to the

@@ -55,6 +55,7 @@ pub mod chart;
 mod measure;
 mod rows;
 mod sinkfile;
+pub(crate) mod verdict;
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -280,6 +281,16 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     }
     drop(file);
     Ok(rows)
+}
+
+/// Whether `row` is what `iolab::write::StdoutWriter::new()` does in its sink: `bufwriter`
+/// at iolab's default buffer (its first note says so, see `rows.rs`).
+pub(crate) fn is_default(row: &Row) -> bool {
+    row.method == Method::Bufwriter.name()
+        && row
+            .notes
+            .first()
+            .is_some_and(|n| n.contains("iolab default"))
 }
 
 /// The capacity a resized pipe gets here, or why there is none.
