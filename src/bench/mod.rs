@@ -23,6 +23,7 @@ pub mod suites;
 pub mod verdict;
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -140,7 +141,18 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
         if interrupt::interrupted() {
             break;
         }
-        rows.extend(suites::run(suite, &mut ctx)?);
+        let started = std::time::Instant::now();
+        let measured = suites::run(suite, &mut ctx)?;
+        if config.progress && !std::io::stderr().is_terminal() {
+            // The suite's whole time: its sections, plus data sets, probes and copies.
+            let line = progress::section_line(
+                &format!("{suite} (all)"),
+                measured.len(),
+                started.elapsed().as_secs_f64(),
+            );
+            eprintln!("{line}");
+        }
+        rows.extend(measured);
     }
     let mut config_map = BTreeMap::new();
     config_map.insert("suites".into(), json!(config.suites));

@@ -335,9 +335,10 @@ pub fn measure(
     let rounds = config.warmup + config.runs;
     let order = schedule(jobs.len(), rounds);
     let mut acc: Vec<Accumulator> = jobs.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::new(
+    let progress = Progress::section(
         &format!("{} {}", bench.suite, cache_state.name()),
         order.len() as u64,
+        jobs.len(),
         config.progress,
     );
     let mut missed_state = 0usize;

@@ -34,9 +34,10 @@ pub(super) fn measure(
     let rounds = plan.warmup + plan.runs;
     let order = schedule(jobs.len(), rounds);
     let mut acc: Vec<Accumulator> = jobs.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::new(
+    let progress = Progress::section(
         &format!("edit {} {} {}", op.name(), plan.name, cache_state.name()),
         order.len() as u64,
+        jobs.len(),
         config.progress,
     );
     let mut missed_state = 0usize;
