@@ -54,6 +54,8 @@ fn config(data: PathBuf, methods: &[&str]) -> Config {
         iolab_exe: PathBuf::from("/nonexistent/iolab"),
         progress: false,
         quick: false,
+        sweep: false,
+        files: Vec::new(),
     }
 }
 

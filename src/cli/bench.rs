@@ -54,6 +54,16 @@ pub struct Args {
     /// A smoke run: small data (64 MiB), 2 runs, no warm-up; under 30 seconds.
     #[arg(long)]
     quick: bool,
+    /// Measure on this file instead of generated data (repeatable; suites count and edit).
+    /// It is only read: count opens it read-only and evicts it with posix_fadvise alone;
+    /// edit works on copies in the data folder. Methods verify each other's answers.
+    #[arg(long = "file", value_name = "PATH")]
+    files: Vec<PathBuf>,
+    /// The whole grid: every buffer size of the write sweep, every probe point, and every
+    /// row with all its runs (by default a row more than 2× slower than the fastest stops
+    /// after one counted run, and the sweep stays near the defaults).
+    #[arg(long)]
+    sweep: bool,
     /// Print every row of every section, and the notes (by default the terminal shows the
     /// verdict and the sections it was drawn from, shortened; the files have everything).
     #[arg(short, long)]
@@ -100,6 +110,32 @@ fn known_names() -> Vec<String> {
         names.extend(suite.baselines.iter().map(|s| s.to_string()));
     }
     names
+}
+
+/// Checks that a `--file` is a regular file this user can read, without opening anything
+/// else (a FIFO is never opened: that would block, or take a writer's data).
+fn check_user_file(path: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).context("cannot read it")?;
+    let kind = meta.file_type();
+    let what = if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Some("a device")
+    } else if !kind.is_file() {
+        Some("not a regular file")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        bail!("{what}: the bench measures regular files only");
+    }
+    std::fs::File::open(path).context("cannot open it for reading")?;
+    Ok(())
 }
 
 /// The default data folder: iolab's cache folder.
@@ -171,6 +207,33 @@ pub fn run(args: Args) -> Result<i32> {
             }
         }
     }
+    let suites: Vec<String> = if args.suites.is_empty() {
+        SUITES
+            .iter()
+            .filter(|s| args.files.is_empty() || s.takes_files)
+            .map(|s| s.name.to_string())
+            .collect()
+    } else {
+        args.suites
+    };
+    if !args.files.is_empty() {
+        for suite in &suites {
+            if bench::suites::find(suite).is_some_and(|s| !s.takes_files) {
+                bail!(
+                    "--file: the {suite} suite does not read a file (suites that do: {})",
+                    SUITES
+                        .iter()
+                        .filter(|s| s.takes_files)
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        for path in &args.files {
+            check_user_file(path).with_context(|| format!("--file {}", path.display()))?;
+        }
+    }
     let data_dir = match args.data {
         Some(d) => d,
         None => default_data_dir()?,
@@ -179,11 +242,7 @@ pub fn run(args: Args) -> Result<i32> {
         PathBuf::from("iolab-results").join(iolab::sysinfo::now_rfc3339().replace(':', "-"))
     });
     let config = Config {
-        suites: if args.suites.is_empty() {
-            SUITES.iter().map(|s| s.name.to_string()).collect()
-        } else {
-            args.suites
-        },
+        suites,
         data_dir: data_dir.clone(),
         size: args.size,
         runs: if args.quick {
@@ -199,6 +258,8 @@ pub fn run(args: Args) -> Result<i32> {
         iolab_exe: std::env::current_exe().context("cannot find the iolab executable")?,
         progress: true,
         quick: args.quick,
+        sweep: args.sweep,
+        files: args.files,
     };
     let command: Vec<String> = std::env::args().collect();
     let results = bench::run(&config, &mut ProcessExecutor, command)

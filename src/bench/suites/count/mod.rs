@@ -14,7 +14,7 @@ use super::{FileBench, Measured, Sizes, measure};
 use crate::bench::probes::{self, Ceilings};
 use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
-use crate::bench::{CacheState, Context, data};
+use crate::bench::{CacheState, Config, Context, data};
 use crate::error::Result;
 use crate::read::auto::tuning;
 use crate::read::{Method, uring_direct};
@@ -47,31 +47,94 @@ const BASELINES: &[(&str, &str, &[&str], &[&str])] = &[
 const SWEEP_QUEUE_DEPTHS: &[usize] = &[1, 8, 32];
 /// Block sizes swept for `uring-direct` cold (at the default queue depth).
 const SWEEP_BLOCK_SIZES: &[usize] = &[4 << 20];
-/// The device probe's sweep, as fio would run it.
+/// The device probe's sweep with `--sweep`, as fio would run it (each point reads the whole
+/// file once).
 const PROBE_QUEUE_DEPTHS: &[usize] = &[2, 8, 32];
 const PROBE_BLOCK_SIZES: &[usize] = &[256 << 10, 1 << 20, 4 << 20];
+/// The device probe's points by default: deep queues of large blocks, where the sweep's
+/// best points have been (4 reads of the file instead of 9).
+const PROBE_DEFAULT_QUEUE_DEPTHS: &[usize] = &[8, 32];
+const PROBE_DEFAULT_BLOCK_SIZES: &[usize] = &[1 << 20, 4 << 20];
 
-/// Runs the suite.
+/// What the suite counts: the generated data set, or a user's file (`--file`).
+struct Counted {
+    path: PathBuf,
+    bytes: u64,
+    /// The known line count (the data set's manifest); `None` for a user's file, whose
+    /// rows verify each other.
+    lines: Option<u64>,
+}
+
+/// Runs the suite: over the generated data set, or over each `--file` (read-only: opened
+/// for reading, evicted with `posix_fadvise` alone, never written, renamed or deleted).
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let size = SIZES.pick(config);
-    let dataset = data::lines(&config.data_dir, size, config.progress)?;
-    check_layout(ctx, &dataset.path);
+    let inputs: Vec<Counted> = if config.files.is_empty() {
+        let dataset = data::lines(&config.data_dir, SIZES.pick(config), config.progress)?;
+        vec![Counted {
+            path: dataset.path,
+            bytes: dataset.bytes,
+            lines: Some(dataset.lines),
+        }]
+    } else {
+        let mut inputs = Vec::new();
+        for path in &config.files {
+            let bytes = std::fs::metadata(path)
+                .map_err(|e| crate::Error::io("cannot read the metadata of --file", e))?
+                .len();
+            inputs.push(Counted {
+                path: path.clone(),
+                bytes,
+                lines: None,
+            });
+        }
+        inputs
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ceilings = measure_ceilings(&dataset.path, dataset.bytes, cores, config.quick);
+    let ceilings = measure_ceilings(&inputs[0].path, inputs[0].bytes, cores, config);
+    let mut rows = Vec::new();
+    for input in &inputs {
+        rows.extend(run_input(ctx, input, &ceilings, cores)?);
+    }
+    ctx.ceilings = Some(ceilings);
+    if config.files.is_empty() {
+        remember_winners(ctx, &rows, inputs[0].bytes);
+    }
+    Ok(rows)
+}
 
+/// Every method and baseline over one input, in each cache state.
+fn run_input(
+    ctx: &mut Context<'_>,
+    input: &Counted,
+    ceilings: &Ceilings,
+    cores: usize,
+) -> Result<Vec<Row>> {
+    let config = ctx.config;
+    check_layout(ctx, &input.path);
+    let dataset = input;
+    let users = input.lines.is_none();
     let mut rows = Vec::new();
     let baselines = if config.baselines {
         baseline_jobs(ctx, &dataset.path)
     } else {
         Vec::new()
     };
+    let file = users.then(|| dataset.path.display().to_string());
     let bench = FileBench {
         suite: SUITE,
+        section: file.as_deref().unwrap_or(""),
         input: &dataset.path,
         bytes: dataset.bytes,
-        expected: dataset.lines.to_string(),
+        expected: input.lines.map(|n| n.to_string()),
+        users,
         parse: parse_lines,
+    };
+    let with_file = |mut row: Row| {
+        if let Some(f) = &file {
+            row.extra.insert("file".into(), json!(f));
+        }
+        row
     };
     for &cache in &config.caches {
         let mut jobs = Vec::new();
@@ -83,7 +146,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 let mut row = Row::unavailable(SUITE, method.name(), reason);
                 row.cache = Some(cache.name().to_string());
                 row.bytes = dataset.bytes;
-                rows.push(row);
+                rows.push(with_file(row));
                 continue;
             }
             for variant in variants(method, cache, cores, config.quick) {
@@ -102,11 +165,14 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 row.baseline = m.job.baseline;
                 row.bytes = dataset.bytes;
                 row.extra = m.extra.clone();
-                rows.push(row);
+                rows.push(with_file(row));
             }
             continue;
         }
-        let mut measured = measure(ctx, &bench, &jobs, cache)?;
+        let mut measured: Vec<Row> = measure(ctx, &bench, &jobs, cache)?
+            .into_iter()
+            .map(with_file)
+            .collect();
         let ceiling = match cache {
             CacheState::Warm => &ceilings.memory_scan,
             CacheState::Cold => &ceilings.device_read,
@@ -121,12 +187,13 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
             }
         }
         if let Some(line) = verdict(cache, &measured, ceiling.ceiling_bytes_per_s) {
-            ctx.notes.push(line);
+            ctx.notes.push(match &file {
+                Some(f) => format!("{f}: {line}"),
+                None => line,
+            });
         }
         rows.extend(measured);
     }
-    ctx.ceilings = Some(ceilings);
-    remember_winners(ctx, &rows, dataset.bytes);
     Ok(rows)
 }
 
@@ -264,14 +331,16 @@ fn variants(method: Method, cache: CacheState, cores: usize, quick: bool) -> Vec
 }
 
 /// The ceilings, measured before any run (outside every timer).
-fn measure_ceilings(data: &Path, bytes: u64, cores: usize, quick: bool) -> Ceilings {
+fn measure_ceilings(data: &Path, bytes: u64, cores: usize, config: &Config) -> Ceilings {
     let scan_len = bytes.clamp(64 << 20, 1 << 30) as usize;
-    let repetitions = if quick { 2 } else { 5 };
+    let repetitions = if config.quick { 2 } else { 5 };
     let memory_scan = probes::memory_scan(scan_len, cores, repetitions);
-    let device_read = if quick {
+    let device_read = if config.sweep {
+        probes::device_read(data, PROBE_QUEUE_DEPTHS, PROBE_BLOCK_SIZES)
+    } else if config.quick {
         probes::device_read(data, &[8], &[1 << 20])
     } else {
-        probes::device_read(data, PROBE_QUEUE_DEPTHS, PROBE_BLOCK_SIZES)
+        probes::device_read(data, PROBE_DEFAULT_QUEUE_DEPTHS, PROBE_DEFAULT_BLOCK_SIZES)
     };
     Ceilings {
         memory_scan,

@@ -58,7 +58,9 @@ pub(super) fn measure(
             _ => work.fresh_copy(&plan.dataset.path, ctx)?,
         };
         let output = work.output();
-        let residency = super::super::prepare(&input, cache_state, config.drop_caches)?;
+        // The data set itself is read only by `count`; with --file it is the user's.
+        let ours = op != Op::Count || !plan.users;
+        let residency = super::super::prepare(&input, cache_state, config.drop_caches, ours)?;
         let outcome = ctx
             .executor
             .execute(&job.job(&input, &output))

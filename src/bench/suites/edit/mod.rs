@@ -219,7 +219,10 @@ impl EditJob {
 
 /// A data set and how it is measured.
 struct Plan<'a> {
-    name: &'static str,
+    /// `small`, `large`, or a `--file`'s name.
+    name: String,
+    /// The data set is the user's file (`--file`): only ever read (copies are edited).
+    users: bool,
     dataset: &'a Dataset,
     runs: usize,
     warmup: usize,
@@ -234,26 +237,52 @@ struct Expected {
     lines: String,
 }
 
-/// Runs the suite.
+/// Runs the suite: on the generated data sets, or on copies of each `--file` (the
+/// original is only read: to copy it, to compute the reference results, and by `count`).
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let small = data::csv(&config.data_dir, SMALL_ROWS, SMALL_COLS, config.progress)?;
-    let large_size = SIZES.pick(config);
-    let large = data::csv(
-        &config.data_dir,
-        rows_for_size(LARGE_COLS, large_size).max(1),
-        LARGE_COLS,
-        config.progress,
-    )?;
+    // (name, data set, large, the user's)
+    let mut datasets: Vec<(String, Dataset, bool, bool)> = Vec::new();
+    if config.files.is_empty() {
+        let small = data::csv(&config.data_dir, SMALL_ROWS, SMALL_COLS, config.progress)?;
+        let large_size = SIZES.pick(config);
+        let large = data::csv(
+            &config.data_dir,
+            rows_for_size(LARGE_COLS, large_size).max(1),
+            LARGE_COLS,
+            config.progress,
+        )?;
+        datasets.push(("small".into(), small, false, false));
+        datasets.push(("large".into(), large, true, false));
+    } else {
+        for path in &config.files {
+            let bytes = fs::metadata(path)
+                .map_err(|e| Error::io("cannot read the metadata of --file", e))?
+                .len();
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            // The line count is computed with the reference results (expected_results).
+            let dataset = Dataset {
+                path: path.clone(),
+                bytes,
+                lines: 0,
+            };
+            datasets.push((name, dataset, true, true));
+        }
+    }
     let work = WorkDir::create(&config.data_dir)?;
     let mut rows = Vec::new();
-    for (name, dataset, is_large) in [("small", &small, false), ("large", &large, true)] {
+    for (name, dataset, is_large, users) in &datasets {
+        let (dataset, is_large) = (dataset, *is_large);
         if interrupt::interrupted() {
             break;
         }
         let capped = is_large && !config.quick;
         let plan = Plan {
-            name,
+            name: name.clone(),
+            users: *users,
             dataset,
             runs: if capped {
                 config.runs.div_ceil(LARGE_RUNS_DIVISOR)
