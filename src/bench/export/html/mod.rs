@@ -29,7 +29,8 @@ table { border-collapse: collapse; font-size: 12px; margin: 1em 0; }
 th, td { border-bottom: 1px solid #eee; padding: 2px 8px; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child, td:last-child { text-align: left; }
 td:last-child { white-space: normal; }
-table.verdict { font-size: 13px; } table.verdict td { white-space: normal; text-align: left; }
+table.verdict { font-size: 13px; width: 100%; } table.verdict th, table.verdict td { white-space: normal; text-align: left; vertical-align: top; }
+table.verdict td.how { font-size: 11px; } table.verdict code { overflow-wrap: anywhere; }
 details { margin: 1em 0; } summary { cursor: pointer; font-weight: bold; }
 svg.chart { display: block; margin: 1em 0; max-width: 100%; height: auto; }
 svg .chart-title { font-weight: bold; font-size: 14px; }
@@ -139,10 +140,11 @@ fn verdict_html(results: &Results) -> String {
         "<h2 id=\"verdict\">Verdict</h2><p>{}</p><table class=\"verdict\" id=\"verdict-table\"><thead><tr>",
         escape(&t.title)
     );
-    for h in &t.headers {
+    // The command and the library call share one cell, one above the other.
+    for h in &t.headers[..6] {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
-    out.push_str("</tr></thead><tbody>");
+    out.push_str("<th>how to use it: command, library call</th></tr></thead><tbody>");
     for (v, row) in results.verdict.iter().zip(&t.rows) {
         let _ = write!(
             out,
@@ -151,14 +153,15 @@ fn verdict_html(results: &Results) -> String {
             escape(&v.condition),
             escape(v.winner.as_deref().unwrap_or(""))
         );
-        for (i, cell) in row.iter().enumerate() {
-            if i >= 6 {
-                let _ = write!(out, "<td><code>{}</code></td>", escape(cell));
-            } else {
-                let _ = write!(out, "<td>{}</td>", escape(cell));
-            }
+        for cell in &row[..6] {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
         }
-        out.push_str("</tr>");
+        let _ = write!(
+            out,
+            "<td class=\"how\"><code>{}</code><br><code>{}</code></td></tr>",
+            escape(&v.cli),
+            escape(&v.library)
+        );
     }
     out.push_str("</tbody></table>");
     out
