@@ -55,8 +55,12 @@
 //!   rows measure, plus the write-back, which the warm rows measure;
 //! - `std-whole` runs without sync only: its durable step is `std-stream`'s, one
 //!   `fdatasync` of the same dirty pages (the small data set has both);
-//! - `sed -i`, at about 60 MB/s (18 s per GiB here, a third of the suite), runs
-//!   [`SED_LARGE_MAX_RUNS`] time, warm only.
+//! - `sed -i`, at about 60 MB/s (18 s per GiB here, a third of the suite), runs only with
+//!   `--sweep` ([`SED_LARGE_MAX_RUNS`] time, warm only): it cannot be the best baseline.
+//!
+//! **`--file PATH`**: the user's files replace both data sets; each is measured like the
+//! large one, on fresh copies; the original is only read (to copy it, for the reference
+//! results, and by the `count` rows, whose cold state evicts it without `fdatasync`).
 //!
 //! `--quick` data is small enough for every row.
 //!
