@@ -83,13 +83,22 @@ fn a_quick_run_writes_verified_rows_for_every_method_and_cache_state() {
             );
         }
     }
-    // The data set was generated into --data with its manifest, and nothing else is left.
+    // The data sets were generated into --data with their manifests (the data set, the
+    // many files' source and their folder), and nothing else is left.
     let names: Vec<String> = std::fs::read_dir(&data)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
-    assert!(names.iter().any(|n| n.ends_with(".manifest.json")));
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.ends_with(".manifest.json"))
+            .count(),
+        3,
+        "{names:?}"
+    );
+    assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
 }
 
 #[test]
@@ -326,7 +335,7 @@ fn a_quick_run_starts_with_the_verdict_fits_a_screen_and_logs_each_section() {
         // The terminal's verdict table names it, in the order of results.json.
         assert!(stdout.contains(&named), "{named} not in:\n{stdout}");
     }
-    // Each command works as given: FILE a small CSV of ours, READER a pipe's reader, and
+    // Each command works as given: FILE a small CSV of ours (FILE... two of them), READER a pipe's reader, and
     // `iolab write` told to stop after 1 MiB.
     let exe = assert_cmd::cargo::cargo_bin("iolab");
     for v in verdict {
@@ -338,6 +347,7 @@ fn a_quick_run_starts_with_the_verdict_fits_a_screen_and_logs_each_section() {
         std::fs::write(&file, "a,b\nc,d\n").unwrap();
         let rest = rest
             .replacen("write ", "write --bytes 1M ", 1)
+            .replace("FILE...", &format!("{0} {0}", file.display()))
             .replace("FILE", &file.display().to_string())
             .replace("READER", "cat > /dev/null");
         let status = Command::new("sh")

@@ -12,7 +12,7 @@ pub mod count;
 pub mod edit;
 pub mod write;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::progress::Progress;
 use super::results::{Results, Row};
@@ -71,8 +71,15 @@ pub const SUITES: &[Suite] = &[
                 .collect()
         },
         baselines: &["wc -l", "fwc -l"],
-        section_keys: &["file"],
-        identity_keys: &["file", "variant", "threads", "queue_depth", "block_bytes"],
+        section_keys: &["input", "file"],
+        identity_keys: &[
+            "input",
+            "file",
+            "variant",
+            "threads",
+            "queue_depth",
+            "block_bytes",
+        ],
         columns: &[Column {
             key: "ceiling_pct",
             header: "of limit",
@@ -310,7 +317,7 @@ pub struct FileBench<'a> {
     /// or empty.
     pub section: &'a str,
     /// The input every job reads.
-    pub input: &'a Path,
+    pub inputs: &'a [PathBuf],
     /// Its size.
     pub bytes: u64,
     /// The result every run must print; `None` when unknown (a user's file): then the
@@ -353,7 +360,7 @@ struct Accumulator {
     error: Option<String>,
 }
 
-/// Measures `jobs` over `bench.input` in `cache` state: warm-up rounds, then counted
+/// Measures `jobs` over `bench.inputs` in `cache` state: warm-up rounds, then counted
 /// rounds, interleaved; the cache is prepared and its residency measured before every run,
 /// outside the timer.
 pub fn measure(
@@ -393,7 +400,17 @@ pub fn measure(
             continue;
         }
         progress.set_message(format!("round {}/{rounds}: {}", round + 1, job.name));
-        let residency = prepare(bench.input, cache_state, config.drop_caches, !bench.users)?;
+        // Every input in the state; the residency is the worst of them.
+        let mut residency = None::<f64>;
+        for input in bench.inputs {
+            let r = prepare(input, cache_state, config.drop_caches, !bench.users)?;
+            residency = Some(match (residency, cache_state) {
+                (None, _) => r,
+                (Some(w), CacheState::Warm) => w.min(r),
+                (Some(w), CacheState::Cold) => w.max(r),
+            });
+        }
+        let residency = residency.unwrap_or(0.0);
         let reached = match cache_state {
             CacheState::Cold => residency <= COLD_MAX_RESIDENCY,
             CacheState::Warm => residency >= WARM_MIN_RESIDENCY,

@@ -11,9 +11,11 @@ pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
         super::SUITE,
         group(rows, |r| {
             let cache = r.cache.clone()?;
-            Some(match key(r, "file") {
-                Some(file) => format!("{cache}: {}", file_name(file)),
-                None => cache,
+            Some(match (key(r, "file"), key(r, "input")) {
+                (Some(file), _) => format!("{cache}: {}", file_name(file)),
+                // Warm only: the condition is the many files.
+                (_, Some(_)) => "many files".into(),
+                _ => cache,
             })
         }),
         &usage,
@@ -28,7 +30,11 @@ fn file_name(path: &str) -> &str {
 /// `iolab count --method M … FILE` and `iolab::count_lines(Method::M, …)`, with the row's
 /// settings.
 pub(super) fn usage(row: &Row) -> Usage {
-    let file = key(row, "file").unwrap_or("FILE");
+    let file = match (key(row, "file"), key(row, "input")) {
+        (Some(file), _) => file,
+        (_, Some(_)) => "FILE...",
+        _ => "FILE",
+    };
     let setting = |k: &str| row.extra.get(k).and_then(serde_json::Value::as_u64);
     let mut cli = String::from("iolab count");
     let mut options = String::from("ReadOptions::new()");
