@@ -164,11 +164,20 @@ pub struct Eviction {
 /// `drop_caches` is set and the process is root, `/proc/sys/vm/drop_caches`. Returns the
 /// residency measured afterwards.
 pub fn evict(path: &Path, drop_caches: bool) -> Result<Eviction> {
+    evict_with(path, drop_caches, true)
+}
+
+/// Drops `path`'s pages as [`evict`] does, but without the `fdatasync` when `sync` is
+/// false: for a file that is not ours (a user's `--file`), which only
+/// `POSIX_FADV_DONTNEED` (and `drop_caches`) may touch; its dirty pages, if any, stay.
+pub fn evict_with(path: &Path, drop_caches: bool, sync: bool) -> Result<Eviction> {
     let file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
     // Dirty pages cannot be dropped; write them out first. A read-only descriptor can be
     // synced on Linux.
-    file.sync_data()
-        .map_err(|e| Error::io("fdatasync failed", e))?;
+    if sync {
+        file.sync_data()
+            .map_err(|e| Error::io("fdatasync failed", e))?;
+    }
     // SAFETY: posix_fadvise on an open descriptor has no memory effects.
     let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if rc != 0 {

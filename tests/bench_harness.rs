@@ -23,6 +23,33 @@ struct MockExecutor {
 impl Executor for MockExecutor {
     fn execute(&mut self, job: &Job) -> io::Result<Outcome> {
         self.ran.push(job.name.clone());
+        // Several files (the many-files section): the true total, as `iolab count` prints.
+        let files: Vec<&std::ffi::OsString> = job
+            .args
+            .iter()
+            .filter(|a| a.to_string_lossy().ends_with(".txt"))
+            .collect();
+        if files.len() > 1 && matches!(self.answers.get(&job.name), Some(Ok(_))) {
+            let total: usize = files
+                .iter()
+                .map(|f| {
+                    std::fs::read(f)
+                        .unwrap()
+                        .iter()
+                        .filter(|&&b| b == b'\n')
+                        .count()
+                })
+                .sum();
+            return Ok(Outcome {
+                wall_s: 0.010,
+                user_s: 0.001,
+                sys_s: 0.002,
+                code: Some(0),
+                signal: None,
+                stdout: format!("{total} total\n"),
+                stderr: String::new(),
+            });
+        }
         let (code, stdout, stderr) = match self.answers.get(&job.name) {
             Some(Ok(n)) => (0, format!("{n} file\n"), String::new()),
             Some(Err(line)) => (1, String::new(), format!("{line}\n")),
@@ -54,6 +81,8 @@ fn config(data: PathBuf, methods: &[&str]) -> Config {
         iolab_exe: PathBuf::from("/nonexistent/iolab"),
         progress: false,
         quick: false,
+        sweep: false,
+        files: Vec::new(),
     }
 }
 
@@ -91,8 +120,10 @@ fn rows_runs_order_and_verification() {
             ),
         ])
     });
-    // One row per (method, cache state).
-    assert_eq!(results.rows.len(), 8);
+    // One row per (method, cache state), and per method for the many files (warm).
+    let main = |r: &&iolab::bench::results::Row| !r.extra.contains_key("input");
+    assert_eq!(results.rows.iter().filter(main).count(), 8);
+    assert_eq!(results.rows.len(), 12);
     for cache in ["warm", "cold"] {
         let row = |m: &str| {
             results
@@ -188,12 +219,13 @@ fn results_json_has_the_documented_keys_and_round_trips() {
     // Round trip.
     let back: Results = serde_json::from_value(json.clone()).unwrap();
     assert_eq!(serde_json::to_value(&back).unwrap(), json);
-    // The CSV has a header and one line per row; the Markdown one table per cache state.
+    // The CSV has a header and one line per row; the Markdown one table per cache state,
+    // and one for the many files.
     let csv = std::fs::read_to_string(out.path().join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + results.rows.len());
     let md = std::fs::read_to_string(out.path().join("results.md")).unwrap();
-    assert_eq!(md.matches("## count:").count(), 2);
-    assert_eq!(table::tables(&results).len(), 2);
+    assert_eq!(md.matches("## count:").count(), 3);
+    assert_eq!(table::tables(&results).len(), 3);
 }
 
 #[test]

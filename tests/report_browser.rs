@@ -1,6 +1,7 @@
-//! The HTML report of a small real run, rendered in headless Chromium: every expected
-//! chart is in the rendered page, the page logs no errors and fetches nothing, and a
-//! screenshot is saved in the test's temporary folder. Skips (with a message) where
+//! The HTML report of a small real run, rendered in headless Chromium: the verdict table
+//! comes first and names the winners of `results.json`, every expected chart is in the
+//! rendered page, the page logs no errors and fetches nothing, and a screenshot is saved in
+//! the test's temporary folder. Skips (with a message) where
 //! Chromium is not installed; `.ci/run` installs it.
 
 mod common;
@@ -132,6 +133,45 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
             "chart #{id} is empty"
         );
     }
+    // The verdict is the first table, before any chart, and names results.json's winners
+    // (a tie: an empty winner), condition by condition.
+    let first_table = dom.find("<table").expect("a table");
+    assert!(
+        dom[first_table..].starts_with("<table class=\"verdict\" id=\"verdict-table\""),
+        "the first table is not the verdict"
+    );
+    assert!(first_table < dom.find("<svg").expect("a chart"));
+    let table_end = dom[first_table..].find("</table>").unwrap() + first_table;
+    let attr = |tr: &str, name: &str| -> String {
+        let at = tr.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        tr[at..at + tr[at..].find('"').unwrap()].to_string()
+    };
+    let shown: Vec<(String, String, String)> = dom[first_table..table_end]
+        .split("<tr data-suite=")
+        .skip(1)
+        .map(|tr| {
+            let tr = format!("data-suite={tr}");
+            (
+                attr(&tr, "data-suite"),
+                attr(&tr, "data-condition"),
+                attr(&tr, "data-winner"),
+            )
+        })
+        .collect();
+    let expected_verdict: Vec<(String, String, String)> = results["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["suite"].as_str().unwrap().to_string(),
+                v["condition"].as_str().unwrap().to_string(),
+                v["winner"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert!(!expected_verdict.is_empty());
+    assert_eq!(shown, expected_verdict);
     for line in log.lines() {
         assert!(!line.contains("CONSOLE"), "the page logged: {line}");
         assert!(

@@ -239,6 +239,92 @@ pub fn blocks(dir: &Path, size: u64, show_progress: bool) -> Result<Dataset> {
     })
 }
 
+/// Many copies of one small text data set, in a folder of their own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManyFiles {
+    /// The files, in order.
+    pub paths: Vec<PathBuf>,
+    /// Their bytes, all together.
+    pub bytes: u64,
+    /// Their `\n` bytes, all together.
+    pub lines: u64,
+}
+
+/// What the many-files manifest records: the source's line count and every copy's
+/// modification time, so a copy changed since is noticed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct ManyManifest {
+    kind: String,
+    files: usize,
+    size: u64,
+    lines_each: u64,
+    mtimes_ns: Vec<i128>,
+}
+
+const MANY_KIND: &str = "many-lines-v1";
+
+/// `files` copies of the [`lines`] data set of `size` bytes, in the folder
+/// `many-FILESxSIZE` of `dir` (manifest beside it): reused while every copy has its
+/// recorded size and modification time, else made again (if the folder is ours).
+pub fn many_lines(dir: &Path, files: usize, size: u64, show_progress: bool) -> Result<ManyFiles> {
+    let source = lines(dir, size, false)?;
+    let folder = dir.join(format!("many-{files}x{size}"));
+    let manifest_path = manifest_path(&folder);
+    let paths: Vec<PathBuf> = (0..files)
+        .map(|i| folder.join(format!("{i:05}.txt")))
+        .collect();
+    let found = || -> Option<ManyFiles> {
+        let m: ManyManifest = serde_json::from_slice(&fs::read(&manifest_path).ok()?).ok()?;
+        let intact = m.kind == MANY_KIND
+            && m.files == files
+            && m.size == size
+            && m.mtimes_ns.len() == files
+            && paths.iter().zip(&m.mtimes_ns).all(|(p, &t)| {
+                mtime_ns(p) == Some(t) && fs::metadata(p).is_ok_and(|md| md.len() == size)
+            });
+        intact.then(|| ManyFiles {
+            paths: paths.clone(),
+            bytes: size * files as u64,
+            lines: m.lines_each * files as u64,
+        })
+    };
+    if let Some(set) = found() {
+        return Ok(set);
+    }
+    claim(dir, &folder, &manifest_path)?;
+    fs::create_dir_all(&folder).map_err(|e| Error::io("cannot create the data folder", e))?;
+    let progress = super::progress::Progress::new("generating", files as u64, show_progress);
+    let mut mtimes_ns = Vec::with_capacity(files);
+    for path in &paths {
+        if interrupt::interrupted() {
+            return Err(Error::io(
+                "cannot copy the many-files data set",
+                io::Error::other("interrupted by Ctrl-C"),
+            ));
+        }
+        // Inside our own folder: any file there is a copy of ours.
+        let _ = fs::remove_file(path);
+        fs::copy(&source.path, path)
+            .map_err(|e| Error::io("cannot copy the many-files data set", e))?;
+        mtimes_ns.push(mtime_ns(path).unwrap_or_default());
+        progress.inc();
+    }
+    progress.finish();
+    let manifest = ManyManifest {
+        kind: MANY_KIND.into(),
+        files,
+        size,
+        lines_each: source.lines,
+        mtimes_ns,
+    };
+    write_manifest(&manifest_path, &manifest)?;
+    Ok(ManyFiles {
+        paths,
+        bytes: size * files as u64,
+        lines: source.lines * files as u64,
+    })
+}
+
 fn read_csv_manifest(path: &Path) -> Option<CsvManifest> {
     serde_json::from_slice(&fs::read(path).ok()?).ok()
 }

@@ -20,8 +20,10 @@ pub mod results;
 pub mod runner;
 pub mod stats;
 pub mod suites;
+pub mod verdict;
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -85,6 +87,13 @@ pub struct Config {
     pub progress: bool,
     /// A smoke run: small data, few runs.
     pub quick: bool,
+    /// The whole grid: every buffer size and probe point, every row with all its runs
+    /// (by default rows that cannot win stop early and the write sweep stays near the
+    /// defaults; see [`suites::CANNOT_WIN`]).
+    pub sweep: bool,
+    /// The user's own files to measure instead of generated data (suites that read a
+    /// file: `count`, `edit`); opened read-only, never written.
+    pub files: Vec<PathBuf>,
 }
 
 impl Config {
@@ -139,7 +148,18 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
         if interrupt::interrupted() {
             break;
         }
-        rows.extend(suites::run(suite, &mut ctx)?);
+        let started = std::time::Instant::now();
+        let measured = suites::run(suite, &mut ctx)?;
+        if config.progress && !std::io::stderr().is_terminal() {
+            // The suite's whole time: its sections, plus data sets, probes and copies.
+            let line = progress::section_line(
+                &format!("{suite} (all)"),
+                measured.len(),
+                started.elapsed().as_secs_f64(),
+            );
+            eprintln!("{line}");
+        }
+        rows.extend(measured);
     }
     let mut config_map = BTreeMap::new();
     config_map.insert("suites".into(), json!(config.suites));
@@ -153,7 +173,7 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
     );
     config_map.insert("drop_caches".into(), json!(config.drop_caches));
     config_map.insert("quick".into(), json!(config.quick));
-    Ok(Results {
+    let mut results = Results {
         schema_version: SCHEMA_VERSION,
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         command,
@@ -166,5 +186,8 @@ pub fn run(config: &Config, executor: &mut dyn Executor, command: Vec<String>) -
         warnings: ctx.warnings,
         notes: ctx.notes,
         ceilings: ctx.ceilings,
-    })
+        verdict: Vec::new(),
+    };
+    results.verdict = results.decide();
+    Ok(results)
 }

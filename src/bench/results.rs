@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::stats::Summary;
+use super::verdict::Verdict;
 use crate::sysinfo::SysInfo;
 
 /// The version of the `results.json` layout.
@@ -152,6 +153,9 @@ pub struct Results {
     /// The limit probes: memory-scan and device-read ceilings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceilings: Option<super::probes::Ceilings>,
+    /// The answer: per suite and condition, the winner and how to use it.
+    #[serde(default)]
+    pub verdict: Vec<Verdict>,
 }
 
 impl Results {
@@ -169,6 +173,19 @@ impl Results {
             }
         }
         seen
+    }
+
+    /// The verdict rows of every suite present, from the suite table (results of a suite
+    /// this iolab does not know have none).
+    pub fn decide(&self) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        for suite in self.suites() {
+            if let Some(entry) = super::suites::find(&suite) {
+                let rows: Vec<&Row> = self.suite_rows(&suite).collect();
+                out.extend((entry.verdict)(self, &rows));
+            }
+        }
+        out
     }
 
     /// Whether any row failed verification or errored.

@@ -5,6 +5,11 @@
 //! deviation. The scale 1.4826 makes the MAD estimate a normal distribution's standard
 //! deviation; unlike the standard deviation it is not pulled by the outliers it is meant to
 //! find. hyperfine uses the same rule.
+//!
+//! **The noise rule** ([`beats`]), shared by `iolab compare` and the verdict: one median
+//! differs from another only beyond `max(MIN_THRESHOLD, NOISE_SIGMAS · sqrt(σA² + σB²))`,
+//! where σ is a row's robust relative spread, `1.4826 · MAD / median`. So two quiet rows
+//! differ at 5%, while a noisy virtual machine needs a bigger gap.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +17,11 @@ use serde::{Deserialize, Serialize};
 pub const OUTLIER_THRESHOLD: f64 = 3.5;
 /// Converts a MAD into an estimate of a normal distribution's standard deviation.
 const MAD_TO_SIGMA: f64 = 1.4826;
+
+/// The smallest relative difference ever counted as one: 5%.
+pub const MIN_THRESHOLD: f64 = 0.05;
+/// How many combined standard deviations a difference must exceed.
+pub const NOISE_SIGMAS: f64 = 3.0;
 
 /// Statistics of one row's counted runs, in seconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -77,6 +87,20 @@ impl Summary {
             0.0
         }
     }
+}
+
+/// The noise threshold between two rows' runs, relative (0.05 = 5%):
+/// `max(MIN_THRESHOLD, NOISE_SIGMAS · sqrt(σA² + σB²))`. A row without statistics counts
+/// as noiseless.
+pub fn noise_threshold(a: Option<&Summary>, b: Option<&Summary>) -> f64 {
+    let sigma = |s: Option<&Summary>| s.map_or(0.0, |s| MAD_TO_SIGMA * s.relative_mad());
+    MIN_THRESHOLD.max(NOISE_SIGMAS * sigma(a).hypot(sigma(b)))
+}
+
+/// Whether `fast` is faster than `slow` beyond the noise of the two: `slow`'s median is
+/// more than `1 + threshold` times `fast`'s ([`noise_threshold`]).
+pub fn beats(fast: &Summary, slow: &Summary) -> bool {
+    slow.median > fast.median * (1.0 + noise_threshold(Some(fast), Some(slow)))
 }
 
 /// `|x - median| / (1.4826 · MAD)`; a zero MAD makes any deviation infinitely large.
@@ -147,6 +171,17 @@ mod tests {
     fn close_runs_have_no_outliers() {
         let s = Summary::of(&[1.00, 1.01, 0.99, 1.02, 0.98]).unwrap();
         assert_eq!(s.outliers, 0);
+    }
+
+    #[test]
+    fn beating_needs_five_percent_or_three_sigmas() {
+        let quiet = |m: f64| Summary::of(&[m * 0.999, m, m * 1.001]).unwrap();
+        assert!(beats(&quiet(1.0), &quiet(1.06)));
+        assert!(!beats(&quiet(1.0), &quiet(1.04)));
+        assert!(!beats(&quiet(1.06), &quiet(1.0)));
+        let noisy = Summary::of(&[0.7, 1.0, 1.3, 0.8, 1.2]).unwrap();
+        assert!(noise_threshold(Some(&noisy), Some(&quiet(1.0))) > 0.2);
+        assert!(!beats(&noisy, &quiet(1.2)));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use iolab::bench::export::table::{self, Markup};
+use iolab::bench::results::Results;
 use iolab::bench::runner::ProcessExecutor;
 use iolab::bench::{self, CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITES};
 
@@ -53,6 +54,20 @@ pub struct Args {
     /// A smoke run: small data (64 MiB), 2 runs, no warm-up; under 30 seconds.
     #[arg(long)]
     quick: bool,
+    /// Measure on this file instead of generated data (repeatable; suites count and edit).
+    /// It is only read: count opens it read-only and evicts it with posix_fadvise alone;
+    /// edit works on copies in the data folder. Methods verify each other's answers.
+    #[arg(long = "file", value_name = "PATH")]
+    files: Vec<PathBuf>,
+    /// The whole grid: every buffer size of the write sweep, every probe point, and every
+    /// row with all its runs (by default a row more than 2× slower than the fastest stops
+    /// after one counted run, and the sweep stays near the defaults).
+    #[arg(long)]
+    sweep: bool,
+    /// Print every row of every section, and the notes (by default the terminal shows the
+    /// verdict and the sections it was drawn from, shortened; the files have everything).
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 fn parse_suite(s: &str) -> Result<String, String> {
@@ -97,12 +112,86 @@ fn known_names() -> Vec<String> {
     names
 }
 
+/// Checks that a `--file` is a regular file this user can read, without opening anything
+/// else (a FIFO is never opened: that would block, or take a writer's data).
+fn check_user_file(path: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).context("cannot read it")?;
+    let kind = meta.file_type();
+    let what = if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Some("a device")
+    } else if !kind.is_file() {
+        Some("not a regular file")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        bail!("{what}: the bench measures regular files only");
+    }
+    std::fs::File::open(path).context("cannot open it for reading")?;
+    Ok(())
+}
+
 /// The default data folder: iolab's cache folder.
 fn default_data_dir() -> Result<PathBuf> {
     match iolab::tuning::cache_dir() {
         Some(dir) => Ok(dir),
         None => bail!("neither XDG_CACHE_HOME nor HOME is set: choose a data folder with --data"),
     }
+}
+
+/// The verdict, then the tables: compact (the verdict's sections, shortened), or every row
+/// and the notes with `verbose`. Warnings go to stderr.
+fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::Result<()> {
+    for w in &results.warnings {
+        super::report(&format!("warning: {w}"));
+    }
+    writeln!(
+        out,
+        "{}",
+        table::verdict_table(results, false).render(Markup::Plain)
+    )?;
+    if !results.verdict.is_empty() {
+        writeln!(out, "library calls:")?;
+        for v in &results.verdict {
+            writeln!(out, "  {} {}: {}", v.suite, v.condition, v.library)?;
+        }
+        writeln!(out)?;
+    }
+    if verbose {
+        for t in table::tables(results) {
+            writeln!(out, "{}", t.render(Markup::Plain))?;
+        }
+        for n in &results.notes {
+            writeln!(out, "note: {n}")?;
+        }
+        return Ok(());
+    }
+    let compact = table::compact_tables(results);
+    for t in &compact.tables {
+        writeln!(out, "{}", t.render(Markup::Plain))?;
+    }
+    if !compact.other_sections.is_empty() {
+        writeln!(
+            out,
+            "also measured (in results.md and report.html, or --verbose): {}",
+            compact.other_sections.join("; ")
+        )?;
+    }
+    if !results.notes.is_empty() {
+        writeln!(
+            out,
+            "{} notes in results.md (or --verbose)",
+            results.notes.len()
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs the benchmark, prints the tables and writes the results files.
@@ -118,6 +207,33 @@ pub fn run(args: Args) -> Result<i32> {
             }
         }
     }
+    let suites: Vec<String> = if args.suites.is_empty() {
+        SUITES
+            .iter()
+            .filter(|s| args.files.is_empty() || s.takes_files)
+            .map(|s| s.name.to_string())
+            .collect()
+    } else {
+        args.suites
+    };
+    if !args.files.is_empty() {
+        for suite in &suites {
+            if bench::suites::find(suite).is_some_and(|s| !s.takes_files) {
+                bail!(
+                    "--file: the {suite} suite does not read a file (suites that do: {})",
+                    SUITES
+                        .iter()
+                        .filter(|s| s.takes_files)
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        for path in &args.files {
+            check_user_file(path).with_context(|| format!("--file {}", path.display()))?;
+        }
+    }
     let data_dir = match args.data {
         Some(d) => d,
         None => default_data_dir()?,
@@ -126,11 +242,7 @@ pub fn run(args: Args) -> Result<i32> {
         PathBuf::from("iolab-results").join(iolab::sysinfo::now_rfc3339().replace(':', "-"))
     });
     let config = Config {
-        suites: if args.suites.is_empty() {
-            SUITES.iter().map(|s| s.name.to_string()).collect()
-        } else {
-            args.suites
-        },
+        suites,
         data_dir: data_dir.clone(),
         size: args.size,
         runs: if args.quick {
@@ -146,23 +258,17 @@ pub fn run(args: Args) -> Result<i32> {
         iolab_exe: std::env::current_exe().context("cannot find the iolab executable")?,
         progress: true,
         quick: args.quick,
+        sweep: args.sweep,
+        files: args.files,
     };
     let command: Vec<String> = std::env::args().collect();
     let results = bench::run(&config, &mut ProcessExecutor, command)
         .with_context(|| format!("{}", data_dir.display()))?;
 
-    let mut out = io::stdout().lock();
-    for w in &results.warnings {
-        super::report(&format!("warning: {w}"));
-    }
-    for t in table::tables(&results) {
-        writeln!(out, "{}", t.render(Markup::Plain)).context("cannot write to stdout")?;
-    }
-    for n in &results.notes {
-        writeln!(out, "note: {n}").context("cannot write to stdout")?;
-    }
     let written = bench::export::write_all(&results, &out_dir)
         .with_context(|| format!("{}", out_dir.display()))?;
+    let mut out = io::stdout().lock();
+    print_results(&mut out, &results, args.verbose).context("cannot write to stdout")?;
     writeln!(
         out,
         "results: {}",

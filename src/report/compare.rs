@@ -9,19 +9,18 @@
 //!
 //! where σ is a run's robust relative spread, `1.4826 · MAD / median` (the MAD scaled to a
 //! normal distribution's standard deviation). So two quiet runs flag a 5% change, while a
-//! noisy virtual machine needs a bigger one before iolab calls it a regression.
+//! noisy virtual machine needs a bigger one before iolab calls it a regression. The rule
+//! is [`crate::bench::stats::beats`], which the verdict of `iolab bench` uses too.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use crate::bench::results::{Results, Row};
+use crate::bench::stats::{beats, noise_threshold};
 use crate::units::format_duration;
 
-/// The smallest relative change ever reported as one: 5%.
-pub const MIN_THRESHOLD: f64 = 0.05;
-/// How many combined standard deviations a change must exceed.
-pub const NOISE_SIGMAS: f64 = 3.0;
+pub use crate::bench::stats::{MIN_THRESHOLD, NOISE_SIGMAS};
 /// Row keys, besides suite, method, cache and baseline, that tell rows apart, for a suite
 /// this iolab does not know; a known suite's come from its entry in the suite table
 /// ([`crate::bench::suites::Suite::identity_keys`]).
@@ -122,14 +121,6 @@ fn label(row: &Row) -> String {
     name
 }
 
-/// The robust relative spread of a row's runs: `1.4826 · MAD / median`.
-fn spread(row: &Row) -> f64 {
-    row.stats
-        .as_ref()
-        .map(|s| 1.4826 * s.relative_mad())
-        .unwrap_or(0.0)
-}
-
 /// Compares every row of `b` with its match in `a`.
 pub fn compare(a: &Results, b: &Results) -> Vec<Comparison> {
     let a_rows: BTreeMap<String, &Row> = a
@@ -155,11 +146,11 @@ pub fn compare(a: &Results, b: &Results) -> Vec<Comparison> {
             continue;
         };
         let (ma, mb) = (row_a.median_s.unwrap_or(0.0), row_b.median_s.unwrap_or(0.0));
-        let threshold = MIN_THRESHOLD.max(NOISE_SIGMAS * spread(row_a).hypot(spread(row_b)));
+        let threshold = noise_threshold(row_a.stats.as_ref(), row_b.stats.as_ref());
         let ratio = if ma > 0.0 { Some(mb / ma) } else { None };
-        let change = match ratio {
-            Some(r) if r > 1.0 + threshold => Change::Regressed,
-            Some(r) if r < 1.0 / (1.0 + threshold) => Change::Improved,
+        let change = match (&row_a.stats, &row_b.stats) {
+            (Some(sa), Some(sb)) if ratio.is_some() && beats(sa, sb) => Change::Regressed,
+            (Some(sa), Some(sb)) if ratio.is_some() && beats(sb, sa) => Change::Improved,
             _ => Change::Same,
         };
         out.push(Comparison {

@@ -21,8 +21,13 @@ pub fn load(path: &Path) -> Result<Results> {
         path.to_path_buf()
     };
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io("cannot read results", e))?;
-    serde_json::from_str(&text).map_err(|e| Error::InvalidResults {
+    let mut results: Results = serde_json::from_str(&text).map_err(|e| Error::InvalidResults {
         path: file,
         reason: e.to_string(),
-    })
+    })?;
+    if results.verdict.is_empty() {
+        // Results from before the verdict: decide it now, from the same rows.
+        results.verdict = results.decide();
+    }
+    Ok(results)
 }

@@ -1,4 +1,5 @@
-//! `results.md`: the machine summary, warnings, and one table per suite and cache state.
+//! `results.md`: the verdict first, then the machine summary, warnings, one table per suite
+//! and section (every row), and the notes.
 
 use std::fmt::Write;
 
@@ -17,6 +18,8 @@ impl Exporter for Markdown {
     fn render(&self, results: &Results) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# iolab results\n");
+        out.push_str(&table::verdict_table(results, true).render(Markup::Markdown));
+        out.push('\n');
         if results.partial {
             let _ = writeln!(
                 out,

@@ -118,7 +118,7 @@ impl Table {
 
 /// The section a row belongs to within its suite: its cache state and the keys its suite's
 /// entry names as sections (`sink`, `dataset`, `op`, …).
-fn section_of(row: &Row) -> String {
+pub(crate) fn section_of(row: &Row) -> String {
     let mut parts = Vec::new();
     let keys = suites::find(&row.suite).map_or(&[][..], |s| s.section_keys);
     for &key in keys {
@@ -135,28 +135,157 @@ fn section_of(row: &Row) -> String {
     parts.join(", ")
 }
 
-/// All tables of a run: per suite, per section.
-pub fn tables(results: &Results) -> Vec<Table> {
-    let mut out = Vec::new();
-    for suite in results.suites() {
-        let rows: Vec<&Row> = results.suite_rows(&suite).collect();
-        let mut sections: Vec<String> = Vec::new();
-        for r in &rows {
-            let s = section_of(r);
-            if !sections.contains(&s) {
-                sections.push(s);
+/// The verdict as a table: per suite and condition, the winner, its figure, its lead over
+/// the best baseline, its share of the ceiling and the command; `library` adds the
+/// library call as a column.
+pub fn verdict_table(results: &Results, library: bool) -> Table {
+    let mut headers: Vec<String> = [
+        "workload",
+        "condition",
+        "winner",
+        "figure",
+        "vs best baseline",
+        "of limit",
+        "command",
+    ]
+    .map(String::from)
+    .to_vec();
+    if library {
+        headers.push("library".into());
+    }
+    let rows = results
+        .verdict
+        .iter()
+        .map(|v| {
+            let mut cells = vec![
+                v.suite.clone(),
+                v.condition.clone(),
+                v.winner_cell(),
+                v.figure.clone(),
+                v.ratio_cell(),
+                v.limit_cell(),
+                v.cli.clone(),
+            ];
+            if library {
+                cells.push(v.library.clone());
             }
-        }
-        for section in sections {
-            let members: Vec<&Row> = rows
-                .iter()
-                .copied()
-                .filter(|r| section_of(r) == section)
-                .collect();
-            out.push(section_table(&suite, &section, &members));
+            cells
+        })
+        .collect();
+    Table {
+        title: "Verdict: the fastest way on this machine (a winner beats the runner-up beyond the noise)".into(),
+        headers,
+        rows,
+    }
+}
+
+/// Every (suite, section) of a run with its rows, in order of first appearance.
+fn sections(results: &Results) -> Vec<(String, String, Vec<&Row>)> {
+    let mut out: Vec<(String, String, Vec<&Row>)> = Vec::new();
+    for r in &results.rows {
+        let section = section_of(r);
+        match out
+            .iter_mut()
+            .find(|(suite, s, _)| *suite == r.suite && *s == section)
+        {
+            Some((_, _, members)) => members.push(r),
+            None => out.push((r.suite.clone(), section, vec![r])),
         }
     }
     out
+}
+
+/// All tables of a run, every row: per suite, per section.
+pub fn tables(results: &Results) -> Vec<Table> {
+    sections(results)
+        .into_iter()
+        .map(|(suite, section, members)| section_table(&suite, &section, &members))
+        .collect()
+}
+
+/// At most this many rows in a section of the compact tables.
+pub const COMPACT_ROWS: usize = 12;
+/// The fastest rows of iolab's own a compact section always shows.
+pub const COMPACT_BEST: usize = 3;
+
+/// The terminal's short form of the tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compact {
+    /// The sections the verdict was drawn from, and any with a failure: their fastest
+    /// rows, the defaults a user gets, the baselines, and every failed or unavailable row.
+    pub tables: Vec<Table>,
+    /// The other sections' titles (their rows are in `results.md`, `report.html` and
+    /// `--verbose`).
+    pub other_sections: Vec<String>,
+}
+
+/// The compact tables of a run.
+pub fn compact_tables(results: &Results) -> Compact {
+    let mut tables = Vec::new();
+    let mut other_sections = Vec::new();
+    for (suite, section, members) in sections(results) {
+        let failed = |r: &&Row| {
+            r.error.is_some() || r.unavailable.is_some() || (r.measured() && !r.verified)
+        };
+        let in_verdict = results
+            .verdict
+            .iter()
+            .any(|v| v.suite == suite && v.section.as_deref() == Some(section.as_str()));
+        let has_failure = members
+            .iter()
+            .any(|r| r.error.is_some() || (r.measured() && !r.verified));
+        if !in_verdict && !has_failure {
+            other_sections.push(if section.is_empty() {
+                suite.clone()
+            } else {
+                format!("{suite} {section}")
+            });
+            continue;
+        }
+        let is_default: fn(&Row) -> bool = suites::find(&suite).map_or(|_| false, |s| s.is_default);
+        let mut sorted = members.clone();
+        sort_by_median(&mut sorted);
+        let best: Vec<&Row> = sorted
+            .iter()
+            .copied()
+            .filter(|r| !r.baseline && r.measured() && r.verified)
+            .take(COMPACT_BEST)
+            .collect();
+        let kept: Vec<&Row> = sorted
+            .iter()
+            .copied()
+            .filter(|r| {
+                best.iter().any(|b| std::ptr::eq(*b, *r))
+                    || is_default(r)
+                    || r.baseline
+                    || failed(r)
+            })
+            .take(COMPACT_ROWS)
+            .collect();
+        let mut table = section_table(&suite, &section, &kept);
+        if kept.len() < members.len() {
+            table.title.push_str(&format!(
+                " ({} of {} rows; all in results.md, or --verbose)",
+                kept.len(),
+                members.len()
+            ));
+        }
+        tables.push(table);
+    }
+    Compact {
+        tables,
+        other_sections,
+    }
+}
+
+/// Fastest first; rows without timings last, by name.
+fn sort_by_median(rows: &mut [&Row]) {
+    rows.sort_by(|a, b| match (a.median_s, b.median_s) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.method.cmp(&b.method),
+    });
 }
 
 fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
@@ -184,12 +313,7 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
     headers.extend(placed(Place::AfterThroughput).map(|c| c.header.to_string()));
     headers.extend([vs.as_str(), "user", "sys", "cached before", "notes"].map(String::from));
     let mut sorted: Vec<&Row> = rows.to_vec();
-    sorted.sort_by(|a, b| match (a.median_s, b.median_s) {
-        (Some(x), Some(y)) => x.total_cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => a.method.cmp(&b.method),
-    });
+    sort_by_median(&mut sorted);
     let body = sorted
         .iter()
         .map(|r| {

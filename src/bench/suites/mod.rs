@@ -13,11 +13,12 @@ pub mod edit;
 pub mod random;
 pub mod write;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::progress::Progress;
 use super::results::{Results, Row};
 use super::runner::{Job, Outcome, schedule};
+use super::verdict::Verdict;
 use super::{COLD_MAX_RESIDENCY, CacheState, Config, Context, WARM_MIN_RESIDENCY, interrupt};
 use crate::cache;
 use crate::error::{Error, Result};
@@ -31,6 +32,8 @@ pub struct Suite {
     pub description: &'static str,
     /// The bytes it works on by default.
     pub sizes: Sizes,
+    /// Whether it can work on the user's own files (`iolab bench SUITE --file PATH`).
+    pub takes_files: bool,
     /// The library's methods it measures and whether each can run here, in order.
     pub methods: fn() -> Vec<MethodInfo>,
     /// The external programs it may run as baselines (names for `--methods`).
@@ -42,8 +45,14 @@ pub struct Suite {
     pub identity_keys: &'static [&'static str],
     /// Its own columns in the tables, shown where a section's rows have the key.
     pub columns: &'static [Column],
-    /// Its charts in the HTML report.
+    /// Its charts in the HTML report; the first is the one shown with the verdict.
     pub charts: fn(&Results, &[&Row]) -> Vec<String>,
+    /// Whether a row is what a user gets without choosing (`auto`, the `StdoutWriter`
+    /// default, …): the compact terminal tables always show these.
+    pub is_default: fn(&Row) -> bool,
+    /// Its verdict rows: per condition, the winner and how to use it (see
+    /// [`crate::bench::verdict::decide`], which makes the decision for every suite).
+    pub verdict: fn(&Results, &[&Row]) -> Vec<Verdict>,
     /// Runs it.
     pub run: fn(&mut Context<'_>) -> Result<Vec<Row>>,
 }
@@ -55,6 +64,7 @@ pub const SUITES: &[Suite] = &[
         name: "count",
         description: "Line counting (`iolab count`)",
         sizes: count::SIZES,
+        takes_files: true,
         methods: || {
             crate::read::Method::ALL
                 .into_iter()
@@ -62,8 +72,15 @@ pub const SUITES: &[Suite] = &[
                 .collect()
         },
         baselines: &["wc -l", "fwc -l"],
-        section_keys: &[],
-        identity_keys: &["variant", "threads", "queue_depth", "block_bytes"],
+        section_keys: &["input", "file"],
+        identity_keys: &[
+            "input",
+            "file",
+            "variant",
+            "threads",
+            "queue_depth",
+            "block_bytes",
+        ],
         columns: &[Column {
             key: "ceiling_pct",
             header: "of limit",
@@ -71,12 +88,15 @@ pub const SUITES: &[Suite] = &[
             format: Format::Percent,
         }],
         charts: count::chart::charts,
+        verdict: count::verdict::verdicts,
+        is_default: |r| r.method == crate::read::Method::Auto.name(),
         run: count::run,
     },
     Suite {
         name: "write",
         description: "Writing to stdout (`iolab write`)",
         sizes: write::SIZES,
+        takes_files: false,
         methods: || {
             crate::write::Method::ALL
                 .into_iter()
@@ -102,12 +122,15 @@ pub const SUITES: &[Suite] = &[
             format: Format::Bytes,
         }],
         charts: write::chart::charts,
+        verdict: write::verdict::verdicts,
+        is_default: write::is_default,
         run: write::run,
     },
     Suite {
         name: "edit",
         description: "In-place edits (`iolab edit`)",
         sizes: edit::SIZES,
+        takes_files: true,
         methods: || {
             crate::edit::Strategy::ALL
                 .into_iter()
@@ -119,12 +142,15 @@ pub const SUITES: &[Suite] = &[
         identity_keys: &["variant", "op", "dataset", "durable"],
         columns: &[],
         charts: edit::chart::charts,
+        verdict: edit::verdict::verdicts,
+        is_default: edit::is_default,
         run: edit::run,
     },
     Suite {
         name: "append",
         description: "Small appends and durable appends (`iolab::file::AppendFile`, `iolab::durable::Log`)",
         sizes: append::SIZES,
+        takes_files: false,
         methods: || {
             let strategies = crate::append::Strategy::ALL
                 .into_iter()
@@ -184,6 +210,8 @@ pub const SUITES: &[Suite] = &[
             },
         ],
         charts: append::chart::charts,
+        verdict: append::verdict::verdicts,
+        is_default: |r| r.method == crate::append::Strategy::AppendFile.name(),
         run: append::run,
     },
     Suite {
@@ -233,6 +261,9 @@ pub const SUITES: &[Suite] = &[
         ],
         charts: random::chart::charts,
         run: random::run,
+        takes_files: false,
+        is_default: |_| false,
+        verdict: random::verdict::verdicts,
     },
 ];
 
@@ -369,19 +400,44 @@ impl Measured {
 pub struct FileBench<'a> {
     /// The suite's name, for the rows.
     pub suite: &'a str,
+    /// What tells this input's section apart in the progress line (a `--file`'s path),
+    /// or empty.
+    pub section: &'a str,
     /// The input every job reads.
-    pub input: &'a Path,
+    pub inputs: &'a [PathBuf],
     /// Its size.
     pub bytes: u64,
-    /// The result every run must print.
-    pub expected: String,
+    /// The result every run must print; `None` when unknown (a user's file): then the
+    /// rows must agree with each other.
+    pub expected: Option<String>,
+    /// The input is the user's (`--file`): read only, never synced.
+    pub users: bool,
     /// Reads a run's result from its output.
     pub parse: fn(&Outcome) -> Option<String>,
+}
+
+/// A method whose fastest run so far is more than this many times the fastest method's
+/// cannot win: after one counted run it stops (unless `--sweep`), with a note. Rows within
+/// 2× keep every run, so the verdict's noise test still sees all the contenders' spread;
+/// baselines always keep every run (they are the references).
+pub const CANNOT_WIN: f64 = 2.0;
+
+/// The note of a row stopped by [`CANNOT_WIN`].
+pub fn cannot_win_note(runs: usize) -> String {
+    format!(
+        "{runs} counted run{}: more than {CANNOT_WIN}× the fastest method's time, it cannot win \
+         (--sweep gives it every run)",
+        if runs == 1 { "" } else { "s" }
+    )
 }
 
 /// Per-job accumulation over the rounds of one cache state.
 #[derive(Default)]
 struct Accumulator {
+    /// Its fastest run so far, warm-up included.
+    fastest: Option<f64>,
+    /// Stopped early: it cannot win.
+    stopped: bool,
     wall: Vec<f64>,
     user: Vec<f64>,
     sys: Vec<f64>,
@@ -391,7 +447,7 @@ struct Accumulator {
     error: Option<String>,
 }
 
-/// Measures `jobs` over `bench.input` in `cache` state: warm-up rounds, then counted
+/// Measures `jobs` over `bench.inputs` in `cache` state: warm-up rounds, then counted
 /// rounds, interleaved; the cache is prepared and its residency measured before every run,
 /// outside the timer.
 pub fn measure(
@@ -401,14 +457,16 @@ pub fn measure(
     cache_state: CacheState,
 ) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let rounds = config.warmup + config.runs;
+    let warmup = warmup_for(ctx, cache_state);
+    let rounds = warmup + config.runs;
     let order = schedule(jobs.len(), rounds);
     let mut acc: Vec<Accumulator> = jobs.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::new(
-        &format!("{} {}", bench.suite, cache_state.name()),
-        order.len() as u64,
-        config.progress,
-    );
+    let mut fastest_method = f64::INFINITY;
+    let mut title = format!("{} {}", bench.suite, cache_state.name());
+    if !bench.section.is_empty() {
+        title = format!("{title} {}", bench.section);
+    }
+    let progress = Progress::section(&title, order.len() as u64, jobs.len(), config.progress);
     let mut missed_state = 0usize;
     for (round, j) in order {
         if interrupt::interrupted() {
@@ -416,12 +474,30 @@ pub fn measure(
         }
         progress.inc();
         let a = &mut acc[j];
-        if a.unavailable.is_some() || a.error.is_some() {
+        if a.unavailable.is_some() || a.error.is_some() || a.stopped {
             continue;
         }
         let job = &jobs[j].job;
+        if !config.sweep
+            && !job.baseline
+            && !a.wall.is_empty()
+            && a.fastest.is_some_and(|f| f > CANNOT_WIN * fastest_method)
+        {
+            a.stopped = true;
+            continue;
+        }
         progress.set_message(format!("round {}/{rounds}: {}", round + 1, job.name));
-        let residency = prepare(bench.input, cache_state, config.drop_caches)?;
+        // Every input in the state; the residency is the worst of them.
+        let mut residency = None::<f64>;
+        for input in bench.inputs {
+            let r = prepare(input, cache_state, config.drop_caches, !bench.users)?;
+            residency = Some(match (residency, cache_state) {
+                (None, _) => r,
+                (Some(w), CacheState::Warm) => w.min(r),
+                (Some(w), CacheState::Cold) => w.max(r),
+            });
+        }
+        let residency = residency.unwrap_or(0.0);
         let reached = match cache_state {
             CacheState::Cold => residency <= COLD_MAX_RESIDENCY,
             CacheState::Warm => residency >= WARM_MIN_RESIDENCY,
@@ -442,9 +518,14 @@ pub fn measure(
             continue;
         }
         let result = (bench.parse)(&outcome).unwrap_or_else(|| "unreadable output".into());
-        if round < config.warmup {
+        a.fastest = Some(a.fastest.map_or(outcome.wall_s, |f| f.min(outcome.wall_s)));
+        let right = bench.expected.as_ref().is_none_or(|e| *e == result);
+        if !job.baseline && right {
+            fastest_method = fastest_method.min(outcome.wall_s);
+        }
+        if round < warmup {
             // Warm-up runs still must be right.
-            if result != bench.expected {
+            if !right {
                 a.results.push(result);
             }
             continue;
@@ -467,11 +548,41 @@ pub fn measure(
             cache_state.name()
         ));
     }
-    Ok(jobs
+    let mut rows: Vec<Row> = jobs
         .iter()
         .zip(acc)
         .map(|(m, a)| to_row(bench, m, a, cache_state))
-        .collect())
+        .collect();
+    if bench.expected.is_none() {
+        check_agreement(&mut rows);
+    }
+    Ok(rows)
+}
+
+/// Without a known answer, the methods verify each other: the result most rows printed
+/// (every run of a row printed the same, or it already failed) is taken as right, and a
+/// row that printed another is wrong.
+fn check_agreement(rows: &mut [Row]) {
+    let mut votes: Vec<(String, usize)> = Vec::new();
+    for r in rows.iter().filter(|r| r.verified) {
+        let result = r.result.clone().unwrap_or_default();
+        match votes.iter_mut().find(|(v, _)| *v == result) {
+            Some((_, n)) => *n += 1,
+            None => votes.push((result, 1)),
+        }
+    }
+    let Some((agreed, _)) = votes.into_iter().max_by_key(|(_, n)| *n) else {
+        return;
+    };
+    for r in rows.iter_mut().filter(|r| r.verified) {
+        if r.result.as_deref() != Some(agreed.as_str()) {
+            r.verified = false;
+            r.error = Some(format!(
+                "disagrees with the other methods: printed {}, most printed {agreed}",
+                r.result.as_deref().unwrap_or("nothing")
+            ));
+        }
+    }
 }
 
 fn to_row(bench: &FileBench<'_>, m: &Measured, a: Accumulator, cache_state: CacheState) -> Row {
@@ -491,29 +602,52 @@ fn to_row(bench: &FileBench<'_>, m: &Measured, a: Accumulator, cache_state: Cach
     }
     row.error = a.error;
     row.set_timings(&a.wall, &a.user, &a.sys);
-    let wrong: Vec<&String> = a.results.iter().filter(|r| **r != bench.expected).collect();
+    if a.stopped {
+        row.notes.push(cannot_win_note(a.wall.len()));
+    }
+    // Against the known answer, or, without one, against the row's own first result (the
+    // rows are then checked against each other, see check_agreement).
+    let expected = bench.expected.as_ref().or(a.results.first());
+    let wrong: Vec<&String> = a.results.iter().filter(|r| Some(*r) != expected).collect();
     row.verified = !a.wall.is_empty() && wrong.is_empty();
     row.result = a.results.last().cloned();
-    if let Some(bad) = wrong.first() {
-        row.error.get_or_insert(format!(
-            "wrong result: printed {bad}, expected {}",
-            bench.expected
-        ));
+    if let (Some(bad), Some(expected)) = (wrong.first(), expected) {
+        row.error
+            .get_or_insert(format!("wrong result: printed {bad}, expected {expected}"));
     }
     row.set_residency(cache_state, a.residency);
     row
 }
 
-/// Puts `input` in `cache_state` and returns the residency measured afterwards.
-pub(crate) fn prepare(input: &Path, cache_state: CacheState, drop_caches: bool) -> Result<f64> {
+/// The warm-up rounds for `cache_state`: none for a cold state measured after the warm
+/// one (the programs are in memory already; a cold warm-up run would only read the file
+/// once more from the device), else the configured ones.
+pub(crate) fn warmup_for(ctx: &Context<'_>, cache_state: CacheState) -> usize {
+    let config = ctx.config;
+    let warm_first = config.caches.first() == Some(&CacheState::Warm);
+    if cache_state == CacheState::Cold && warm_first && !config.sweep {
+        0
+    } else {
+        config.warmup
+    }
+}
+
+/// Puts `input` in `cache_state` and returns the residency measured afterwards. A file
+/// that is not ours (`ours` false: a user's `--file`) is evicted without `fdatasync`.
+pub(crate) fn prepare(
+    input: &Path,
+    cache_state: CacheState,
+    drop_caches: bool,
+    ours: bool,
+) -> Result<f64> {
     match cache_state {
         CacheState::Cold => {
-            let first = cache::evict(input, drop_caches)?;
+            let first = cache::evict_with(input, drop_caches, ours)?;
             if first.residency <= COLD_MAX_RESIDENCY {
                 return Ok(first.residency);
             }
             // Read-ahead of a concurrent reader or a slow writeback: one more try.
-            Ok(cache::evict(input, drop_caches)?.residency)
+            Ok(cache::evict_with(input, drop_caches, ours)?.residency)
         }
         CacheState::Warm => {
             let now = cache::residency_of(input)?;

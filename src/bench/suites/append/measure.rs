@@ -73,9 +73,10 @@ pub(super) fn section(
     let rounds = config.warmup + config.runs;
     let order = schedule(contenders.len(), rounds);
     let mut acc: Vec<Accumulator> = contenders.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::new(
+    let progress = Progress::section(
         &format!("append {}B {}", section.payload, section.sync.name()),
         order.len() as u64,
+        contenders.len(),
         config.progress,
     );
     for (round, j) in order {

@@ -64,6 +64,7 @@ pub mod durable;
 mod fstream;
 mod measure;
 mod rows;
+pub(crate) mod verdict;
 mod verify;
 
 use super::Sizes;

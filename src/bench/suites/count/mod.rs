@@ -8,12 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod chart;
+mod many;
+pub(crate) mod verdict;
 
 use super::{FileBench, Measured, Sizes, measure};
 use crate::bench::probes::{self, Ceilings};
 use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
-use crate::bench::{CacheState, Context, data};
+use crate::bench::{CacheState, Config, Context, data};
 use crate::error::Result;
 use crate::read::auto::tuning;
 use crate::read::{Method, uring_direct};
@@ -46,33 +48,123 @@ const BASELINES: &[(&str, &str, &[&str], &[&str])] = &[
 const SWEEP_QUEUE_DEPTHS: &[usize] = &[1, 8, 32];
 /// Block sizes swept for `uring-direct` cold (at the default queue depth).
 const SWEEP_BLOCK_SIZES: &[usize] = &[4 << 20];
-/// The device probe's sweep, as fio would run it.
+/// The device probe's sweep with `--sweep`, as fio would run it (each point reads the whole
+/// file once).
 const PROBE_QUEUE_DEPTHS: &[usize] = &[2, 8, 32];
 const PROBE_BLOCK_SIZES: &[usize] = &[256 << 10, 1 << 20, 4 << 20];
+/// The device probe's points by default: deep queues of large blocks, where the sweep's
+/// best points have been (4 reads of the file instead of 9).
+const PROBE_DEFAULT_QUEUE_DEPTHS: &[usize] = &[8, 32];
+const PROBE_DEFAULT_BLOCK_SIZES: &[usize] = &[1 << 20, 4 << 20];
 
-/// Runs the suite.
+/// What the suite counts: the generated data set, the many small files, or a user's file
+/// (`--file`).
+struct Counted {
+    paths: Vec<PathBuf>,
+    /// All of them together.
+    bytes: u64,
+    /// The known line count (the data set's manifest), all files together; `None` for a
+    /// user's file, whose rows verify each other.
+    lines: Option<u64>,
+    /// The row key telling these rows apart from the data set's: `file` (a user's file)
+    /// or `input` (the many files).
+    key: Option<(&'static str, String)>,
+    caches: Vec<CacheState>,
+    /// Its rows get a share of the ceiling (not so for many small files, where the
+    /// processes' and the files' fixed costs are the point).
+    ceiling: bool,
+}
+
+/// Runs the suite: over the generated data set and the many small files, or over each
+/// `--file` (read-only: opened for reading, evicted with `posix_fadvise` alone, never
+/// written, renamed or deleted).
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let size = SIZES.pick(config);
-    let dataset = data::lines(&config.data_dir, size, config.progress)?;
-    check_layout(ctx, &dataset.path);
+    let mut inputs: Vec<Counted> = Vec::new();
+    if config.files.is_empty() {
+        let dataset = data::lines(&config.data_dir, SIZES.pick(config), config.progress)?;
+        inputs.push(Counted {
+            paths: vec![dataset.path],
+            bytes: dataset.bytes,
+            lines: Some(dataset.lines),
+            key: None,
+            caches: config.caches.clone(),
+            ceiling: true,
+        });
+        if config.caches.contains(&CacheState::Warm) {
+            inputs.push(many::input(config)?);
+        }
+    } else {
+        for path in &config.files {
+            let bytes = std::fs::metadata(path)
+                .map_err(|e| crate::Error::io("cannot read the metadata of --file", e))?
+                .len();
+            inputs.push(Counted {
+                paths: vec![path.clone()],
+                bytes,
+                lines: None,
+                key: Some(("file", path.display().to_string())),
+                caches: config.caches.clone(),
+                ceiling: true,
+            });
+        }
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ceilings = measure_ceilings(&dataset.path, dataset.bytes, cores, config.quick);
+    let ceilings = measure_ceilings(&inputs[0].paths[0], inputs[0].bytes, cores, config);
+    let mut rows = Vec::new();
+    let mut main_rows = 0;
+    for (i, input) in inputs.iter().enumerate() {
+        rows.extend(run_input(ctx, input, &ceilings, cores)?);
+        if i == 0 {
+            main_rows = rows.len();
+        }
+    }
+    ctx.ceilings = Some(ceilings);
+    if config.files.is_empty() {
+        remember_winners(ctx, &rows[..main_rows], inputs[0].bytes);
+    }
+    Ok(rows)
+}
 
+/// Every method and baseline over one input, in each of its cache states.
+fn run_input(
+    ctx: &mut Context<'_>,
+    input: &Counted,
+    ceilings: &Ceilings,
+    cores: usize,
+) -> Result<Vec<Row>> {
+    let config = ctx.config;
+    if let [one] = input.paths.as_slice() {
+        check_layout(ctx, one);
+    }
+    let dataset = input;
     let mut rows = Vec::new();
     let baselines = if config.baselines {
-        baseline_jobs(ctx, &dataset.path)
+        baseline_jobs(ctx, &dataset.paths)
     } else {
         Vec::new()
     };
+    let label = input.key.as_ref().map(|(_, v)| v.clone());
     let bench = FileBench {
         suite: SUITE,
-        input: &dataset.path,
+        section: label.as_deref().unwrap_or(""),
+        inputs: &dataset.paths,
         bytes: dataset.bytes,
-        expected: dataset.lines.to_string(),
-        parse: parse_lines,
+        expected: input.lines.map(|n| n.to_string()),
+        users: input.lines.is_none(),
+        parse: if input.paths.len() > 1 {
+            parse_total
+        } else {
+            parse_lines
+        },
     };
-    for &cache in &config.caches {
+    let with_key = |mut row: Row| {
+        if let Some((k, v)) = &input.key {
+            row.extra.insert((*k).into(), json!(v));
+        }
+        row
+    };
+    for &cache in &input.caches {
         let mut jobs = Vec::new();
         for method in Method::ALL {
             if !config.wants(method.name()) {
@@ -82,11 +174,12 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 let mut row = Row::unavailable(SUITE, method.name(), reason);
                 row.cache = Some(cache.name().to_string());
                 row.bytes = dataset.bytes;
-                rows.push(row);
+                rows.push(with_key(row));
                 continue;
             }
-            for variant in variants(method, cache, cores, config.quick) {
-                jobs.push(variant.job(&config.iolab_exe, method, &dataset.path));
+            let sweep = input.ceiling && !config.quick;
+            for variant in variants(method, cache, cores, !sweep) {
+                jobs.push(variant.job(&config.iolab_exe, method, &dataset.paths));
             }
         }
         jobs.extend(baselines.iter().map(|b| Measured {
@@ -94,23 +187,28 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
             version: b.version.clone(),
             extra: b.extra.clone(),
         }));
-        if let Some(reason) = impossible(cache, &dataset.path, dataset.bytes) {
+        let total = dataset.bytes;
+        if let Some(reason) = impossible(cache, &dataset.paths[0], total) {
             for m in &jobs {
                 let mut row = Row::unavailable(SUITE, &m.job.name, reason.clone());
                 row.cache = Some(cache.name().to_string());
                 row.baseline = m.job.baseline;
                 row.bytes = dataset.bytes;
                 row.extra = m.extra.clone();
-                rows.push(row);
+                rows.push(with_key(row));
             }
             continue;
         }
-        let mut measured = measure(ctx, &bench, &jobs, cache)?;
+        let mut measured: Vec<Row> = measure(ctx, &bench, &jobs, cache)?
+            .into_iter()
+            .map(with_key)
+            .collect();
         let ceiling = match cache {
             CacheState::Warm => &ceilings.memory_scan,
             CacheState::Cold => &ceilings.device_read,
         };
-        if let Some(limit) = ceiling.ceiling_bytes_per_s {
+        let limit = ceiling.ceiling_bytes_per_s.filter(|_| input.ceiling);
+        if let Some(limit) = limit {
             for row in &mut measured {
                 if let Some(t) = row.throughput_bytes_per_s {
                     row.extra.insert("ceiling_bytes_per_s".into(), json!(limit));
@@ -119,13 +217,14 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 }
             }
         }
-        if let Some(line) = verdict(cache, &measured, ceiling.ceiling_bytes_per_s) {
-            ctx.notes.push(line);
+        if let Some(line) = verdict(cache, &measured, limit) {
+            ctx.notes.push(match &label {
+                Some(l) => format!("{l}: {line}"),
+                None => line,
+            });
         }
         rows.extend(measured);
     }
-    ctx.ceilings = Some(ceilings);
-    remember_winners(ctx, &rows, dataset.bytes);
     Ok(rows)
 }
 
@@ -196,7 +295,7 @@ impl Variant {
         }
     }
 
-    fn job(&self, exe: &Path, method: Method, data: &Path) -> Measured {
+    fn job(&self, exe: &Path, method: Method, data: &[PathBuf]) -> Measured {
         let mut args: Vec<OsString> = vec!["count".into(), "--method".into(), method.name().into()];
         let mut extra = BTreeMap::new();
         if let Some(t) = self.threads {
@@ -214,7 +313,7 @@ impl Variant {
         if let Some(label) = &self.label {
             extra.insert("variant".to_string(), json!(label));
         }
-        args.push(data.into());
+        args.extend(data.iter().map(OsString::from));
         Measured {
             job: Job::new(method.name(), exe, args, false),
             version: None,
@@ -263,14 +362,16 @@ fn variants(method: Method, cache: CacheState, cores: usize, quick: bool) -> Vec
 }
 
 /// The ceilings, measured before any run (outside every timer).
-fn measure_ceilings(data: &Path, bytes: u64, cores: usize, quick: bool) -> Ceilings {
+fn measure_ceilings(data: &Path, bytes: u64, cores: usize, config: &Config) -> Ceilings {
     let scan_len = bytes.clamp(64 << 20, 1 << 30) as usize;
-    let repetitions = if quick { 2 } else { 5 };
+    let repetitions = if config.quick { 2 } else { 5 };
     let memory_scan = probes::memory_scan(scan_len, cores, repetitions);
-    let device_read = if quick {
+    let device_read = if config.sweep {
+        probes::device_read(data, PROBE_QUEUE_DEPTHS, PROBE_BLOCK_SIZES)
+    } else if config.quick {
         probes::device_read(data, &[8], &[1 << 20])
     } else {
-        probes::device_read(data, PROBE_QUEUE_DEPTHS, PROBE_BLOCK_SIZES)
+        probes::device_read(data, PROBE_DEFAULT_QUEUE_DEPTHS, PROBE_DEFAULT_BLOCK_SIZES)
     };
     Ceilings {
         memory_scan,
@@ -347,13 +448,13 @@ fn verdict(cache: CacheState, rows: &[Row], ceiling: Option<f64>) -> Option<Stri
     Some(line)
 }
 
-fn baseline_jobs(ctx: &mut Context<'_>, data: &Path) -> Vec<Measured> {
+fn baseline_jobs(ctx: &mut Context<'_>, data: &[PathBuf]) -> Vec<Measured> {
     let mut jobs = Vec::new();
     for &(name, program, args, version_args) in BASELINES {
         match which(program) {
             Some(path) => {
                 let mut full: Vec<OsString> = args.iter().map(OsString::from).collect();
-                full.push(data.into());
+                full.extend(data.iter().map(OsString::from));
                 jobs.push(Measured {
                     version: version_line(&path, version_args),
                     job: Job::new(name, path, full, true),
@@ -370,6 +471,20 @@ fn baseline_jobs(ctx: &mut Context<'_>, data: &Path) -> Vec<Measured> {
 
 fn parse_lines(outcome: &Outcome) -> Option<String> {
     parse_count(&outcome.stdout).map(|n| n.to_string())
+}
+
+/// The `total` line's count, the last line of `wc -l`'s (and `iolab count`'s) output for
+/// several files.
+fn parse_total(outcome: &Outcome) -> Option<String> {
+    let last = outcome
+        .stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())?;
+    last.trim_end()
+        .ends_with(" total")
+        .then(|| parse_count(last).map(|n| n.to_string()))
+        .flatten()
 }
 
 /// Why `cache` cannot be reached for this file, if it cannot.

@@ -34,9 +34,10 @@ pub(super) fn measure(
     let rounds = plan.warmup + plan.runs;
     let order = schedule(jobs.len(), rounds);
     let mut acc: Vec<Accumulator> = jobs.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::new(
+    let progress = Progress::section(
         &format!("edit {} {} {}", op.name(), plan.name, cache_state.name()),
         order.len() as u64,
+        jobs.len(),
         config.progress,
     );
     let mut missed_state = 0usize;
@@ -57,7 +58,9 @@ pub(super) fn measure(
             _ => work.fresh_copy(&plan.dataset.path, ctx)?,
         };
         let output = work.output();
-        let residency = super::super::prepare(&input, cache_state, config.drop_caches)?;
+        // The data set itself is read only by `count`; with --file it is the user's.
+        let ours = op != Op::Count || !plan.users;
+        let residency = super::super::prepare(&input, cache_state, config.drop_caches, ours)?;
         let outcome = ctx
             .executor
             .execute(&job.job(&input, &output))

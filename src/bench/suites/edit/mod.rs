@@ -55,8 +55,12 @@
 //!   rows measure, plus the write-back, which the warm rows measure;
 //! - `std-whole` runs without sync only: its durable step is `std-stream`'s, one
 //!   `fdatasync` of the same dirty pages (the small data set has both);
-//! - `sed -i`, at about 60 MB/s (18 s per GiB here, a third of the suite), runs
-//!   [`SED_LARGE_MAX_RUNS`] time, warm only.
+//! - `sed -i`, at about 60 MB/s (18 s per GiB here, a third of the suite), runs only with
+//!   `--sweep` ([`SED_LARGE_MAX_RUNS`] time, warm only): it cannot be the best baseline.
+//!
+//! **`--file PATH`**: the user's files replace both data sets; each is measured like the
+//! large one, on fresh copies; the original is only read (to copy it, for the reference
+//! results, and by the `count` rows, whose cold state evicts it without `fdatasync`).
 //!
 //! `--quick` data is small enough for every row.
 //!
@@ -74,6 +78,7 @@ pub mod chart;
 mod jobs;
 mod measure;
 mod rows;
+pub(crate) mod verdict;
 mod verify;
 mod workdir;
 
@@ -218,7 +223,10 @@ impl EditJob {
 
 /// A data set and how it is measured.
 struct Plan<'a> {
-    name: &'static str,
+    /// `small`, `large`, or a `--file`'s name.
+    name: String,
+    /// The data set is the user's file (`--file`): only ever read (copies are edited).
+    users: bool,
     dataset: &'a Dataset,
     runs: usize,
     warmup: usize,
@@ -233,26 +241,52 @@ struct Expected {
     lines: String,
 }
 
-/// Runs the suite.
+/// Runs the suite: on the generated data sets, or on copies of each `--file` (the
+/// original is only read: to copy it, to compute the reference results, and by `count`).
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let small = data::csv(&config.data_dir, SMALL_ROWS, SMALL_COLS, config.progress)?;
-    let large_size = SIZES.pick(config);
-    let large = data::csv(
-        &config.data_dir,
-        rows_for_size(LARGE_COLS, large_size).max(1),
-        LARGE_COLS,
-        config.progress,
-    )?;
+    // (name, data set, large, the user's)
+    let mut datasets: Vec<(String, Dataset, bool, bool)> = Vec::new();
+    if config.files.is_empty() {
+        let small = data::csv(&config.data_dir, SMALL_ROWS, SMALL_COLS, config.progress)?;
+        let large_size = SIZES.pick(config);
+        let large = data::csv(
+            &config.data_dir,
+            rows_for_size(LARGE_COLS, large_size).max(1),
+            LARGE_COLS,
+            config.progress,
+        )?;
+        datasets.push(("small".into(), small, false, false));
+        datasets.push(("large".into(), large, true, false));
+    } else {
+        for path in &config.files {
+            let bytes = fs::metadata(path)
+                .map_err(|e| Error::io("cannot read the metadata of --file", e))?
+                .len();
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            // The line count is computed with the reference results (expected_results).
+            let dataset = Dataset {
+                path: path.clone(),
+                bytes,
+                lines: 0,
+            };
+            datasets.push((name, dataset, true, true));
+        }
+    }
     let work = WorkDir::create(&config.data_dir)?;
     let mut rows = Vec::new();
-    for (name, dataset, is_large) in [("small", &small, false), ("large", &large, true)] {
+    for (name, dataset, is_large, users) in &datasets {
+        let (dataset, is_large) = (dataset, *is_large);
         if interrupt::interrupted() {
             break;
         }
         let capped = is_large && !config.quick;
         let plan = Plan {
-            name,
+            name: name.clone(),
+            users: *users,
             dataset,
             runs: if capped {
                 config.runs.div_ceil(LARGE_RUNS_DIVISOR)
@@ -293,6 +327,11 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     drop(work);
     verdicts(ctx, &rows);
     Ok(rows)
+}
+
+/// Whether `row` is what `iolab edit` does without options: `std-stream`, durable.
+pub(crate) fn is_default(row: &Row) -> bool {
+    row.method == Strategy::StdStream.name() && row.extra.get("durable") == Some(&json!(true))
 }
 
 /// Whether the warm state is measured at all (jobs limited to warm runs fall back to the

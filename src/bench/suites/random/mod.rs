@@ -30,6 +30,7 @@ mod cgroup;
 pub mod chart;
 mod fio;
 mod rows;
+pub(crate) mod verdict;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -354,7 +355,7 @@ fn measure(
         } else {
             CacheState::Cold
         };
-        prepare(data, cache, config.drop_caches)?;
+        prepare(data, cache, config.drop_caches, true)?;
         if let Some(cg) = cgroup {
             let (program, args) = cg.wrap(&job.program, &job.args, data, bytes / 4);
             job.program = program;

@@ -28,9 +28,10 @@ pub(super) fn measure(
     let rounds = config.warmup + config.runs;
     let order = schedule(entries.len(), rounds);
     let mut acc: Vec<Accumulator> = entries.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::new(
+    let progress = Progress::section(
         &format!("write {}", sink.name()),
         order.len() as u64,
+        entries.len(),
         config.progress,
     );
     for (round, j) in order {

@@ -16,8 +16,9 @@
 //!   truncated: ext4 starts writeback on close of a file truncated to zero) and deleted at
 //!   the end; the page cache, not the disk (no `fsync`).
 //!
-//! The full sweep of every method runs into `pipe`, `/dev/null` and `file`; the two pipe
-//! variants run `raw-fd`, `vmsplice` and the baselines.
+//! Every method runs into `pipe`, `/dev/null` and `file`; the two pipe variants run
+//! `raw-fd`, `vmsplice` and the baselines. The buffer sizes are the sink's default, its
+//! neighbours and both ends by default, the whole sweep with `--sweep` ([`sweep_for`]).
 //!
 //! **Why pinned**: through a pipe, where the two sides run matters more than the writer
 //! (see [`CpuPlacement`]). Left to the scheduler, runs of one row landed in either regime and
@@ -55,6 +56,7 @@ pub mod chart;
 mod measure;
 mod rows;
 mod sinkfile;
+pub(crate) mod verdict;
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -112,8 +114,35 @@ pub const SWEEP: [usize; 11] = [
     512 << 10,
     1 << 20,
 ];
-/// The sweep of `--quick`: both ends and the middle.
-const QUICK_SWEEP: [usize; 3] = [1 << 10, 32 << 10, 1 << 20];
+/// The small end of the sweep by default: 4 KiB, a page (1 KiB and 2 KiB only lose more;
+/// `--sweep` measures them).
+const SMALL_BUFFER: usize = 4 << 10;
+
+/// The buffer sizes measured into a sink whose default buffer is `default`: the whole
+/// [`SWEEP`] with `--sweep`; else where the answer is decided, the default and its two
+/// neighbours (the sweep peaks at the pipe's capacity or plateaus near `st_blksize × 32`,
+/// which is the default) and both ends, [`SMALL_BUFFER`] and 1 MiB; `--quick` keeps the
+/// default and the ends.
+fn sweep_for(config: &crate::bench::Config, default: usize) -> Vec<usize> {
+    if config.sweep {
+        return SWEEP.to_vec();
+    }
+    let mut sizes = if config.quick {
+        vec![SMALL_BUFFER, default, SWEEP[SWEEP.len() - 1]]
+    } else {
+        vec![
+            SMALL_BUFFER,
+            default / 2,
+            default,
+            default * 2,
+            SWEEP[SWEEP.len() - 1],
+        ]
+    };
+    sizes.retain(|s| SWEEP.contains(s));
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
 
 /// `dd`'s block size: 128 KiB, as the issue's baseline (`pv`'s choice for a 4 KiB
 /// `st_blksize`).
@@ -212,7 +241,13 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         pipe_max: info.os.pipe_max_bytes.and_then(|b| usize::try_from(b).ok()),
         available_bytes: info.storage.available_bytes,
     };
-    let sweep: &[usize] = if config.quick { &QUICK_SWEEP } else { &SWEEP };
+    if !config.sweep {
+        ctx.notes.push(
+            "write: buffer sizes measured are each sink's default, half and twice it, 4 KiB and \
+             1 MiB; --sweep measures every power of two from 1 KiB to 1 MiB"
+                .into(),
+        );
+    }
     let bytes = SIZES.pick(config);
 
     ctx.notes.push(format!(
@@ -276,10 +311,20 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
             ));
             continue;
         }
-        rows.extend(run_sink(ctx, &sink, bytes, sweep, &facts)?);
+        rows.extend(run_sink(ctx, &sink, bytes, &facts)?);
     }
     drop(file);
     Ok(rows)
+}
+
+/// Whether `row` is what `iolab::write::StdoutWriter::new()` does in its sink: `bufwriter`
+/// at iolab's default buffer (its first note says so, see `rows.rs`).
+pub(crate) fn is_default(row: &Row) -> bool {
+    row.method == Method::Bufwriter.name()
+        && row
+            .notes
+            .first()
+            .is_some_and(|n| n.contains("iolab default"))
 }
 
 /// The capacity a resized pipe gets here, or why there is none.
@@ -294,17 +339,12 @@ fn resized_pipe(facts: &Facts) -> std::result::Result<usize, String> {
 }
 
 /// The jobs of one sink, measured in interleaved rounds.
-fn run_sink(
-    ctx: &mut Context<'_>,
-    sink: &Sink,
-    bytes: u64,
-    sweep: &[usize],
-    facts: &Facts,
-) -> Result<Vec<Row>> {
+fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Result<Vec<Row>> {
     let config = ctx.config;
     let mut rows = Vec::new();
     let mut entries = Vec::new();
     let destination = destination_of(sink);
+    let sweep = sweep_for(config, write::default_buffer_size(&destination));
     // The variants of the pipe show what the pipe does to the fastest methods; the full
     // set runs into the plain pipe, /dev/null and the file.
     let methods: &[Method] = match sink {
@@ -334,7 +374,7 @@ fn run_sink(
             ));
             continue;
         }
-        for &buffer in sweep {
+        for &buffer in &sweep {
             let args: Vec<OsString> = [
                 "write",
                 "--method",
@@ -398,6 +438,35 @@ fn pipe_block_size() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_sweep_surrounds_the_default_and_keeps_the_ends() {
+        let mut config = crate::bench::Config {
+            suites: Vec::new(),
+            data_dir: PathBuf::new(),
+            size: None,
+            runs: 1,
+            warmup: 0,
+            caches: Vec::new(),
+            drop_caches: false,
+            methods: None,
+            baselines: false,
+            iolab_exe: PathBuf::new(),
+            progress: false,
+            quick: false,
+            sweep: false,
+            files: Vec::new(),
+        };
+        assert_eq!(
+            sweep_for(&config, 64 << 10),
+            [4 << 10, 32 << 10, 64 << 10, 128 << 10, 1 << 20]
+        );
+        assert_eq!(sweep_for(&config, 1 << 20), [4 << 10, 512 << 10, 1 << 20]);
+        config.quick = true;
+        assert_eq!(sweep_for(&config, 128 << 10), [4 << 10, 128 << 10, 1 << 20]);
+        config.sweep = true;
+        assert_eq!(sweep_for(&config, 128 << 10), SWEEP);
+    }
 
     #[test]
     fn reported_bytes_reads_iolab_dd_and_pv() {
