@@ -92,13 +92,28 @@ fn a_wrong_verification_is_detected() {
     // The short last block verifies; a zero-filled one does not.
     assert!(blocks::verify(5 * 4096, block(5)));
     assert!(!blocks::verify(0, &[0u8; 4096]));
-    // And a file that is not offset-derived fails every read of a run.
+    // A generated file whose blocks after the first were overwritten fails every read of
+    // them in a run.
     let dir = common::scratch();
-    let path = dir.path().join("zeros");
-    std::fs::write(&path, vec![7u8; 1 << 16]).unwrap();
-    let report = random::run(Method::Pread, &path, &Options::new().stop(Stop::Reads(50))).unwrap();
-    assert_eq!(report.mismatches, 50);
+    let path = dir.path().join("spoilt");
+    let mut spoilt = Vec::new();
+    blocks::write_blocks(&mut spoilt, 1 << 16).unwrap();
+    spoilt[4096..].fill(7);
+    std::fs::write(&path, &spoilt).unwrap();
+    let options = Options::new().stop(Stop::Reads(200));
+    let report = random::run(Method::Pread, &path, &options).unwrap();
+    assert_eq!(report.check, random::Check::Generated);
+    assert_eq!(report.checked, 200);
+    assert!(report.mismatches > 150, "{}", report.mismatches);
+    assert!(report.first_mismatch.unwrap() >= 4096);
     assert!(!report.verified());
+    // A file of someone else's bytes is sampled: one read in 64, compared with a second pread.
+    let path = dir.path().join("sevens");
+    std::fs::write(&path, vec![7u8; 1 << 16]).unwrap();
+    let report = random::run(Method::Mmap, &path, &options).unwrap();
+    assert_eq!(report.check, random::Check::Sampled);
+    assert_eq!(report.checked, 4);
+    assert!(report.verified());
 }
 
 #[test]

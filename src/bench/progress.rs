@@ -81,6 +81,15 @@ impl Progress {
     }
 }
 
+/// Prints a section's line as [`Progress::finish`] does, for sections measured together (in
+/// one interleaved schedule) and told apart afterwards: only when `enabled` and stderr is not
+/// a terminal.
+pub fn print_section_line(enabled: bool, title: &str, rows: usize, seconds: f64) {
+    if enabled && !std::io::stderr().is_terminal() {
+        eprintln!("{}", section_line(title, rows, seconds));
+    }
+}
+
 /// `count warm: 17 rows in 12.4 s`.
 pub fn section_line(title: &str, rows: usize, seconds: f64) -> String {
     format!(

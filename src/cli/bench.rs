@@ -175,7 +175,7 @@ fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::
     }
     let compact = table::compact_tables(results);
     for t in &compact.tables {
-        writeln!(out, "{}", t.render(Markup::Plain))?;
+        writeln!(out, "{}", t.render(Markup::PlainCompact))?;
     }
     if !compact.other_sections.is_empty() {
         writeln!(

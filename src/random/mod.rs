@@ -20,10 +20,13 @@
 //! ring), all over the same open file. The synchronous methods make one read at a time per
 //! thread; the io_uring ones keep up to the queue depth in flight per thread.
 //!
-//! **Every read is verified** against [`crate::generate::blocks`]: the file must be one
-//! `iolab gen blocks` (or the `random` benchmark) made, whose bytes are a function of their
-//! offset, so a read at the wrong offset, a short read before the end and a torn read all
-//! count as mismatches ([`Report::mismatches`]). The check runs outside the latency timer.
+//! **Reads are checked** ([`Check`]). On a file `iolab gen blocks` (or the `random`
+//! benchmark) made, whose bytes are a function of their offset, every read is verified
+//! against [`crate::generate::blocks`], so a read at the wrong offset, a short read before
+//! the end and a torn read all count as mismatches ([`Report::mismatches`]). Any other file
+//! — a user's own — is checked by sampling: every read's length, and one read in
+//! [`SAMPLE_EVERY`] (up to [`SAMPLE_BUDGET`] bytes of copies) compared, after the timed run,
+//! with a second `pread(2)` of the same block. The checks run outside the latency timer.
 //!
 //! **Latency** of each read — from the call to its return, or for io_uring from the
 //! submission to the completion of that read — goes into an HDR histogram (nanoseconds,
@@ -35,6 +38,7 @@ pub mod mmap_random;
 pub mod pattern;
 pub mod pread;
 pub mod pread_direct;
+mod tally;
 pub mod uring;
 pub mod uring_direct;
 
@@ -48,8 +52,9 @@ use hdrhistogram::Histogram;
 
 use crate::buf::AlignedBuf;
 use crate::error::{Error, Result};
-use crate::generate::blocks;
 pub use pattern::{Pattern, Sampler};
+pub use tally::Check;
+pub(crate) use tally::Tally;
 
 /// Bytes per read by default: 4 KiB, a page and a common database block.
 pub const DEFAULT_BLOCK: usize = 4096;
@@ -61,6 +66,10 @@ pub const MAX_BLOCK: usize = 1 << 20;
 pub const MAX_QUEUE_DEPTH: usize = 256;
 /// Reads per run when neither a count nor a duration is given.
 pub const DEFAULT_READS: u64 = 100_000;
+/// On a file of someone else's bytes, one read in this many is kept and re-read to check it.
+pub const SAMPLE_EVERY: u64 = 64;
+/// The most bytes of sampled reads one thread keeps for the check (16 MiB).
+pub const SAMPLE_BUDGET: usize = 16 << 20;
 /// The highest latency the histogram holds: 60 s (higher ones are clamped to it).
 const MAX_LATENCY_NS: u64 = 60_000_000_000;
 
@@ -280,6 +289,10 @@ pub struct Report {
     pub mismatches: u64,
     /// The offset of the first wrong read, if any.
     pub first_mismatch: Option<u64>,
+    /// How the reads were checked.
+    pub check: Check,
+    /// Reads whose bytes were compared with the truth (every read for [`Check::Generated`]).
+    pub checked: u64,
 }
 
 impl Report {
@@ -299,9 +312,9 @@ impl Report {
     pub fn cpu_us_per_read(&self) -> f64 {
         self.cpu.as_secs_f64() * 1e6 / self.reads.max(1) as f64
     }
-    /// Whether every read returned the right bytes.
+    /// Whether every checked read returned the right bytes (and some were checked).
     pub fn verified(&self) -> bool {
-        self.mismatches == 0 && self.reads > 0
+        self.mismatches == 0 && self.checked > 0
     }
     /// The latency distribution as (latency µs, fraction of reads at or below) points, for a
     /// CDF: one per quantile step of the histogram.
@@ -330,6 +343,7 @@ pub(crate) struct Plan<'a> {
     pub len: u64,
     pub blocks: u64,
     pub options: &'a Options,
+    pub check: Check,
 }
 
 impl Plan<'_> {
@@ -369,39 +383,6 @@ impl Plan<'_> {
     }
 }
 
-/// What one thread measured.
-pub(crate) struct Tally {
-    pub reads: u64,
-    pub bytes: u64,
-    pub latency: Histogram<u64>,
-    pub mismatches: u64,
-    pub first_mismatch: Option<u64>,
-}
-
-impl Tally {
-    pub fn new() -> Tally {
-        Tally {
-            reads: 0,
-            bytes: 0,
-            latency: histogram(),
-            mismatches: 0,
-            first_mismatch: None,
-        }
-    }
-
-    /// Counts one read of `data` for the block at `offset` of `want` bytes.
-    #[inline]
-    pub fn record(&mut self, offset: u64, want: usize, data: &[u8], ns: u64) {
-        self.reads += 1;
-        self.bytes += data.len() as u64;
-        self.latency.saturating_record(ns.max(1));
-        if data.len() != want || !blocks::verify(offset, data) {
-            self.mismatches += 1;
-            self.first_mismatch.get_or_insert(offset);
-        }
-    }
-}
-
 /// A synchronous method: one read at a time, shared by the threads.
 pub(crate) trait Source: Sync {
     /// A buffer for one block, as the method needs it aligned.
@@ -417,7 +398,7 @@ pub(crate) fn run_source(plan: &Plan<'_>, source: &dyn Source) -> Result<Vec<Tal
     run_threads(plan, |t| {
         let (mut left, mut sampler) = plan.share(t);
         let mut buf = source.buffer(plan.options.block);
-        let mut tally = Tally::new();
+        let mut tally = Tally::new(plan);
         let deadline = plan.deadline(Instant::now());
         loop {
             match &mut left {
@@ -497,6 +478,7 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
         len,
         blocks: len.div_ceil(options.block as u64),
         options,
+        check: Check::of(&file, len, options.block)?,
     };
     // Opening and mapping stay outside the timer; a ring is set up per thread inside it
     // (tens of microseconds).
@@ -535,8 +517,12 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
         latency: histogram(),
         mismatches: 0,
         first_mismatch: None,
+        check: plan.check,
+        checked: 0,
     };
-    for t in tallies {
+    for mut t in tallies {
+        t.check_samples(&file)?;
+        report.checked += t.checked;
         report.reads += t.reads;
         report.bytes += t.bytes;
         report.mismatches += t.mismatches;

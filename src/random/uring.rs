@@ -81,7 +81,7 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
         unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
     };
     let mut slots: Vec<Option<InFlight>> = vec![None; depth];
-    let mut tally = Tally::new();
+    let mut tally = Tally::new(plan);
     let deadline = plan.deadline(Instant::now());
     let mut stopping = false;
     let result = (|| -> Result<()> {

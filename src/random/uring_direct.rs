@@ -10,7 +10,7 @@
 //! since it never reads the cache.
 //! **Limits and failures**: io_uring with `IORING_OP_READ_FIXED` and a file system that
 //! takes `O_DIRECT`, with a block size that is a multiple of its alignment: otherwise
-//! [`Error::Unavailable`] with the reason. If registering buffers fails (a low
+//! [`Error::Unavailable`](crate::Error::Unavailable) with the reason. If registering buffers fails (a low
 //! `RLIMIT_MEMLOCK` on old kernels), plain `READ`s into the same buffers are used.
 
 use std::fs::File;

@@ -9,8 +9,11 @@ use crate::units::{format_duration, format_rate};
 /// How a table is written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Markup {
-    /// Space-aligned columns for a terminal.
+    /// Space-aligned columns for a terminal, the header underlined.
     Plain,
+    /// Space-aligned columns without the underline: the compact terminal tables, where
+    /// many sections share one screen.
+    PlainCompact,
     /// A GitHub-flavoured Markdown table.
     Markdown,
 }
@@ -55,7 +58,7 @@ impl Table {
         let pad = |s: &str, w: usize| format!("{s}{}", " ".repeat(w - s.chars().count()));
         let mut out = String::new();
         match markup {
-            Markup::Plain => {
+            Markup::Plain | Markup::PlainCompact => {
                 out.push_str(&self.title);
                 out.push('\n');
                 let line = |cells: &[String]| {
@@ -70,14 +73,16 @@ impl Table {
                 };
                 out.push_str(&line(&self.headers));
                 out.push('\n');
-                out.push_str(
-                    &widths
-                        .iter()
-                        .map(|w| "-".repeat(*w))
-                        .collect::<Vec<_>>()
-                        .join("  "),
-                );
-                out.push('\n');
+                if markup == Markup::Plain {
+                    out.push_str(
+                        &widths
+                            .iter()
+                            .map(|w| "-".repeat(*w))
+                            .collect::<Vec<_>>()
+                            .join("  "),
+                    );
+                    out.push('\n');
+                }
                 for row in &self.rows {
                     out.push_str(&line(row));
                     out.push('\n');
@@ -206,13 +211,14 @@ pub fn tables(results: &Results) -> Vec<Table> {
 /// At most this many rows in a section of the compact tables.
 pub const COMPACT_ROWS: usize = 12;
 /// The fastest rows of iolab's own a compact section always shows.
-pub const COMPACT_BEST: usize = 3;
+pub const COMPACT_BEST: usize = 2;
 
 /// The terminal's short form of the tables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Compact {
     /// The sections the verdict was drawn from, and any with a failure: their fastest
-    /// rows, the defaults a user gets, the baselines, and every failed or unavailable row.
+    /// rows, the defaults a user gets, the fastest baseline, and every failed or
+    /// unavailable row.
     pub tables: Vec<Table>,
     /// The other sections' titles (their rows are in `results.md`, `report.html` and
     /// `--verbose`).
@@ -223,6 +229,8 @@ pub struct Compact {
 pub fn compact_tables(results: &Results) -> Compact {
     let mut tables = Vec::new();
     let mut other_sections = Vec::new();
+    // An unavailable method is shown once per suite (its reason does not change).
+    let mut unavailable_shown: Vec<(String, String)> = Vec::new();
     for (suite, section, members) in sections(results) {
         let failed = |r: &&Row| {
             r.error.is_some() || r.unavailable.is_some() || (r.measured() && !r.verified)
@@ -251,13 +259,25 @@ pub fn compact_tables(results: &Results) -> Compact {
             .filter(|r| !r.baseline && r.measured() && r.verified)
             .take(COMPACT_BEST)
             .collect();
+        // The fastest baseline (the verdict's "best baseline"); the others are in
+        // results.md.
+        let fastest_baseline = sorted.iter().find(|r| r.baseline && r.measured()).copied();
+        let shown_baseline = |r: &Row| fastest_baseline.is_some_and(|b| std::ptr::eq(b, r));
         let kept: Vec<&Row> = sorted
             .iter()
             .copied()
             .filter(|r| {
+                if r.unavailable.is_some() && r.error.is_none() {
+                    let id = (suite.clone(), r.method.clone());
+                    if unavailable_shown.contains(&id) {
+                        return false;
+                    }
+                    unavailable_shown.push(id);
+                    return true;
+                }
                 best.iter().any(|b| std::ptr::eq(*b, *r))
                     || is_default(r)
-                    || r.baseline
+                    || shown_baseline(r)
                     || failed(r)
             })
             .take(COMPACT_ROWS)

@@ -16,9 +16,7 @@
 //!
 //! All jobs run in one interleaved schedule ([`schedule`]).
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -26,7 +24,9 @@ use serde_json::json;
 
 use super::SUITE;
 use super::data::WorkDir;
-use crate::bench::progress::Progress;
+use super::durable_goals;
+use super::pg_test_fsync::{self, PG_ROUNDS, PG_TEST_FSYNC, pg_version, run_pg_test_fsync};
+use crate::bench::progress::{self, Progress};
 use crate::bench::results::Row;
 use crate::bench::runner::schedule;
 use crate::bench::{Context, interrupt};
@@ -54,17 +54,6 @@ const QUICK_MIN_PER_WRITER: u64 = 10;
 const WARMUP_RECORDS: u64 = 10;
 /// The warm-up records' writer number (no timed writer has it).
 const WARMUP_WRITER: usize = 255;
-/// Where Debian installs `pg_test_fsync`.
-const PG_TEST_FSYNC_PATHS: [&str; 3] = [
-    "/usr/lib/postgresql/17/bin/pg_test_fsync",
-    "/usr/lib/postgresql/16/bin/pg_test_fsync",
-    "/usr/lib/postgresql/15/bin/pg_test_fsync",
-];
-/// Counted rounds of `pg_test_fsync` at most (about 5 s each), without a warm-up.
-const PG_ROUNDS: usize = 3;
-/// The method name of `pg_test_fsync`'s rows: `pg_test_fsync <its test>`.
-pub const PG_TEST_FSYNC: &str = "pg_test_fsync";
-
 /// One job of the section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Job {
@@ -139,10 +128,7 @@ pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
         .filter(|p| config.wants(p.name()))
         .collect();
     let pg = if config.baselines && config.wants(PG_TEST_FSYNC) {
-        let found = PG_TEST_FSYNC_PATHS
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.exists());
+        let found = pg_test_fsync::find();
         if found.is_none() {
             ctx.notes.push(
                 "append durable: peer `pg_test_fsync` skipped: not installed \
@@ -172,6 +158,7 @@ pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
         }
     }
     let progress = Progress::new("append durable", order.len() as u64, config.progress);
+    let mut spent = vec![0.0; jobs.len()];
     for (round, j) in order {
         if interrupt::interrupted() {
             break;
@@ -190,6 +177,7 @@ pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
             continue;
         }
         let counted = round >= config.warmup;
+        let started = Instant::now();
         let path = work.file(&format!("durable-{j}-{round}"));
         let g = &mut gathered[j];
         match jobs[j] {
@@ -232,128 +220,48 @@ pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
             },
         }
         work.remove(&path);
+        spent[j] += started.elapsed().as_secs_f64();
     }
     progress.finish();
     let version = pg.as_deref().and_then(pg_version);
-    let rows: Vec<Row> = jobs
-        .iter()
-        .zip(gathered)
-        .flat_map(|(job, g)| rows(job, g, per_writer, version.as_deref()))
-        .collect();
-    ctx.notes.extend(goals(&rows));
-    rows
-}
-
-/// The records per second of a row.
-fn rate(r: &Row) -> Option<f64> {
-    r.extra
-        .get("records_per_s")
-        .and_then(serde_json::Value::as_f64)
-}
-
-/// Whether row `r` has `value` at `key`.
-fn has(r: &Row, key: &str, value: serde_json::Value) -> bool {
-    r.extra.get(key) == Some(&value)
-}
-
-fn met(ok: bool) -> &'static str {
-    if ok { "met" } else { "missed" }
-}
-
-/// The issue's goals, checked on this run's rows: the single-writer `fdatasync` policy
-/// against `pg_test_fsync`'s `fdatasync`, the best single-writer policy against its best
-/// (with 8 KiB payloads, and with 8 KiB frames: one 8 KiB write as the peer's), and group
-/// commit at 8 writers against 8 writers that sync alone.
-fn goals(rows: &[Row]) -> Vec<String> {
-    let single = |bytes: usize| {
-        move |r: &&Row| has(r, "record_bytes", json!(bytes)) && has(r, "writers", json!(1))
-    };
-    let peer: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.baseline)
-        .filter(single(8 << 10))
-        .collect();
-    let mut notes = Vec::new();
-    for (bytes, what) in [
-        (8 << 10, "8 KiB records"),
-        (
-            PEER_FRAME_BYTES - HEADER_LEN,
-            "8 KiB frames (one 8 KiB write, as the peer's)",
-        ),
-    ] {
-        let ours: Vec<&Row> = rows
-            .iter()
-            .filter(|r| !r.baseline)
-            .filter(single(bytes))
-            .collect();
-        notes.extend(peer_goals(&ours, &peer, what));
-    }
-    notes.extend(group_goals(rows));
-    notes
-}
-
-/// The goals against the peer for one record size: `fdatasync` ≥ 0.9× its `fdatasync`,
-/// the best policy ≥ 1.0× its best.
-fn peer_goals(ours: &[&Row], peer: &[&Row], what: &str) -> Vec<String> {
-    let best = |set: &[&Row]| {
-        set.iter()
-            .filter_map(|r| Some((rate(r)?, r.method.clone())))
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-    };
-    let mut notes = Vec::new();
-    let ours_fdatasync = ours
-        .iter()
-        .find(|r| r.method == "fdatasync")
-        .and_then(|r| rate(r));
-    let peer_fdatasync = peer
-        .iter()
-        .find(|r| has(r, "policy", json!("fdatasync")))
-        .and_then(|r| rate(r));
-    if let (Some(a), Some(b)) = (ours_fdatasync, peer_fdatasync) {
-        notes.push(format!(
-            "append durable goal: 1 writer, {what}: fdatasync {a:.0} records/s = {:.2}× \
-             pg_test_fsync fdatasync {b:.0} ops/s (goal ≥ 0.9×: {})",
-            a / b,
-            met(a / b >= 0.9)
-        ));
-    }
-    if let (Some((a, am)), Some((b, bm))) = (best(ours), best(peer)) {
-        notes.push(format!(
-            "append durable goal: 1 writer, {what}: best policy {am} {a:.0} records/s = \
-             {:.2}× the best of pg_test_fsync, {bm} {b:.0} ops/s (goal ≥ 1.0×: {})",
-            a / b,
-            met(a >= b)
-        ));
-    }
-    notes
-}
-
-/// Group commit at [`ALONE_WRITERS`] writers and 512-byte records against as many
-/// writers that each sync alone, per policy (goal ≥ 4×).
-fn group_goals(rows: &[Row]) -> Vec<String> {
-    let mut notes = Vec::new();
-    for policy in Policy::ALL {
-        let at8 = |alone: bool| {
-            rows.iter()
-                .find(|r| {
-                    !r.baseline
-                        && has(r, "policy", json!(policy.name()))
-                        && has(r, "writers", json!(ALONE_WRITERS))
-                        && has(r, "record_bytes", json!(512))
-                        && has(r, "group_commit", json!(!alone))
-                })
-                .and_then(rate)
-        };
-        if let (Some(g), Some(a)) = (at8(false), at8(true)) {
-            notes.push(format!(
-                "append durable goal: {policy}, {ALONE_WRITERS} writers, 512 B: group commit \
-                 {g:.0} records/s = {:.1}× syncing alone {a:.0} (goal ≥ 4×: {})",
-                g / a,
-                met(g / a >= 4.0)
-            ));
+    // One section line per table of results.md: a record size.
+    let mut tables: Vec<(usize, usize, f64)> = Vec::new();
+    let mut rows_out = Vec::new();
+    for ((job, g), seconds) in jobs.iter().zip(gathered).zip(spent) {
+        let made = rows(job, g, per_writer, version.as_deref());
+        for r in &made {
+            let bytes = r
+                .extra
+                .get("record_bytes")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0) as usize;
+            match tables.iter_mut().find(|t| t.0 == bytes) {
+                Some(t) => t.1 += 1,
+                None => tables.push((bytes, 1, 0.0)),
+            }
         }
+        // A job's time goes to the table of its first row (pg_test_fsync's rows share one).
+        if let Some(bytes) = made
+            .first()
+            .and_then(|r| r.extra.get("record_bytes"))
+            .and_then(serde_json::Value::as_u64)
+            && let Some(t) = tables.iter_mut().find(|t| t.0 == bytes as usize)
+        {
+            t.2 += seconds;
+        }
+        rows_out.extend(made);
     }
-    notes
+    for (bytes, n, seconds) in tables {
+        progress::print_section_line(
+            config.progress,
+            &format!("append durable {bytes}B"),
+            n,
+            seconds,
+        );
+    }
+    let rows = rows_out;
+    ctx.notes.extend(durable_goals::goals(&rows));
+    rows
 }
 
 /// One run's figures.
@@ -469,77 +377,6 @@ fn run_log(
         latencies_ns,
         syncs,
     })
-}
-
-/// Runs `pg_test_fsync` for one second per test on `path` and stops it once its "one 8kB
-/// write" block is printed (the rest of its tests take another ten seconds and are not
-/// compared); returns that block's results as (test, ops/s).
-fn run_pg_test_fsync(exe: &Path, path: &Path) -> Result<Vec<(String, f64)>, String> {
-    let mut child = Command::new(exe)
-        .arg("-f")
-        .arg(path)
-        .args(["-s", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    let mut stdout = String::new();
-    let mut blocks = 0;
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let Ok(line) = line else { break };
-        if line.starts_with("Compare") {
-            blocks += 1;
-            if blocks == 2 {
-                break;
-            }
-        }
-        stdout.push_str(&line);
-        stdout.push('\n');
-    }
-    let _ = child.kill();
-    let status = child.wait().map_err(|e| e.to_string())?;
-    let parsed = parse_pg_test_fsync(&stdout);
-    if parsed.is_empty() {
-        let mut stderr = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = e.read_to_string(&mut stderr);
-        }
-        return Err(format!(
-            "{PG_TEST_FSYNC} gave no 8kB-write figures ({status}): {}",
-            stderr.trim()
-        ));
-    }
-    Ok(parsed)
-}
-
-/// The `(test, ops/s)` lines of `pg_test_fsync`'s "one 8kB write" block.
-fn parse_pg_test_fsync(stdout: &str) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in stdout.lines() {
-        if line.starts_with("Compare") {
-            inside = line.contains("one 8kB write");
-            continue;
-        }
-        if !inside {
-            continue;
-        }
-        let words: Vec<&str> = line.split_whitespace().collect();
-        if let Some(k) = words.iter().position(|w| *w == "ops/sec")
-            && k >= 2
-            && let Ok(ops) = words[k - 1].parse::<f64>()
-        {
-            out.push((words[0].to_string(), ops));
-        }
-    }
-    out
-}
-
-/// `pg_test_fsync --version`'s line.
-fn pg_version(exe: &Path) -> Option<String> {
-    let out = Command::new(exe).arg("--version").output().ok()?;
-    Some(String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|s| !s.is_empty())
 }
 
 /// The median of `v`.
@@ -662,27 +499,6 @@ fn rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pg_test_fsync_output_is_parsed() {
-        let out = "\
-Compare file sync methods using one 8kB write:
-(in wal_sync_method preference order, except fdatasync is Linux's default)
-        open_datasync                      8917.123 ops/sec     112 usecs/op
-        fdatasync                          8000.456 ops/sec     125 usecs/op
-        fsync_writethrough                              n/a
-
-Compare file sync methods using two 8kB writes:
-        open_datasync                      4000.000 ops/sec     250 usecs/op
-";
-        assert_eq!(
-            parse_pg_test_fsync(out),
-            vec![
-                ("open_datasync".to_string(), 8917.123),
-                ("fdatasync".to_string(), 8000.456)
-            ]
-        );
-    }
 
     #[test]
     fn the_grid_has_every_policy_size_and_writer_count() {

@@ -61,8 +61,10 @@
 pub mod chart;
 mod data;
 pub mod durable;
+mod durable_goals;
 mod fstream;
 mod measure;
+mod pg_test_fsync;
 mod rows;
 pub(crate) mod verdict;
 mod verify;

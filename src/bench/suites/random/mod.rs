@@ -24,7 +24,8 @@
 //! [`DEEP_QUEUE`] too, each beside its fio twin; uniform offsets everywhere, and Zipfian
 //! ones (θ = 0.99) beyond memory, where a skewed working set can fit the cache. Each run
 //! reads for [`RUN_SECONDS`] (a tenth with `--quick`); rounds interleave every job, and a
-//! row gives the medians over its rounds.
+//! row gives the medians over its rounds. `--quick` (a smoke run) measures `warm` and
+//! `beyond-memory` with uniform offsets only.
 
 mod cgroup;
 pub mod chart;
@@ -39,11 +40,12 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Sizes;
+use crate::bench::progress::{self, Progress};
 use crate::bench::results::Row;
 use crate::bench::runner::{Job, schedule};
 use crate::bench::suites::count::{version_line, which};
 use crate::bench::suites::prepare;
-use crate::bench::{CacheState, Context, data, interrupt, progress::Progress};
+use crate::bench::{CacheState, Context, data, interrupt};
 use crate::error::{Error, Result};
 use crate::random::{DEFAULT_BLOCK, Method, Pattern};
 
@@ -141,15 +143,22 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         states.push(State::Warm);
     }
     if config.caches.contains(&CacheState::Cold) {
-        states.extend([State::Cold, State::BeyondMemory]);
+        // `--quick` is a smoke run: beyond memory covers the uncached case.
+        if !config.quick {
+            states.push(State::Cold);
+        }
+        states.push(State::BeyondMemory);
     }
     let mut rows = Vec::new();
     for state in states {
         if interrupt::interrupted() {
             break;
         }
+        let first_row = rows.len();
+        // Seconds spent on each pattern's jobs, for the section lines.
+        let mut spent: Vec<(Pattern, f64)> = Vec::new();
         let mut jobs = Vec::new();
-        for pattern in patterns(state) {
+        for pattern in patterns(state, config.quick) {
             for method in Method::ALL {
                 if !config.wants(method.name()) {
                     continue;
@@ -218,46 +227,63 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 })
                 .collect()
         };
-        if state != State::Warm
+        let cgroup = if state != State::Warm
             && crate::sysinfo::is_tmpfs(dataset.path.parent().unwrap_or(Path::new("/")))
         {
-            rows.extend(all_unavailable(
-                "the data set is on tmpfs: it cannot be evicted",
-            ));
-            continue;
-        }
-        let cgroup = match state {
-            State::BeyondMemory => {
-                match cgroup::MemoryCgroup::create(dataset.bytes / 4 + PROCESS_HEADROOM) {
-                    Ok(c) => Some(c),
-                    Err(reason) => {
-                        rows.extend(all_unavailable(&reason));
-                        continue;
+            Err("the data set is on tmpfs: it cannot be evicted".to_string())
+        } else if state == State::BeyondMemory {
+            cgroup::MemoryCgroup::create(dataset.bytes / 4 + PROCESS_HEADROOM).map(Some)
+        } else {
+            Ok(None)
+        };
+        match cgroup {
+            Err(reason) => rows.extend(all_unavailable(&reason)),
+            Ok(cgroup) => {
+                let (samples, seconds) = measure(
+                    ctx,
+                    &dataset.path,
+                    dataset.bytes,
+                    &jobs,
+                    state,
+                    cgroup.as_ref(),
+                )?;
+                for (job, s) in jobs.iter().zip(seconds) {
+                    match spent.iter_mut().find(|(p, _)| *p == job.pattern) {
+                        Some((_, total)) => *total += s,
+                        None => spent.push((job.pattern, s)),
                     }
                 }
+                let measured = rows::rows(&jobs, samples, state, dataset.bytes);
+                rows::compare_with_fio(ctx, state, &measured);
+                rows.extend(measured);
             }
-            _ => None,
-        };
-        let samples = measure(
-            ctx,
-            &dataset.path,
-            dataset.bytes,
-            &jobs,
-            state,
-            cgroup.as_ref(),
-        )?;
-        let measured = rows::rows(&jobs, samples, state, dataset.bytes);
-        rows::compare_with_fio(ctx, state, &measured);
-        rows.extend(measured);
+        }
+        // One line per table of results.md: a pattern in this state.
+        for pattern in patterns(state, config.quick) {
+            let n = rows[first_row..]
+                .iter()
+                .filter(|r| r.extra.get("pattern") == Some(&Value::from(pattern.name())))
+                .count();
+            let seconds = spent
+                .iter()
+                .find(|(p, _)| *p == pattern)
+                .map_or(0.0, |(_, s)| *s);
+            progress::print_section_line(
+                config.progress,
+                &format!("{SUITE} {pattern} {}", state.name()),
+                n,
+                seconds,
+            );
+        }
     }
     rows::remember_winners(ctx, &rows, dataset.bytes);
     Ok(rows)
 }
 
 /// The patterns measured in `state`.
-fn patterns(state: State) -> Vec<Pattern> {
+fn patterns(state: State, quick: bool) -> Vec<Pattern> {
     match state {
-        State::BeyondMemory => vec![Pattern::Uniform, Pattern::Zipf],
+        State::BeyondMemory if !quick => vec![Pattern::Uniform, Pattern::Zipf],
         _ => vec![Pattern::Uniform],
     }
 }
@@ -323,7 +349,8 @@ fn parse_iolab(stdout: &str) -> Option<Sample> {
 /// What a job's runs gave: its samples, or why it could not run.
 pub(crate) type Outcomes = Vec<std::result::Result<Vec<Sample>, (bool, String)>>;
 
-/// Runs the jobs in interleaved rounds, preparing the state before each run.
+/// Runs the jobs in interleaved rounds, preparing the state before each run; returns each
+/// job's samples and the seconds spent on it.
 fn measure(
     ctx: &mut Context<'_>,
     data: &Path,
@@ -331,7 +358,7 @@ fn measure(
     jobs: &[RandomJob],
     state: State,
     cgroup: Option<&cgroup::MemoryCgroup>,
-) -> Result<Outcomes> {
+) -> Result<(Outcomes, Vec<f64>)> {
     let config = ctx.config;
     let rounds = config.runs.clamp(1, MAX_ROUNDS);
     let order = schedule(jobs.len(), rounds);
@@ -341,6 +368,7 @@ fn measure(
         config.progress,
     );
     let mut out: Outcomes = jobs.iter().map(|_| Ok(Vec::new())).collect();
+    let mut seconds = vec![0.0; jobs.len()];
     for (_, j) in order {
         if interrupt::interrupted() {
             break;
@@ -349,6 +377,7 @@ fn measure(
         if out[j].is_err() {
             continue;
         }
+        let started = std::time::Instant::now();
         let mut job = jobs[j].job.clone();
         let cache = if state == State::Warm {
             CacheState::Warm
@@ -365,6 +394,7 @@ fn measure(
             .executor
             .execute(&job)
             .map_err(|e| Error::io("cannot run a benchmark job", e))?;
+        seconds[j] += started.elapsed().as_secs_f64();
         if !outcome.success() {
             out[j] = Err(match outcome.unavailable_reason() {
                 Some(reason) => (true, reason),
@@ -382,7 +412,7 @@ fn measure(
         }
     }
     progress.finish();
-    Ok(out)
+    Ok((out, seconds))
 }
 
 /// Suite-specific keys of a row.

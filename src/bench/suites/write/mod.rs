@@ -18,7 +18,7 @@
 //!
 //! Every method runs into `pipe`, `/dev/null` and `file`; the two pipe variants run
 //! `raw-fd`, `vmsplice` and the baselines. The buffer sizes are the sink's default, its
-//! neighbours and both ends by default, the whole sweep with `--sweep` ([`sweep_for`]).
+//! neighbours and both ends by default, the whole sweep with `--sweep` (`sweep_for`).
 //!
 //! **Why pinned**: through a pipe, where the two sides run matters more than the writer
 //! (see [`CpuPlacement`]). Left to the scheduler, runs of one row landed in either regime and
