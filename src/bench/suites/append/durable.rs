@@ -8,7 +8,9 @@
 //! **Grid**: every [`Policy`] × record size ([`RECORD_SIZES`]) × writers ([`WRITERS`]) with
 //! group commit, and each policy at [`ALONE_WRITERS`] writers and 512-byte records
 //! *without* group commit (each writer syncs alone: the baseline group commit must beat).
-//! `--quick` keeps 512-byte records, 1 and 8 writers.
+//! That whole grid is `--sweep`'s; by default the section measures what the verdict needs
+//! ([`ANSWER_RECORD_SIZES`] at 1 and 8 writers, about 25 s), and `--quick` keeps 512-byte
+//! records, 1 and 8 writers.
 //!
 //! **Peer**: PostgreSQL's `pg_test_fsync` (when installed; Debian `postgresql-15`), run on
 //! a file in the same folder in the same interleaved schedule: its "one 8kB write" rows
@@ -34,7 +36,10 @@ use crate::durable::{HEADER_LEN, LogOptions, Policy, read_records};
 
 /// Record payload sizes: a tiny record, a typical one, and PostgreSQL's 8 KiB page.
 pub const RECORD_SIZES: [usize; 3] = [8, 512, 8 << 10];
-/// Writer threads.
+/// Record sizes measured by default (`--sweep`: [`RECORD_SIZES`]): the verdict's two
+/// conditions, 512 B records from many writers and 8 KiB from one.
+pub const ANSWER_RECORD_SIZES: [usize; 2] = [512, 8 << 10];
+/// Writer threads (by default 1 and [`ALONE_WRITERS`]; `--sweep`: all).
 pub const WRITERS: [usize; 5] = [1, 2, 4, 8, 16];
 /// Frame size of the single-writer rows matched to `pg_test_fsync`'s 8 KiB write: a
 /// payload of 8 KiB less the frame header, so each record is one 8 KiB write as the
@@ -81,11 +86,12 @@ struct Gathered {
 }
 
 /// The jobs, in order.
-fn jobs(quick: bool, policies: &[Policy], pg: bool) -> Vec<Job> {
-    let (sizes, writers): (&[usize], &[usize]) = if quick {
-        (&[512], &[1, ALONE_WRITERS])
-    } else {
-        (&RECORD_SIZES, &WRITERS)
+fn jobs(grid: Grid, policies: &[Policy], pg: bool) -> Vec<Job> {
+    let quick = grid == Grid::Quick;
+    let (sizes, writers): (&[usize], &[usize]) = match grid {
+        Grid::Quick => (&[512], &[1, ALONE_WRITERS]),
+        Grid::Answer => (&ANSWER_RECORD_SIZES, &[1, ALONE_WRITERS]),
+        Grid::Sweep => (&RECORD_SIZES, &WRITERS),
     };
     let mut out = Vec::new();
     for &policy in policies {
@@ -120,6 +126,18 @@ fn jobs(quick: bool, policies: &[Policy], pg: bool) -> Vec<Job> {
     out
 }
 
+/// How much of the grid a run measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grid {
+    /// `--quick`: 512-byte records, 1 and [`ALONE_WRITERS`] writers.
+    Quick,
+    /// By default, what the verdict needs: [`ANSWER_RECORD_SIZES`] at 1 and
+    /// [`ALONE_WRITERS`] writers, the alone baseline and the peer-sized frames.
+    Answer,
+    /// `--sweep`: every record size × every writer count.
+    Sweep,
+}
+
 /// Runs the section; returns its rows.
 pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
     let config = ctx.config;
@@ -146,7 +164,14 @@ pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
         (RECORDS_PER_RUN, MIN_PER_WRITER)
     };
     let per_writer = |writers: usize| (per_run / writers as u64).max(min_per_writer);
-    let jobs = jobs(config.quick, &policies, pg.is_some());
+    let grid = if config.quick {
+        Grid::Quick
+    } else if config.sweep {
+        Grid::Sweep
+    } else {
+        Grid::Answer
+    };
+    let jobs = jobs(grid, &policies, pg.is_some());
     let rounds = config.warmup + config.runs;
     let order = schedule(jobs.len(), rounds);
     let mut gathered: Vec<Gathered> = jobs.iter().map(|_| Gathered::default()).collect();
@@ -502,12 +527,19 @@ mod tests {
 
     #[test]
     fn the_grid_has_every_policy_size_and_writer_count() {
-        let j = jobs(false, &Policy::ALL, true);
+        let j = jobs(Grid::Sweep, &Policy::ALL, true);
         assert_eq!(
             j.len(),
             Policy::ALL.len() * (RECORD_SIZES.len() * WRITERS.len() + 2) + 1
         );
-        assert_eq!(jobs(true, &Policy::ALL, false).len(), Policy::ALL.len() * 3);
+        assert_eq!(
+            jobs(Grid::Quick, &Policy::ALL, false).len(),
+            Policy::ALL.len() * 3
+        );
+        assert_eq!(
+            jobs(Grid::Answer, &Policy::ALL, false).len(),
+            Policy::ALL.len() * (2 * 2 + 2)
+        );
     }
 
     #[test]

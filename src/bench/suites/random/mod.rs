@@ -163,7 +163,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 if !config.wants(method.name()) {
                     continue;
                 }
-                for qd in queue_depths(method) {
+                for qd in queue_depths(method, config.sweep) {
                     if let Err(reason) = method.availability() {
                         rows.push(rows::unavailable(
                             method.name(),
@@ -288,12 +288,13 @@ fn patterns(state: State, quick: bool) -> Vec<Pattern> {
     }
 }
 
-/// The queue depths `method` runs at.
-fn queue_depths(method: Method) -> Vec<usize> {
-    if method.queues() {
-        vec![1, DEEP_QUEUE]
-    } else {
-        vec![1]
+/// The queue depths `method` runs at: a queueing method at [`DEEP_QUEUE`], and with
+/// `--sweep` at 1 too (where it only adds io_uring's overhead to a `pread`).
+fn queue_depths(method: Method, sweep: bool) -> Vec<usize> {
+    match (method.queues(), sweep) {
+        (true, true) => vec![1, DEEP_QUEUE],
+        (true, false) => vec![DEEP_QUEUE],
+        (false, _) => vec![1],
     }
 }
 
