@@ -6,12 +6,13 @@
 //! asks for the next [`WINDOW`] with `posix_fadvise(POSIX_FADV_WILLNEED)` each time the
 //! reads enter a new window, so that the device always has the next window to work on
 //! while the current one is copied and counted.
-//! **When it wins**: cold files. It is what `wc -l` does (one stream of small reads, the
-//! device kept busy by the kernel's asynchronous read-ahead), with a SIMD kernel behind
-//! it, so it is never behind `wc -l`; and the device serves one place at a time, where
-//! parallel streams (`mmap-parallel`, `pread-parallel`) make it seek between two, which a
-//! virtual disk on this machine rewarded on some runs and punished on others (see
-//! `auto`). Warm it copies every byte once (below `mmap-parallel`).
+//! **When it wins**: it is what `wc -l` does (one stream of small reads, the device kept
+//! busy by the kernel's asynchronous read-ahead), with a SIMD kernel behind it, and the
+//! device serves one place at a time, where parallel streams (`mmap-parallel`,
+//! `pread-parallel`) make it serve two. Cold on this machine's virtual disk it led some
+//! interleaved sets and trailed `wc -l` in others (see `auto` for the figures), so it is a
+//! candidate the `count` suite measures, not the default. Warm it copies every byte once
+//! (below `mmap-parallel`).
 //! **Limits**: one core reads and counts; works on every kind of input (the hints only on
 //! regular files). Memory is one buffer.
 //! **How it fails**: a failing `read` is [`crate::Error::Io`]; the advice is only a hint

@@ -6,12 +6,9 @@
 //!   only kind of method that works on them.
 //! - Under [`SMALL_FILE`]: `bufread-chunks`. One or two `read`s cost less than setting up a
 //!   map, a thread or a ring; a 1 KiB file must not pay for any of them.
-//! - Cold (at most [`COLD_RESIDENCY`] of it cached): `stream`, one sequential stream of
-//!   16 KiB reads after `POSIX_FADV_SEQUENTIAL`: what `wc -l` does, with a SIMD kernel
-//!   behind it: the same I/O as `wc -l`, counted faster (see the measurements below).
-//! - Otherwise (warm or partly cached) `mmap-parallel`: the map scanned by every core with
-//!   the best kernel (one thread below 16 MiB; the single-threaded `mmap-*` with the best
-//!   kernel on a one-core machine). Warm, it runs at memory speed.
+//! - Otherwise `mmap-parallel`, warm or cold: the map scanned by every core with the best
+//!   kernel (one thread below 16 MiB; the single-threaded `mmap-*` with the best kernel on
+//!   a one-core machine). Warm, it runs at memory speed; cold, see the measurements below.
 //!
 //! **Cold, measured for issue #16** (this 2-core AVX2 VM, virtual disk with
 //! `read_ahead_kb` 8192, evicted with `posix_fadvise(DONTNEED)` before every run, the
@@ -24,21 +21,24 @@
 //! | 2 GiB | 857 ms | 849 ms | 885 ms | — |
 //! | 2 GiB | 1315 ms | 1756 ms | 1796 ms | 1950 ms |
 //! | 1 GiB, `auto` → `stream` | 1094 ms | — | 659 ms | 554 ms |
-//! | 2 GiB, `auto` → `stream`, 6 rounds | 2289 ms | — | 1284 ms | 1823 ms |
+//! | 1 GiB, `auto` → `stream` | 710 ms | — | 675 ms | 603 ms |
 //! | 1 GiB, `bench count`, 5 runs, `auto` → `stream` | 379 ms | 341 ms | 406 ms | 355 ms |
+//! | 2 GiB, `auto` → `stream`, 6 rounds | 2289 ms | — | 1284 ms | 1823 ms |
+//! | 2 GiB, `auto` → `stream`, 6 rounds | 2488 ms | — | 1383 ms | 1797 ms |
+//! | 2 GiB, 6 rounds | 1696 ms | 1063 ms | 1112 ms | 1062 ms |
 //!
 //! Every method's cold times on this disk are bimodal (a fast mode near 2.6–3 GB/s and a
 //! slow one near half that, for `wc -l` as for iolab), so one set of 8 runs cannot rank
 //! two methods within 10–20%, and sets taken minutes apart disagree (the machine is
-//! shared). `stream` led three sets and trailed `wc -l` in two (by 1.7×, with twice
-//! `wc -l`'s system time, which its reads should not need: the same 16 KiB reads after the
-//! same advice; not explained yet); `mmap-parallel`, the previous rule, led two and
-//! trailed `wc -l` in one, with two threads faulting at two places of the file, which
-//! makes the device serve both, and page faults whose user time grows from 100 to 400 ms
-//! when the device is slow. `stream` is the rule because its I/O is the reference's; larger
-//! reads were slower (256 KiB: 606 ms against 468 ms for 16 KiB), and deep-queue
-//! `O_DIRECT` reached 0.4 GB/s in the same runs. A benchmark run records another cold
-//! winner for a size class only beyond the noise.
+//! shared). Over the sets, `mmap-parallel` trailed `wc -l` in one of six (1 GiB, 836
+//! against 748 ms) and led or tied in the others; `stream` trailed `wc -l` in five of ten,
+//! at 2 GiB by up to 1.8×, its runs landing in the slow mode more often and then with
+//! more system time than `wc -l`, although it makes the same 16 KiB reads after the same
+//! `POSIX_FADV_SEQUENTIAL` (not explained yet; `strace -T` shows no slow call of ours, the
+//! residency check included: `cachestat` 11 µs). So the rule stays `mmap-parallel` cold,
+//! and `stream` is measured beside it. Larger reads were slower (256 KiB: 606 ms against
+//! 468 ms for 16 KiB); deep-queue `O_DIRECT` reached 0.4 GB/s in the same runs. A
+//! benchmark run records another cold winner for a size class only beyond the noise.
 //!
 //! **Why the first-run `auto` row was slower than its own choice** (issue #16: cold `auto`
 //! 1.12 s against 571 ms for `mmap-parallel`, the same method): not a different method.
@@ -179,15 +179,6 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
         ),
         _ => " (the rule)".to_string(),
     };
-    if state == Some("cold") {
-        return Choice::rule(
-            Method::Stream,
-            format!(
-                "{cached}: one sequential stream with the read-ahead ahead of it, {} kernel{unmeasured}",
-                Kernel::best()
-            ),
-        );
-    }
     let method = if cores > 1 {
         Method::MmapParallel
     } else {
