@@ -26,6 +26,8 @@
 //! | 2 GiB, `auto` → `stream`, 6 rounds | 2289 ms | — | 1284 ms | 1823 ms |
 //! | 2 GiB, `auto` → `stream`, 6 rounds | 2488 ms | — | 1383 ms | 1797 ms |
 //! | 2 GiB, 6 rounds | 1696 ms | 1063 ms | 1112 ms | 1062 ms |
+//! | 1 GiB, default (`mmap-parallel`), 8 rounds | — | 422 ms | 522 ms | 390 ms |
+//! | 2 GiB, default (`mmap-parallel`), 6 rounds | — | 726 ms | 1379 ms | 1077 ms |
 //!
 //! Every method's cold times on this disk are bimodal (a fast mode near 2.6–3 GB/s and a
 //! slow one near half that, for `wc -l` as for iolab), so one set of 8 runs cannot rank
