@@ -68,44 +68,95 @@ fn small_warm_and_cold_files_get_the_rule_without_measurements() {
     evict(&big);
     let (out, err) = count_verbose(&cache, &big);
     assert_eq!(out, format!("{lines} {}\n", big.display()));
-    let method = chosen(&err);
-    assert!(method.starts_with("mmap"), "{err}");
+    // Cold: the map on every core, and --verbose says it is the rule.
+    assert!(chosen(&err).starts_with("mmap"), "{err}");
     assert!(err.contains("0% cached"), "{err}");
+    assert!(err.contains("the rule"), "{err}");
+}
+
+/// A sparse file of `len` bytes (no newline), evicted: big enough for a size class
+/// without writing gigabytes.
+fn sparse_cold(path: &Path, len: u64) {
+    std::fs::File::create(path).unwrap().set_len(len).unwrap();
+    evict(path);
 }
 
 #[test]
-fn measured_winners_are_followed_on_the_same_machine_only() {
+fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only() {
     let dir = common::scratch();
+    if iolab::sysinfo::is_tmpfs(dir.path()) {
+        common::skip("the scratch folder is on tmpfs: files cannot be evicted");
+        return;
+    }
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(cache.join("iolab")).unwrap();
-    let big = dir.path().join("big");
-    let lines = text_file(&big, 4 << 20);
-    iolab::cache::warm(&big).unwrap();
+    let gib = dir.path().join("one-gib");
+    sparse_cold(&gib, 1 << 30);
     let cores = std::thread::available_parallelism().unwrap().get();
     let tuning = |release: &str| {
         serde_json::json!({
             "measured_at": "2026-01-01T00:00:00Z",
             "kernel_release": release,
             "cores": cores,
-            "file_bytes": 1u64 << 30,
-            "warm": {"method": "pread-parallel", "threads": 1, "bytes_per_s": 1e10},
-            "cold": null
+            "count": [{
+                "cache": "cold",
+                "size_class": {"from_bytes": 1u64 << 30, "to_bytes": 4u64 << 30},
+                "file_bytes": 1u64 << 30,
+                "method": "pread-parallel", "threads": 1, "bytes_per_s": 2e9,
+                "runner_up": "mmap-parallel", "runner_up_bytes_per_s": 1e9
+            }]
         })
     };
     let file = cache.join("iolab").join(iolab::tuning::FILE_NAME);
     std::fs::write(&file, tuning(&iolab::tuning::kernel_release()).to_string()).unwrap();
-    let (out, err) = count_verbose(&cache, &big);
-    assert_eq!(out, format!("{lines} {}\n", big.display()));
-    assert_eq!(chosen(&err), "pread-parallel");
-    assert!(err.contains("measured"), "{err}");
+    let (out, err) = count_verbose(&cache, &gib);
+    assert_eq!(out, format!("0 {}\n", gib.display()));
+    assert_eq!(chosen(&err), "pread-parallel", "{err}");
+    assert!(
+        err.contains("cold winner for files of 1.00 GiB to 4.00 GiB"),
+        "{err}"
+    );
+    assert!(err.contains("over mmap-parallel"), "{err}");
+
+    // A file of another size class does not follow it: the rule, and --verbose says so.
+    let small = dir.path().join("300-mib");
+    sparse_cold(&small, 300 << 20);
+    let (out, err) = count_verbose(&cache, &small);
+    assert_eq!(out, format!("0 {}\n", small.display()));
+    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    assert!(
+        err.contains("no cold winner beyond the noise measured for files of 256 MiB"),
+        "{err}"
+    );
+
+    // Warm, the same 1 GiB file does not follow the cold winner either.
+    iolab::cache::warm(&gib).unwrap();
+    let (_, err) = count_verbose(&cache, &gib);
+    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    evict(&gib);
 
     // Measured under another kernel: ignored.
     std::fs::write(&file, tuning("0.0.0-other").to_string()).unwrap();
-    let (_, err) = count_verbose(&cache, &big);
+    let (_, err) = count_verbose(&cache, &gib);
+    assert!(chosen(&err).starts_with("mmap"), "{err}");
+
+    // The old format (one warm and one cold winner for every size, no noise rule): its
+    // count winners are ignored.
+    let old = serde_json::json!({
+        "measured_at": "2026-01-01T00:00:00Z",
+        "kernel_release": iolab::tuning::kernel_release(),
+        "cores": cores,
+        "file_bytes": 1u64 << 30,
+        "warm": null,
+        "cold": {"method": "pread-parallel", "threads": 1, "bytes_per_s": 1e10}
+    });
+    std::fs::write(&file, old.to_string()).unwrap();
+    evict(&gib);
+    let (_, err) = count_verbose(&cache, &gib);
     assert!(chosen(&err).starts_with("mmap"), "{err}");
 
     // Garbage: ignored, not an error.
     std::fs::write(&file, "not json").unwrap();
-    let (out, _) = count_verbose(&cache, &big);
-    assert_eq!(out, format!("{lines} {}\n", big.display()));
+    let (out, _) = count_verbose(&cache, &gib);
+    assert_eq!(out, format!("0 {}\n", gib.display()));
 }

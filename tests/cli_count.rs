@@ -27,7 +27,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_iolab");
 const WC: &str = "/usr/bin/wc";
 
 /// Every method `iolab methods count` must list, in any order.
-const METHOD_NAMES: [&str; 13] = [
+const METHOD_NAMES: [&str; 14] = [
     "bufread-lines",
     "bufread-chunks",
     "direct",
@@ -40,6 +40,7 @@ const METHOD_NAMES: [&str; 13] = [
     "mmap-parallel",
     "pread-parallel",
     "uring-direct",
+    "stream",
     "auto",
 ];
 
@@ -166,15 +167,37 @@ fn wc_count(path: &Path) -> u64 {
 }
 
 /// What `iolab count` prints for these (count, label) pairs: one line each, and a
-/// `total` line when there is more than one file on the command line.
+/// `total` line when there is more than one file on the command line; with several files
+/// the counts are right-aligned as `wc` aligns them: to the digits of the counted regular
+/// files' total size, at least 7 when one of them is not a regular file (`-`, a pipe).
 fn expected_stdout(rows: &[(u64, String)], files_on_command_line: usize) -> String {
+    let width = if files_on_command_line > 1 {
+        let kinds: Vec<Option<u64>> = rows
+            .iter()
+            .map(|(_, label)| {
+                fs::metadata(label)
+                    .ok()
+                    .filter(|m| m.is_file() && label != "-")
+                    .map(|m| m.len())
+            })
+            .collect();
+        let total: u64 = kinds.iter().flatten().sum();
+        let minimum = if kinds.iter().any(Option::is_none) {
+            7
+        } else {
+            1
+        };
+        total.to_string().len().max(minimum)
+    } else {
+        1
+    };
     let mut out = String::new();
     for (count, label) in rows {
-        out.push_str(&format!("{count} {label}\n"));
+        out.push_str(&format!("{count:>width$} {label}\n"));
     }
     if files_on_command_line > 1 {
         let total: u64 = rows.iter().map(|(count, _)| count).sum();
-        out.push_str(&format!("{total} total\n"));
+        out.push_str(&format!("{total:>width$} total\n"));
     }
     out
 }

@@ -363,7 +363,11 @@ proptest! {
 /// is put in one group, so the FIFO and /proc tests cannot silently skip it.
 fn needs_size(method: Method) -> bool {
     match method {
-        Method::BufreadLines | Method::BufreadChunks | Method::Readv | Method::Auto => false,
+        Method::BufreadLines
+        | Method::BufreadChunks
+        | Method::Readv
+        | Method::Stream
+        | Method::Auto => false,
         Method::Direct
         | Method::Mmap
         | Method::MmapAvx2

@@ -13,7 +13,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 use iolab::generate::csv::DEFAULT_ROWS;
 use iolab::generate::lines::DEFAULT_MEAN_LINE_LEN;
 use iolab::generate::{
@@ -31,6 +31,26 @@ pub enum Command {
     Csv(CsvArgs),
     /// Offset-derived bytes, exactly --size bytes, for `iolab random` (every read checkable).
     Blocks(BlocksArgs),
+    /// A folder of --files small text files shaped like a source tree (100 B to 16 KiB,
+    /// 100 to a folder), for counting many files.
+    Tree(TreeArgs),
+}
+
+/// Arguments of `iolab gen tree`.
+#[derive(Debug, clap::Args)]
+pub struct TreeArgs {
+    /// How many files.
+    #[arg(long, value_name = "N")]
+    files: usize,
+    /// The folder to create them in.
+    #[arg(short, long, value_name = "DIR")]
+    out: PathBuf,
+    /// PRNG seed: the same seed and count give the same tree on every machine.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
+    seed: u64,
+    /// Replace files of the same names.
+    #[arg(short, long)]
+    force: bool,
 }
 
 /// Arguments of `iolab gen blocks`.
@@ -121,6 +141,21 @@ pub fn run(command: Command) -> Result<i32> {
             emit(&args.output, spec.estimated_size(), |out| {
                 generate::write_csv(out, &spec)
             })
+        }
+        Command::Tree(args) => {
+            let start = Instant::now();
+            let tree =
+                iolab::generate::tree::write_tree(&args.out, args.files, args.seed, args.force)
+                    .with_context(|| args.out.display().to_string())?;
+            super::report(&format!(
+                "{}: {} files, {} bytes, {} lines in {:.2} s",
+                args.out.display(),
+                tree.paths.len(),
+                tree.summary.bytes,
+                tree.summary.lines,
+                start.elapsed().as_secs_f64()
+            ));
+            Ok(0)
         }
         Command::Blocks(args) => {
             let size = parse_size(&args.size)?;

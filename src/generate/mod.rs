@@ -24,6 +24,7 @@ pub mod blocks;
 pub mod csv;
 pub mod lines;
 pub(crate) mod rng;
+pub mod tree;
 
 use std::io;
 use std::path::PathBuf;

@@ -17,16 +17,21 @@
 //! | `mmap-parallel` | [`mmap_parallel`] | one `mmap`, parts scanned by all cores |
 //! | `pread-parallel` | [`pread_parallel`] | `pread`, each thread on its own range |
 //! | `uring-direct` | [`uring_direct`] | io_uring, `O_DIRECT`, several reads in flight |
+//! | `stream` | [`stream`] | `read` after `posix_fadvise(SEQUENTIAL)`, read-ahead kept ahead |
 //! | `auto` | [`auto`] | picks one of the above for the file |
+//!
+//! Many files at once: [`many::count_files`] (parallel across files, results in order).
 
 pub mod auto;
 pub mod bufread_chunks;
 pub mod bufread_lines;
 pub mod direct;
+pub mod many;
 pub mod mmap;
 pub mod mmap_parallel;
 pub mod pread_parallel;
 pub mod readv;
+pub mod stream;
 pub mod uring;
 pub mod uring_direct;
 pub mod uring_readv;
@@ -66,13 +71,15 @@ pub enum Method {
     PreadParallel,
     /// io_uring over `O_DIRECT` with several reads in flight.
     UringDirect,
+    /// One sequential stream of reads with the read-ahead kept ahead of it.
+    Stream,
     /// Picks one of the others for the file and machine.
     Auto,
 }
 
 impl Method {
     /// Every method, in the order they are listed and benchmarked.
-    pub const ALL: [Method; 13] = [
+    pub const ALL: [Method; 14] = [
         Method::BufreadLines,
         Method::BufreadChunks,
         Method::Direct,
@@ -85,6 +92,7 @@ impl Method {
         Method::MmapParallel,
         Method::PreadParallel,
         Method::UringDirect,
+        Method::Stream,
         Method::Auto,
     ];
 
@@ -103,6 +111,7 @@ impl Method {
             Method::MmapParallel => "mmap-parallel",
             Method::PreadParallel => "pread-parallel",
             Method::UringDirect => "uring-direct",
+            Method::Stream => "stream",
             Method::Auto => "auto",
         }
     }
@@ -205,7 +214,7 @@ impl Hint {
         let mapped = matches!(method, Mmap | MmapAvx2 | MmapAvx512 | MmapParallel);
         let buffered = matches!(
             method,
-            BufreadLines | BufreadChunks | Readv | Uring | UringReadv | PreadParallel
+            BufreadLines | BufreadChunks | Readv | Uring | UringReadv | PreadParallel | Stream
         );
         match self {
             Hint::Sequential | Hint::WillNeed => mapped || buffered,
@@ -358,6 +367,7 @@ pub fn run(
             pread_parallel::read(input, options, task)?;
         }
         Method::UringDirect => uring_direct::read(input, options, task)?,
+        Method::Stream => stream::read(input, options, task)?,
         Method::Auto => unreachable!("auto was resolved by prepare"),
     }
     check_complete(method, input, metered.bytes)?;
@@ -369,7 +379,11 @@ pub fn run(
 fn check_complete(method: Method, input: &Input, bytes: u64) -> Result<()> {
     let sized = !matches!(
         method,
-        Method::BufreadLines | Method::BufreadChunks | Method::Readv | Method::Auto
+        Method::BufreadLines
+            | Method::BufreadChunks
+            | Method::Readv
+            | Method::Stream
+            | Method::Auto
     );
     if sized && bytes < input.reported_len() - input.start() {
         return Err(Error::FileShrank);
@@ -430,7 +444,9 @@ fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<(Meth
                 unsafe { libc::posix_fadvise(input.fd(), 0, 0, advice) };
             }
         }
-        if options.has_hint(Hint::Readahead) && method != Method::PreadParallel {
+        if options.has_hint(Hint::Readahead)
+            && !matches!(method, Method::PreadParallel | Method::Stream)
+        {
             // SAFETY: readahead on an open descriptor has no memory effects; a hint.
             unsafe { libc::readahead(input.fd(), 0, input.reported_len() as usize) };
         }

@@ -414,6 +414,9 @@ pub struct FileBench<'a> {
     pub users: bool,
     /// Reads a run's result from its output.
     pub parse: fn(&Outcome) -> Option<String>,
+    /// The row a user gets without choosing (`auto`): like the baselines it keeps every
+    /// run, never stopped by [`CANNOT_WIN`], so its median is never one unlucky sample.
+    pub default_method: Option<&'a str>,
 }
 
 /// A method whose fastest run so far is more than this many times the fastest method's
@@ -480,6 +483,7 @@ pub fn measure(
         let job = &jobs[j].job;
         if !config.sweep
             && !job.baseline
+            && bench.default_method != Some(job.name.as_str())
             && !a.wall.is_empty()
             && a.fastest.is_some_and(|f| f > CANNOT_WIN * fastest_method)
         {

@@ -10,6 +10,7 @@ use std::process::Command;
 pub mod chart;
 mod many;
 pub(crate) mod verdict;
+mod winners;
 
 use super::{FileBench, Measured, Sizes, measure};
 use crate::bench::probes::{self, Ceilings};
@@ -17,7 +18,6 @@ use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
 use crate::bench::{CacheState, Config, Context, data};
 use crate::error::Result;
-use crate::read::auto::tuning;
 use crate::read::{Method, uring_direct};
 use crate::sys::fiemap;
 use crate::units::{format_bytes, format_rate};
@@ -121,7 +121,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     }
     ctx.ceilings = Some(ceilings);
     if config.files.is_empty() {
-        remember_winners(ctx, &rows[..main_rows], inputs[0].bytes);
+        winners::remember(ctx, &rows[..main_rows], inputs[0].bytes);
     }
     Ok(rows)
 }
@@ -157,6 +157,7 @@ fn run_input(
         } else {
             parse_lines
         },
+        default_method: Some(Method::Auto.name()),
     };
     let with_key = |mut row: Row| {
         if let Some((k, v)) = &input.key {
@@ -226,55 +227,6 @@ fn run_input(
         rows.extend(measured);
     }
     Ok(rows)
-}
-
-/// Saves each cache state's winner for `auto` (see [`crate::read::auto::tuning`]), after a complete
-/// run over every method.
-fn remember_winners(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
-    if crate::bench::interrupt::interrupted() || ctx.config.methods.is_some() {
-        return;
-    }
-    let winner = |cache: &str| {
-        rows.iter()
-            .filter(|r| r.cache.as_deref() == Some(cache) && !r.baseline && r.verified)
-            .filter(|r| r.method != Method::Auto.name())
-            .filter_map(|r| r.throughput_bytes_per_s.map(|t| (r, t)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(r, t)| {
-                let get = |k: &str| {
-                    r.extra
-                        .get(k)
-                        .and_then(serde_json::Value::as_u64)
-                        .map(|v| v as usize)
-                };
-                tuning::Winner {
-                    method: r.method.clone(),
-                    threads: get("threads"),
-                    queue_depth: get("queue_depth"),
-                    block_bytes: get("block_bytes"),
-                    bytes_per_s: t,
-                }
-            })
-    };
-    let (warm, cold) = (winner("warm"), winner("cold"));
-    match tuning::save(bytes, warm.clone(), cold.clone()) {
-        Ok(Some(path)) => {
-            let name = |w: &Option<tuning::Winner>| {
-                w.as_ref()
-                    .map_or("(unchanged)".to_string(), |w| w.method.clone())
-            };
-            ctx.notes.push(format!(
-                "auto will follow these winners on this machine: warm {}, cold {} (saved in {})",
-                name(&warm),
-                name(&cold),
-                path.display()
-            ));
-        }
-        Ok(None) => {}
-        Err(e) => ctx
-            .notes
-            .push(format!("could not save the winners for auto: {e}")),
-    }
 }
 
 /// A parameter setting of a method, and its row label.

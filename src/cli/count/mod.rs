@@ -1,11 +1,14 @@
 //! `iolab count`: line counts like `wc -l`, with a choice of read method.
 
+mod output;
+
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use iolab::read::Hint;
 use iolab::read::auto;
+use iolab::read::many::{FileCount, count_files};
 use iolab::{Input, Method, ReadOptions, count_lines};
 
 /// Arguments of `iolab count`.
@@ -30,6 +33,10 @@ pub struct Args {
     /// (each method takes the ones that belong to it).
     #[arg(long, value_delimiter = ',', value_name = "HINTS", value_parser = parse_hint)]
     hint: Vec<Hint>,
+    /// Read the files to count from F, names separated by NUL bytes (`find -print0`), as
+    /// GNU `wc --files0-from`; `-` reads the names from standard input.
+    #[arg(long, value_name = "F", conflicts_with = "files")]
+    files0_from: Option<PathBuf>,
     /// Files to count; `-` (or none) reads standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -65,16 +72,26 @@ pub fn fast_path(argv: &[std::ffi::OsString]) -> Option<Args> {
         queue_depth: None,
         buffer: None,
         hint: Vec::new(),
+        files0_from: None,
         files: files.iter().map(PathBuf::from).collect(),
     })
 }
 
-/// Counts every file, reporting failures per file and going on with the others.
+/// Counts every file, reporting failures per file and going on with the others; prints
+/// the counts in the order given, in `wc -l`'s format (see [`output::width`]).
 pub fn run(args: Args) -> Result<i32> {
-    let files = if args.files.is_empty() {
-        vec![PathBuf::from("-")]
-    } else {
-        args.files
+    let mut failed = false;
+    let (files, streamed) = match &args.files0_from {
+        Some(list) => {
+            let (names, bad) = output::read_files0(list)?;
+            for line in &bad {
+                super::report(line);
+            }
+            failed |= !bad.is_empty();
+            (names, list.as_os_str() == "-")
+        }
+        None if args.files.is_empty() => (vec![PathBuf::from("-")], false),
+        None => (args.files.clone(), false),
     };
     let mut options = ReadOptions::new();
     if let Some(n) = args.threads {
@@ -86,19 +103,30 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(bytes) = args.buffer {
         options = options.buffer_size(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
-    for hint in args.hint {
-        options = options.hint(hint);
+    for hint in &args.hint {
+        options = options.hint(*hint);
     }
-    let mut out = io::stdout().lock();
+    // Many files with the default method: counted in parallel across files. Otherwise
+    // (a chosen method, --verbose) one after the other, each as asked.
+    let results: Vec<iolab::Result<FileCount>> =
+        if args.method == Method::Auto && !args.verbose && files.len() > 1 {
+            count_files(&files, &options)
+        } else {
+            files
+                .iter()
+                .map(|path| count_one(path, args.method, &options, args.verbose))
+                .collect()
+        };
+    let width = if streamed { 1 } else { output::width(&results) };
+    let mut out = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
     let mut total = 0u64;
-    let mut failed = false;
     let written = (|| -> io::Result<()> {
-        for path in &files {
+        for (path, result) in files.iter().zip(&results) {
             let label = path.display();
-            match count_one(path, args.method, &options, args.verbose) {
-                Ok(lines) => {
-                    total += lines;
-                    writeln!(out, "{lines} {label}")?;
+            match result {
+                Ok(count) => {
+                    total += count.lines;
+                    writeln!(out, "{:>width$} {label}", count.lines)?;
                 }
                 Err(e) => {
                     out.flush()?;
@@ -108,7 +136,7 @@ pub fn run(args: Args) -> Result<i32> {
             }
         }
         if files.len() > 1 {
-            writeln!(out, "{total} total")?;
+            writeln!(out, "{total:>width$} total")?;
         }
         out.flush()
     })();
@@ -130,7 +158,7 @@ fn count_one(
     method: Method,
     options: &ReadOptions,
     verbose: bool,
-) -> iolab::Result<u64> {
+) -> iolab::Result<FileCount> {
     let input = if path.as_os_str() == "-" {
         Input::stdin()?
     } else {
@@ -145,6 +173,8 @@ fn count_one(
             choice.reason
         ));
     }
+    let regular = input.kind() == iolab::input::FileKind::Regular;
+    let size = input.reported_len();
     let count = count_lines(method, &input, options)?;
     if verbose {
         super::report(&format!(
@@ -156,5 +186,9 @@ fn count_one(
             count.kernel
         ));
     }
-    Ok(count.lines)
+    Ok(FileCount {
+        lines: count.lines,
+        size,
+        regular,
+    })
 }
