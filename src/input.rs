@@ -143,6 +143,20 @@ impl Input {
         Ok(self.len - self.start)
     }
 
+    /// `count` buffers of `size` bytes cut to what this input needs: a sized file smaller
+    /// than them gets fewer (and, alone, smaller) buffers of at least a page, so a method
+    /// run over a thousand small files does not allocate and fault in a megabyte for each.
+    /// Reading still goes on to end of file: only the buffers shrink.
+    pub fn fit_buffers(&self, size: usize, count: usize) -> (usize, usize) {
+        const PAGE: usize = 4096;
+        let Ok(len) = self.sized_len("auto") else {
+            return (size, count);
+        };
+        let need = usize::try_from(len).unwrap_or(usize::MAX).max(PAGE);
+        let size = size.min(need.next_multiple_of(PAGE)).max(1);
+        (size, count.min(need.div_ceil(size)).max(1))
+    }
+
     /// Whether the size fits the content: a regular file on a real file system.
     pub fn is_sized(&self) -> bool {
         self.sized_len("auto").is_ok()
@@ -173,5 +187,31 @@ impl Input {
             magic,
             PROC_SUPER_MAGIC | SYSFS_MAGIC | DEBUGFS_MAGIC | CGROUP2_MAGIC
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Input;
+
+    #[test]
+    fn buffers_fit_a_small_file_and_stay_whole_for_a_big_or_unsized_one() {
+        let dir = crate::test_support::scratch();
+        let path = dir.path().join("f");
+        for (len, want) in [
+            (0, (4096, 1)),
+            (100, (4096, 1)),
+            (16 << 10, (16 << 10, 1)),
+            (200 << 10, (64 << 10, 4)),
+            (4 << 20, (64 << 10, 16)),
+        ] {
+            std::fs::write(&path, vec![b'x'; len]).unwrap();
+            let input = Input::open(&path).unwrap();
+            assert_eq!(input.fit_buffers(64 << 10, 16), want, "{len}");
+        }
+        // A pipe's size is unknown: the buffers stay as asked.
+        let (r, _w) = std::io::pipe().unwrap();
+        let input = Input::from_file(std::fs::File::from(std::os::fd::OwnedFd::from(r))).unwrap();
+        assert_eq!(input.fit_buffers(64 << 10, 16), (64 << 10, 16));
     }
 }

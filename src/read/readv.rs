@@ -24,8 +24,10 @@ pub const DEFAULT_BUFFERS: usize = 16;
 
 /// Feeds all of `input` to `task`.
 pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result<()> {
-    let size = options.buffer_size_or(DEFAULT_BUFFER_SIZE);
-    let count = options.buffers_or(DEFAULT_BUFFERS);
+    let (size, count) = input.fit_buffers(
+        options.buffer_size_or(DEFAULT_BUFFER_SIZE),
+        options.buffers_or(DEFAULT_BUFFERS),
+    );
     let mut buffers: Vec<Vec<u8>> = (0..count).map(|_| vec![0u8; size]).collect();
     let iovecs: Vec<libc::iovec> = buffers
         .iter_mut()

@@ -59,11 +59,19 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
     let end = input.start() + len;
     let align = alignment(input.file()).map_err(|r| unavailable(METHOD, r))?;
     let file = open_direct(input, METHOD)?;
+    // What is read, from the aligned offset below the start: a small file gets one buffer
+    // of its own size, not the queue's worth of 1 MiB ones (allocating and registering, i.e.
+    // pinning, 8 MiB per file cost 7 ms of system time per file of a thousand).
+    let span = end - (input.start() - input.start() % align.offset as u64);
     let block = options
         .buffer_size_or(DEFAULT_BLOCK_SIZE)
+        .min(usize::try_from(span).unwrap_or(usize::MAX))
         .next_multiple_of(align.offset)
         .clamp(align.offset, u32::MAX as usize / 2);
-    let depth = options.queue_depth_or(DEFAULT_QUEUE_DEPTH);
+    let depth = options
+        .queue_depth_or(DEFAULT_QUEUE_DEPTH)
+        .min(usize::try_from(span.div_ceil(block as u64)).unwrap_or(usize::MAX))
+        .max(1);
     let buffer_align = align.memory.max(align.offset).next_power_of_two();
     // Declared before the ring, so the ring (and its registration) is dropped first.
     let mut buffers: Vec<AlignedBuf> = (0..depth)
