@@ -36,6 +36,7 @@
 //!   32–64 KiB; beyond, the file's figures are within the noise of each other and
 //!   `/dev/null`'s runs are mostly the process start. 128 KiB is on both plateaus.
 
+pub mod adaptive;
 pub mod bufwriter;
 pub mod destination;
 pub mod raw_fd;
@@ -46,6 +47,7 @@ use std::fmt;
 use std::io;
 use std::str::FromStr;
 
+pub use adaptive::Sizing;
 pub use bufwriter::StdoutWriter;
 pub use destination::{Destination, DestinationKind, probe_stdout};
 
@@ -198,6 +200,9 @@ pub struct Written {
     pub buffer_size: usize,
     /// What standard output was (after a requested pipe resize).
     pub destination: Destination,
+    /// With adaptive write sizes (the default into a pipe): the small and the large size
+    /// and the bytes each wrote.
+    pub adaptive: Option<[(usize, u64); 2]>,
 }
 
 /// The buffer size iolab picks for `destination`: a pipe's capacity, else its
@@ -232,30 +237,49 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
             reason,
         });
     }
+    let pipe = destination.kind == DestinationKind::Pipe;
     if let Some(capacity) = options.pipe_capacity
-        && destination.kind == DestinationKind::Pipe
+        && pipe
     {
         destination.pipe_capacity = Some(
             destination::set_pipe_capacity(capacity)
                 .map_err(|e| Error::io("cannot resize the pipe on standard output", e))?,
         );
+    } else if method == Method::Vmsplice && options.buffer_size.is_none() && pipe {
+        // vmsplice's default: the largest pipe this process may make (module docs of
+        // `vmsplice`); refused (EPERM past the user's pipe quota), the pipe stays as it is.
+        if let Some(capacity) = vmsplice::enlarge_pipe() {
+            destination.pipe_capacity = Some(capacity);
+        }
     }
-    let buffer_size = options
-        .buffer_size
-        .unwrap_or_else(|| default_buffer_size(&destination));
-    let mut written = 0u64;
-    let result = match method {
-        Method::Stdout => stdout::write(bytes, buffer_size, &mut written),
-        Method::RawFd => raw_fd::write(bytes, buffer_size, &mut written),
-        Method::Bufwriter => bufwriter::write(bytes, buffer_size, &mut written),
-        Method::Vmsplice => vmsplice::write(bytes, buffer_size, &mut written),
+    let buffer_size = options.buffer_size.unwrap_or_else(|| match method {
+        Method::Vmsplice => vmsplice::default_chunk(&destination),
+        _ => default_buffer_size(&destination),
+    });
+    // Explicit sizes are kept; the default into a pipe measures (`adaptive`), except
+    // vmsplice's, whose pages are not copied and whose best size does not move.
+    let sizing = match options.buffer_size {
+        None if method != Method::Vmsplice => bufwriter::default_sizing(&destination, buffer_size),
+        _ => Sizing::Fixed(buffer_size),
     };
+    let mut run = adaptive::Run { sizing, written: 0 };
+    let result = match method {
+        Method::Stdout => stdout::write(bytes, buffer_size, &mut run),
+        Method::RawFd => raw_fd::write(bytes, buffer_size, &mut run),
+        Method::Bufwriter => bufwriter::write(bytes, buffer_size, &mut run),
+        Method::Vmsplice => vmsplice::write(bytes, buffer_size, &mut run.written),
+    };
+    let adaptive::Run { sizing, written } = run;
     result.map_err(|e| Error::from_write(e, written))?;
     Ok(Written {
         bytes: written,
         method,
         buffer_size,
         destination,
+        adaptive: match sizing {
+            Sizing::Adaptive(a) => Some(a.report()),
+            Sizing::Fixed(_) => None,
+        },
     })
 }
 

@@ -75,6 +75,37 @@ fn probe() -> Result<(), String> {
     })
 }
 
+/// The largest pipe capacity vmsplice's default asks for: 1 MiB, the default
+/// `/proc/sys/fs/pipe-max-size` (a larger maximum is left to `--pipe-size`).
+pub const DEFAULT_PIPE_CAPACITY: usize = 1 << 20;
+/// The default splice size is the pipe's capacity divided by this: 4, so the pipe holds
+/// several calls' pages and the reader never waits for a whole pipe (256 KiB in 1 MiB).
+pub const CHUNKS_PER_PIPE: usize = 4;
+
+/// Enlarges the pipe on standard output to `min(pipe-max-size, 1 MiB)`, when that is
+/// larger than it is; returns the capacity it has, or `None` when the kernel refused.
+pub(crate) fn enlarge_pipe() -> Option<usize> {
+    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(DEFAULT_PIPE_CAPACITY)
+        .min(DEFAULT_PIPE_CAPACITY);
+    let now = super::destination::pipe_capacity_of(STDOUT_FD).ok()?;
+    if now >= max {
+        return Some(now);
+    }
+    super::destination::set_pipe_capacity(max).ok()
+}
+
+/// vmsplice's default bytes per call: a quarter of the pipe ([`CHUNKS_PER_PIPE`]), at
+/// least 64 KiB (today's default) when the pipe could not be enlarged.
+pub(crate) fn default_chunk(destination: &super::Destination) -> usize {
+    match destination.pipe_capacity {
+        Some(c) if c >= DEFAULT_PIPE_CAPACITY => c / CHUNKS_PER_PIPE,
+        _ => super::default_buffer_size(destination),
+    }
+}
+
 /// Splices `bytes` zero bytes into the pipe on standard output, `buffer_size` per call.
 pub(crate) fn write(bytes: u64, buffer_size: usize, written: &mut u64) -> io::Result<()> {
     let region = zero_region(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));

@@ -76,7 +76,9 @@ use super::Sizes;
 use super::count::{version_line, which};
 use crate::bench::progress::Progress;
 use crate::bench::results::Row;
-use crate::bench::runner::{self, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule};
+use crate::bench::runner::{
+    self, Consumer, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule,
+};
 use crate::bench::{Context, interrupt};
 use crate::error::{Error, Result};
 use crate::units::format_bytes;
@@ -114,31 +116,41 @@ pub const SWEEP: [usize; 11] = [
     512 << 10,
     1 << 20,
 ];
-/// The small end of the sweep by default: 4 KiB, a page (1 KiB and 2 KiB only lose more;
-/// `--sweep` measures them).
-const SMALL_BUFFER: usize = 4 << 10;
+/// The sizes around the cliff a pipe's reader on another CPU shows (8 KiB streams, 16 KiB
+/// does not; see [`crate::write::adaptive`]), measured by default into pipes.
+const PIPE_SIZES: [usize; 2] = [8 << 10, 16 << 10];
 
-/// The buffer sizes measured into a sink whose default buffer is `default`: the whole
-/// [`SWEEP`] with `--sweep`; else where the answer is decided, the default and its two
-/// neighbours (the sweep peaks at the pipe's capacity or plateaus near `st_blksize × 32`,
-/// which is the default) and both ends, [`SMALL_BUFFER`] and 1 MiB; `--quick` keeps the
-/// default and the ends.
-fn sweep_for(config: &crate::bench::Config, default: usize) -> Vec<usize> {
+/// The buffer sizes measured into `sink` for a method whose default buffer is `default`:
+/// the whole [`SWEEP`] with `--sweep`; else, into a pipe, the sizes around the cliff
+/// ([`PIPE_SIZES`]) and the default rule's size (the pipe's capacity, which the adaptive
+/// default compares with 8 KiB); elsewhere 4 KiB. `--quick` and the same-CPU pipe measure
+/// 8 KiB and the default size, the resized and two-CPU pipes the default size alone. Each method's default, as it runs without `--buffer`, is a
+/// row of its own besides (elsewhere than in a pipe it is the default size, so that size
+/// is not measured twice).
+fn sweep_for(config: &crate::bench::Config, sink: &Sink, default: usize) -> Vec<usize> {
     if config.sweep {
         return SWEEP.to_vec();
     }
-    let mut sizes = if config.quick {
-        vec![SMALL_BUFFER, default, SWEEP[SWEEP.len() - 1]]
+    let pipe = sink.kind() == DestinationKind::Pipe;
+    let mut sizes = if matches!(sink, Sink::Pipe { resized: true, .. })
+        || matches!(
+            sink,
+            Sink::Pipe {
+                cpus: CpuPlacement::Separate,
+                ..
+            }
+        ) {
+        vec![default]
+    } else if config.quick || sink.diagnostic() {
+        vec![8 << 10, default]
+    } else if pipe {
+        let mut v = PIPE_SIZES.to_vec();
+        v.push(default);
+        v
     } else {
-        vec![
-            SMALL_BUFFER,
-            default / 2,
-            default,
-            default * 2,
-            SWEEP[SWEEP.len() - 1],
-        ]
+        vec![4 << 10]
     };
-    sizes.retain(|s| SWEEP.contains(s));
+    sizes.retain(|&s| SWEEP.contains(&s) && (pipe || s != default));
     sizes.sort_unstable();
     sizes.dedup();
     sizes
@@ -151,7 +163,11 @@ const DD_BLOCK: u64 = 128 << 10;
 /// A place the writers write to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Sink {
-    /// A pipe drained by [`runner::drain`].
+    /// A pipe read by a consumer process, both unpinned, as a shell pipeline runs them:
+    /// where users' output goes, so the verdict and the defaults are read here.
+    Consumer(ConsumerKind),
+    /// A pipe drained by the bench process itself ([`runner::drain`]), both sides pinned:
+    /// a diagnostic, which isolates one placement.
     Pipe {
         /// The capacity: the kernel's default (when known), or what `F_SETPIPE_SZ` gave.
         capacity: Option<usize>,
@@ -164,37 +180,98 @@ enum Sink {
     File(PathBuf),
 }
 
+/// The consumer processes of [`Sink::Consumer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConsumerKind {
+    /// `iolab drain`: `splice(2)` to `/dev/null`, never copying (the fastest reader).
+    Splice,
+    /// `head -c N > /dev/null`: `read(2)` into an 8 KiB buffer and `write(2)` to
+    /// `/dev/null`, as the common shell consumer.
+    Head,
+    /// `pv -S -s N > /dev/null`: pv in the middle of a pipeline (it splices when it can).
+    Pv,
+}
+
+impl ConsumerKind {
+    const ALL: [ConsumerKind; 3] = [ConsumerKind::Splice, ConsumerKind::Head, ConsumerKind::Pv];
+
+    /// The consumer's process: program and arguments, reading N bytes at most.
+    fn process(self, config: &crate::bench::Config, bytes: u64) -> Option<Consumer> {
+        let n = OsString::from(bytes.to_string());
+        let (program, args): (PathBuf, Vec<OsString>) = match self {
+            ConsumerKind::Splice => (
+                config.iolab_exe.clone(),
+                vec!["drain".into(), "--limit".into(), n],
+            ),
+            ConsumerKind::Head => (which("head")?, vec!["-c".into(), n]),
+            ConsumerKind::Pv => (
+                which("pv")?,
+                ["-f", "-n", "-b", "-S", "-s"]
+                    .map(OsString::from)
+                    .into_iter()
+                    .chain([n])
+                    .collect(),
+            ),
+        };
+        Some(Consumer { program, args })
+    }
+
+    /// The consumer as a shell spells it, for the rows.
+    fn command(self) -> &'static str {
+        match self {
+            ConsumerKind::Splice => "iolab drain --limit N (splice to /dev/null)",
+            ConsumerKind::Head => "head -c N > /dev/null",
+            ConsumerKind::Pv => "pv -f -n -b -S -s N > /dev/null",
+        }
+    }
+}
+
 impl Sink {
     fn name(&self) -> &'static str {
         match self {
+            Sink::Consumer(ConsumerKind::Splice) => "splice-reader",
+            Sink::Consumer(ConsumerKind::Head) => "head",
+            Sink::Consumer(ConsumerKind::Pv) => "pv",
             Sink::Pipe { resized: true, .. } => "pipe-resized",
             Sink::Pipe {
                 cpus: CpuPlacement::Separate,
                 ..
             } => "pipe-two-cpus",
-            Sink::Pipe { .. } => "pipe",
+            Sink::Pipe { .. } => "pipe-same-cpu",
             Sink::Null => "/dev/null",
             Sink::File(_) => "file",
         }
     }
 
+    /// Whether the sink is a diagnostic (pinned) rather than where users write.
+    fn diagnostic(&self) -> bool {
+        matches!(self, Sink::Pipe { .. })
+    }
+
     fn kind(&self) -> DestinationKind {
         match self {
-            Sink::Pipe { .. } => DestinationKind::Pipe,
+            Sink::Pipe { .. } | Sink::Consumer(_) => DestinationKind::Pipe,
             Sink::Null => DestinationKind::Null,
             Sink::File(_) => DestinationKind::RegularFile,
         }
     }
 
-    fn pipe_capacity(&self) -> Option<usize> {
+    /// The pipe's capacity: what a consumer's fresh pipe gets by default, or the diagnostic
+    /// pipe's.
+    fn pipe_capacity(&self, facts: &Facts) -> Option<usize> {
         match self {
+            Sink::Consumer(_) => facts.pipe_default,
             Sink::Pipe { capacity, .. } => *capacity,
             Sink::Null | Sink::File(_) => None,
         }
     }
 
-    fn stdout(&self, limit: Option<u64>) -> Stdout {
+    fn stdout(&self, config: &crate::bench::Config, bytes: u64, limit: Option<u64>) -> Stdout {
         match self {
+            Sink::Consumer(kind) => match kind.process(config, bytes) {
+                Some(consumer) => Stdout::Consumer(consumer),
+                None => Stdout::Null,
+            },
             Sink::Pipe {
                 capacity,
                 resized,
@@ -251,8 +328,9 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let bytes = SIZES.pick(config);
 
     ctx.notes.push(format!(
-        "write: the pipe's reader is {}; writer and reader share one CPU, except in \
-         pipe-two-cpus",
+        "write: splice-reader, head and pv are consumer processes started as a shell starts \
+         `WRITER | CONSUMER`, unpinned; the pipe-* sinks are diagnostics drained by {} with \
+         both sides pinned",
         runner::PIPE_READER
     ));
     ctx.notes.push(format!(
@@ -266,12 +344,23 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
             .map_or("unknown".into(), |b| format_bytes(b as u64)),
     ));
 
+    let mut sinks = Vec::new();
+    for kind in ConsumerKind::ALL {
+        if kind.process(config, bytes).is_some() {
+            sinks.push(Sink::Consumer(kind));
+        } else {
+            ctx.notes.push(format!(
+                "write: no {} rows: its consumer is not installed",
+                Sink::Consumer(kind).name()
+            ));
+        }
+    }
     let pipe = |capacity, resized, cpus| Sink::Pipe {
         capacity,
         resized,
         cpus,
     };
-    let mut sinks = vec![pipe(facts.pipe_default, false, CpuPlacement::Shared)];
+    sinks.push(pipe(facts.pipe_default, false, CpuPlacement::Shared));
     match resized_pipe(&facts) {
         Ok(capacity) => sinks.push(pipe(Some(capacity), true, CpuPlacement::Shared)),
         Err(reason) => ctx
@@ -317,14 +406,12 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Whether `row` is what `iolab::write::StdoutWriter::new()` does in its sink: `bufwriter`
-/// at iolab's default buffer (its first note says so, see `rows.rs`).
+/// Whether `row` is what a user gets without choosing a size: `iolab write -m raw-fd`
+/// without `--buffer`, and `bufwriter`'s default, which is `StdoutWriter::new()` (rows
+/// with `default: true`, see `rows.rs`; every method has one).
 pub(crate) fn is_default(row: &Row) -> bool {
-    row.method == Method::Bufwriter.name()
-        && row
-            .notes
-            .first()
-            .is_some_and(|n| n.contains("iolab default"))
+    (row.method == Method::Bufwriter.name() || row.method == Method::RawFd.name())
+        && row.extra.get("default") == Some(&serde_json::Value::Bool(true))
 }
 
 /// The capacity a resized pipe gets here, or why there is none.
@@ -343,10 +430,10 @@ fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Re
     let config = ctx.config;
     let mut rows = Vec::new();
     let mut entries = Vec::new();
-    let destination = destination_of(sink);
-    let sweep = sweep_for(config, write::default_buffer_size(&destination));
-    // The variants of the pipe show what the pipe does to the fastest methods; the full
-    // set runs into the plain pipe, /dev/null and the file.
+    let destination = destination_of(sink, facts);
+    let sweep = sweep_for(config, sink, write::default_buffer_size(&destination));
+    // The resized and two-CPU diagnostics show what the pipe does to the fastest methods;
+    // every method runs into the consumers, the same-CPU pipe, /dev/null and the file.
     let methods: &[Method] = match sink {
         Sink::Pipe { resized: true, .. }
         | Sink::Pipe {
@@ -374,25 +461,25 @@ fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Re
             ));
             continue;
         }
-        for &buffer in &sweep {
-            let args: Vec<OsString> = [
-                "write",
-                "--method",
-                method.name(),
-                "--buffer",
-                &buffer.to_string(),
-                "--bytes",
-                &bytes.to_string(),
-                "--verbose",
-            ]
-            .map(OsString::from)
-            .to_vec();
+        // `None`: the method's default, as `iolab write` runs it without `--buffer`.
+        for buffer in std::iter::once(None).chain(sweep.iter().copied().map(Some)) {
+            let mut args: Vec<OsString> = ["write", "--method", method.name()]
+                .map(OsString::from)
+                .to_vec();
+            if let Some(b) = buffer {
+                args.extend(["--buffer".into(), b.to_string().into()]);
+            }
+            args.extend([
+                "--bytes".into(),
+                bytes.to_string().into(),
+                "--verbose".into(),
+            ]);
             let mut job = Job::new(method.name(), &config.iolab_exe, args, false);
-            job.stdout = sink.stdout(None);
+            job.stdout = sink.stdout(config, bytes, None);
             entries.push(Entry {
                 job,
                 version: None,
-                buffer: Some(buffer),
+                buffer,
                 endless: false,
                 method: Some(method),
             });
@@ -407,16 +494,16 @@ fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Re
 
 /// What a writer finds on its standard output in `sink`, for the default rule and for
 /// `vmsplice`'s refusal.
-fn destination_of(sink: &Sink) -> Destination {
+fn destination_of(sink: &Sink, facts: &Facts) -> Destination {
     let block_size = match sink {
-        Sink::Pipe { .. } => pipe_block_size(),
+        Sink::Pipe { .. } | Sink::Consumer(_) => pipe_block_size(),
         Sink::Null => blksize_of(Path::new("/dev/null")),
         Sink::File(path) => blksize_of(path.parent().unwrap_or(Path::new("."))),
     };
     Destination {
         kind: sink.kind(),
         block_size,
-        pipe_capacity: sink.pipe_capacity(),
+        pipe_capacity: sink.pipe_capacity(facts),
     }
 }
 
@@ -440,7 +527,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_sweep_surrounds_the_default_and_keeps_the_ends() {
+    fn the_default_sweep_brackets_the_pipe_cliff_and_skips_sizes_the_default_row_measures() {
         let mut config = crate::bench::Config {
             suites: Vec::new(),
             data_dir: PathBuf::new(),
@@ -457,15 +544,63 @@ mod tests {
             sweep: false,
             files: Vec::new(),
         };
+        let consumer = Sink::Consumer(ConsumerKind::Splice);
+        let same_cpu = Sink::Pipe {
+            capacity: None,
+            resized: false,
+            cpus: CpuPlacement::Shared,
+        };
+        let two_cpus = Sink::Pipe {
+            capacity: None,
+            resized: false,
+            cpus: CpuPlacement::Separate,
+        };
         assert_eq!(
-            sweep_for(&config, 64 << 10),
-            [4 << 10, 32 << 10, 64 << 10, 128 << 10, 1 << 20]
+            sweep_for(&config, &consumer, 64 << 10),
+            [8 << 10, 16 << 10, 64 << 10]
         );
-        assert_eq!(sweep_for(&config, 1 << 20), [4 << 10, 512 << 10, 1 << 20]);
+        assert_eq!(sweep_for(&config, &same_cpu, 64 << 10), [8 << 10, 64 << 10]);
+        assert_eq!(sweep_for(&config, &two_cpus, 64 << 10), [64 << 10]);
+        assert_eq!(sweep_for(&config, &Sink::Null, 128 << 10), [4 << 10]);
         config.quick = true;
-        assert_eq!(sweep_for(&config, 128 << 10), [4 << 10, 128 << 10, 1 << 20]);
+        assert_eq!(sweep_for(&config, &consumer, 64 << 10), [8 << 10, 64 << 10]);
         config.sweep = true;
-        assert_eq!(sweep_for(&config, 128 << 10), SWEEP);
+        assert_eq!(sweep_for(&config, &consumer, 128 << 10), SWEEP);
+    }
+
+    #[test]
+    fn sinks_are_named_and_the_pinned_pipes_are_diagnostics() {
+        let names: Vec<&str> = ConsumerKind::ALL.map(|k| Sink::Consumer(k).name()).to_vec();
+        assert_eq!(names, ["splice-reader", "head", "pv"]);
+        assert!(
+            ConsumerKind::ALL
+                .iter()
+                .all(|&k| !Sink::Consumer(k).diagnostic())
+        );
+        let pipe = |resized, cpus| Sink::Pipe {
+            capacity: None,
+            resized,
+            cpus,
+        };
+        for (sink, name) in [
+            (pipe(false, CpuPlacement::Shared), "pipe-same-cpu"),
+            (pipe(true, CpuPlacement::Shared), "pipe-resized"),
+            (pipe(false, CpuPlacement::Separate), "pipe-two-cpus"),
+        ] {
+            assert_eq!(sink.name(), name);
+            assert!(sink.diagnostic(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_adaptive_split_is_read_back_from_the_writers_report() {
+        let report = "iolab: wrote 64 bytes with raw-fd, buffer 64.0 KiB, into a pipe of \
+                      64.0 KiB; adaptive writes: 8192 bytes for 97%, 65536 for 3%\n";
+        assert_eq!(rows::reported_sizes(report), Some([(8192, 97), (65536, 3)]));
+        assert_eq!(
+            rows::reported_sizes("iolab: wrote 64 bytes with raw-fd"),
+            None
+        );
     }
 
     #[test]
