@@ -28,6 +28,10 @@ pub(super) fn baselines(
             }
             return;
         };
+        // fyes outside a pipe would only repeat yes's `unavailable` row.
+        if name == "fyes" && sink.kind() != DestinationKind::Pipe {
+            return;
+        }
         if endless && sink.kind() != DestinationKind::Pipe {
             rows.push(sink_row(
                 sink,

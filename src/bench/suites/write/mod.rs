@@ -1,31 +1,33 @@
-//! The `write` suite: every write method over a buffer-size sweep, and the baselines `yes`,
-//! `dd` and `pv`, writing zeros into pipes, `/dev/null` and a file.
+//! The `write` suite: every write method, at its default and over buffer sizes, and the
+//! baselines `yes`, `fyes`, `dd` and `pv`, writing zeros into pipes, `/dev/null` and a file.
 //!
 //! **Sinks** (one table each):
-//! - `pipe`: a fresh pipe of the kernel's default capacity, drained by one fixed reader,
-//!   the same for every writer ([`runner::PIPE_READER`]): the bench process `splice`s the
-//!   pipe's pages to `/dev/null`. It never copies, so it is never the bottleneck, and it
-//!   counts the bytes exactly. (A `read`-based reader such as `dd of=/dev/null` or `cat`
-//!   would add its own copy, cap every writer at its speed and hide `vmsplice`'s gain.)
-//!   Writer and reader are pinned to the same CPU ([`CpuPlacement::Shared`]).
-//! - `pipe-resized`: the same, with the pipe enlarged by `F_SETPIPE_SZ` to
-//!   `/proc/sys/fs/pipe-max-size` before the writer starts.
-//! - `pipe-two-cpus`: the default pipe with the writer and the reader pinned to two CPUs.
+//! - where users write, a pipe read by a consumer *process*, started as a shell starts
+//!   `WRITER | CONSUMER`, neither side pinned ([`runner::Stdout::Consumer`]): `splice-reader`
+//!   (`iolab drain`: `splice(2)` to `/dev/null`, never copying, so the writer is what is
+//!   measured and `vmsplice` can show its zero-copy path), `head` (`head -c N >
+//!   /dev/null`: `read` and `write`, the common shell consumer) and `pv` (when installed).
+//!   The verdict and the defaults are read here.
+//! - diagnostics (`role: diagnostic`), a pipe drained by the bench process itself
+//!   ([`runner::PIPE_READER`]) with both sides pinned, which isolates one placement:
+//!   `pipe-same-cpu`, `pipe-resized` (the same, the pipe enlarged by `F_SETPIPE_SZ` to
+//!   `/proc/sys/fs/pipe-max-size`) and `pipe-two-cpus`.
 //! - `/dev/null`: the cost of the system calls and of user space alone.
 //! - `file`: a regular file in the data folder, created fresh before every run (not
 //!   truncated: ext4 starts writeback on close of a file truncated to zero) and deleted at
 //!   the end; the page cache, not the disk (no `fsync`).
 //!
-//! Every method runs into `pipe`, `/dev/null` and `file`; the two pipe variants run
-//! `raw-fd`, `vmsplice` and the baselines. The buffer sizes are the sink's default, its
-//! neighbours and both ends by default, the whole sweep with `--sweep` (`sweep_for`).
+//! Every method runs into the consumers, `pipe-same-cpu`, `/dev/null` and `file`; the
+//! resized and two-CPU pipes run `raw-fd`, `vmsplice` and the baselines. Each method has a
+//! row as `iolab write` runs it without `--buffer` (`default: true`: into a pipe its writes
+//! adapt, see [`crate::write::adaptive`]), and rows for the buffer sizes of `sweep_for`.
 //!
-//! **Why pinned**: through a pipe, where the two sides run matters more than the writer
-//! (see [`CpuPlacement`]). Left to the scheduler, runs of one row landed in either regime and
-//! the figures swung by 3–6×. One CPU is the reproducible case (spread within a few percent
-//! on the development VM), so it is the main `pipe` table and the goals are read there; two
-//! CPUs is the other real case, erratic on a VM (cross-CPU wake-ups go through the
-//! hypervisor), and gets its own table.
+//! **Why consumers, unpinned**: the scheduler usually puts a pipeline's consumer on the
+//! other CPU, where small writes stream and a write that fills the pipe makes both sides
+//! sleep (the write module's docs give the figures); a run may also land on one CPU, where
+//! the order turns over. Unpinned is what users get, so those are the main tables, with
+//! the spread to show the regimes; the pinned pipes say which regime did what. Each row
+//! carries both sides' context switches per GiB, the evidence of which regime it ran in.
 //!
 //! **Same bytes for everyone**: every writer moves exactly `N` bytes into the sink. `yes`
 //! never stops, so in a pipe the reader stops after `N` bytes and closes the pipe, and `yes`
@@ -34,18 +36,21 @@
 //! /dev/zero` and `dd if=/dev/zero bs=128k count=N/128k` stop by themselves.
 //!
 //! **Verified** means every run, warm-up included, delivered exactly `N` bytes: counted by
-//! the pipe's reader, or the file's size after the run; `/dev/null` counts nothing, so there
-//! the writer's own report is checked (`iolab write --verbose`, `dd`'s summary, `pv -n -b`).
+//! the pipe's reader, or the file's size after the run; `/dev/null` and `head -c` count
+//! nothing, so there the writer's own report is checked (`iolab write --verbose`, `dd`'s
+//! summary, `pv -n -b`; `yes` into `head` by its `SIGPIPE`, see `measure::delivered`).
 //!
 //! **Rows** carry `sink`, `buffer_bytes` (bytes per system call, or `bufwriter`'s capacity),
-//! `pipe_capacity_bytes`, `cpus` and `reader` for pipes, `record_bytes` for `bufwriter`;
-//! the notes column marks the buffer size equal to the L1d cache, to `st_blksize × 32`
-//! (`pv`'s rule), and iolab's default ([`crate::write::default_buffer_size`]).
+//! `default`, `role`, `pipe_capacity_bytes`, `cpus` and `reader` for pipes, the context
+//! switches per GiB, `record_bytes` for `bufwriter`; the notes column marks the buffer size
+//! equal to the L1d cache and to `st_blksize × 32` (`pv`'s rule), and says what a default
+//! did.
 //!
 //! | file | job |
 //! |---|---|
 //! | `mod.rs` | the plan: sinks, the buffer sweep, sizes, and the run |
-//! | `baselines.rs` | `yes`, `dd`, `pv` as jobs |
+//! | `sinks.rs` | the sinks and the consumer processes |
+//! | `baselines.rs` | `yes`, `fyes`, `dd`, `pv` as jobs |
 //! | `sinkfile.rs` | the `file` sink |
 //! | `measure.rs` | the interleaved rounds and the delivered bytes (the verification) |
 //! | `rows.rs` | rows and the buffer notes |
@@ -56,6 +61,7 @@ pub mod chart;
 mod measure;
 mod rows;
 mod sinkfile;
+mod sinks;
 pub(crate) mod verdict;
 
 use std::ffi::OsString;
@@ -71,6 +77,7 @@ pub use measure::reported_bytes;
 use measure::{Accumulator, measure};
 use rows::{sink_row, to_row};
 use sinkfile::SinkFile;
+use sinks::{ConsumerKind, Sink};
 
 use super::Sizes;
 use super::count::{version_line, which};
@@ -159,133 +166,6 @@ fn sweep_for(config: &crate::bench::Config, sink: &Sink, default: usize) -> Vec<
 /// `dd`'s block size: 128 KiB, as the baseline (`pv`'s choice for a 4 KiB
 /// `st_blksize`).
 const DD_BLOCK: u64 = 128 << 10;
-
-/// A place the writers write to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Sink {
-    /// A pipe read by a consumer process, both unpinned, as a shell pipeline runs them:
-    /// where users' output goes, so the verdict and the defaults are read here.
-    Consumer(ConsumerKind),
-    /// A pipe drained by the bench process itself ([`runner::drain`]), both sides pinned:
-    /// a diagnostic, which isolates one placement.
-    Pipe {
-        /// The capacity: the kernel's default (when known), or what `F_SETPIPE_SZ` gave.
-        capacity: Option<usize>,
-        /// Whether it was enlarged with `F_SETPIPE_SZ`.
-        resized: bool,
-        /// Where the writer and the reader run.
-        cpus: CpuPlacement,
-    },
-    Null,
-    File(PathBuf),
-}
-
-/// The consumer processes of [`Sink::Consumer`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ConsumerKind {
-    /// `iolab drain`: `splice(2)` to `/dev/null`, never copying (the fastest reader).
-    Splice,
-    /// `head -c N > /dev/null`: `read(2)` into an 8 KiB buffer and `write(2)` to
-    /// `/dev/null`, as the common shell consumer.
-    Head,
-    /// `pv -S -s N > /dev/null`: pv in the middle of a pipeline (it splices when it can).
-    Pv,
-}
-
-impl ConsumerKind {
-    const ALL: [ConsumerKind; 3] = [ConsumerKind::Splice, ConsumerKind::Head, ConsumerKind::Pv];
-
-    /// The consumer's process: program and arguments, reading N bytes at most.
-    fn process(self, config: &crate::bench::Config, bytes: u64) -> Option<Consumer> {
-        let n = OsString::from(bytes.to_string());
-        let (program, args): (PathBuf, Vec<OsString>) = match self {
-            ConsumerKind::Splice => (
-                config.iolab_exe.clone(),
-                vec!["drain".into(), "--limit".into(), n],
-            ),
-            ConsumerKind::Head => (which("head")?, vec!["-c".into(), n]),
-            ConsumerKind::Pv => (
-                which("pv")?,
-                ["-f", "-n", "-b", "-S", "-s"]
-                    .map(OsString::from)
-                    .into_iter()
-                    .chain([n])
-                    .collect(),
-            ),
-        };
-        Some(Consumer { program, args })
-    }
-
-    /// The consumer as a shell spells it, for the rows.
-    fn command(self) -> &'static str {
-        match self {
-            ConsumerKind::Splice => "iolab drain --limit N (splice to /dev/null)",
-            ConsumerKind::Head => "head -c N > /dev/null",
-            ConsumerKind::Pv => "pv -f -n -b -S -s N > /dev/null",
-        }
-    }
-}
-
-impl Sink {
-    fn name(&self) -> &'static str {
-        match self {
-            Sink::Consumer(ConsumerKind::Splice) => "splice-reader",
-            Sink::Consumer(ConsumerKind::Head) => "head",
-            Sink::Consumer(ConsumerKind::Pv) => "pv",
-            Sink::Pipe { resized: true, .. } => "pipe-resized",
-            Sink::Pipe {
-                cpus: CpuPlacement::Separate,
-                ..
-            } => "pipe-two-cpus",
-            Sink::Pipe { .. } => "pipe-same-cpu",
-            Sink::Null => "/dev/null",
-            Sink::File(_) => "file",
-        }
-    }
-
-    /// Whether the sink is a diagnostic (pinned) rather than where users write.
-    fn diagnostic(&self) -> bool {
-        matches!(self, Sink::Pipe { .. })
-    }
-
-    fn kind(&self) -> DestinationKind {
-        match self {
-            Sink::Pipe { .. } | Sink::Consumer(_) => DestinationKind::Pipe,
-            Sink::Null => DestinationKind::Null,
-            Sink::File(_) => DestinationKind::RegularFile,
-        }
-    }
-
-    /// The pipe's capacity: what a consumer's fresh pipe gets by default, or the diagnostic
-    /// pipe's.
-    fn pipe_capacity(&self, facts: &Facts) -> Option<usize> {
-        match self {
-            Sink::Consumer(_) => facts.pipe_default,
-            Sink::Pipe { capacity, .. } => *capacity,
-            Sink::Null | Sink::File(_) => None,
-        }
-    }
-
-    fn stdout(&self, config: &crate::bench::Config, bytes: u64, limit: Option<u64>) -> Stdout {
-        match self {
-            Sink::Consumer(kind) => match kind.process(config, bytes) {
-                Some(consumer) => Stdout::Consumer(consumer),
-                None => Stdout::Null,
-            },
-            Sink::Pipe {
-                capacity,
-                resized,
-                cpus,
-            } => Stdout::Pipe(PipeSink {
-                capacity: if *resized { *capacity } else { None },
-                limit,
-                cpus: *cpus,
-            }),
-            Sink::Null => Stdout::Null,
-            Sink::File(path) => Stdout::File(path.clone()),
-        }
-    }
-}
 
 /// One row to measure.
 struct Entry {
