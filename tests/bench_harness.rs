@@ -48,6 +48,7 @@ impl Executor for MockExecutor {
                 signal: None,
                 stdout: format!("{total} total\n"),
                 stderr: String::new(),
+                ..Outcome::default()
             });
         }
         let (code, stdout, stderr) = match self.answers.get(&job.name) {
@@ -63,6 +64,7 @@ impl Executor for MockExecutor {
             signal: None,
             stdout,
             stderr,
+            ..Outcome::default()
         })
     }
 }

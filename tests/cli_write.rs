@@ -350,19 +350,32 @@ fn a_quick_bench_write_run_produces_verified_rows_per_sink_and_buffer() {
         output.status.success(),
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    // Every sink's table is in results.md; the terminal shortens to the verdict's sinks.
+    // Every sink's table is in results.md, the pinned pipes labelled as diagnostics; the
+    // terminal shortens to the verdict's sinks.
     let md = std::fs::read_to_string(out.join("results.md")).unwrap();
-    for title in [
-        "write: pipe,",
-        "write: pipe-resized,",
-        "write: pipe-two-cpus,",
+    let pv = std::process::Command::new("pv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let mut titles = vec![
+        "write: splice-reader,",
+        "write: head,",
+        "write: pipe-same-cpu, diagnostic,",
+        "write: pipe-resized, diagnostic,",
+        "write: pipe-two-cpus, diagnostic,",
         "write: /dev/null,",
         "write: file,",
-    ] {
+    ];
+    if pv {
+        titles.push("write: pv,");
+    } else {
+        common::skip("pv is not installed: the pv sink is not checked");
+    }
+    for title in titles {
         assert!(md.contains(title), "{title} missing:\n{md}");
     }
-    assert!(stdout.contains("write: pipe,"), "{stdout}");
-    assert!(stdout.contains("yes (baseline)"), "{stdout}");
+    assert!(stdout.contains("write: splice-reader,"), "{stdout}");
+    assert!(stdout.contains("(baseline)"), "{stdout}");
     let json = read_json(&out.join("results.json"));
     let rows: Vec<&serde_json::Value> = json["rows"]
         .as_array()
@@ -371,24 +384,61 @@ fn a_quick_bench_write_run_produces_verified_rows_per_sink_and_buffer() {
         .filter(|r| r["suite"] == "write")
         .collect();
     assert!(!rows.is_empty());
-    for sink in ["pipe", "/dev/null", "file"] {
+    let consumers: &[&str] = if pv {
+        &["splice-reader", "head", "pv"]
+    } else {
+        &["splice-reader", "head"]
+    };
+    for &sink in consumers
+        .iter()
+        .chain(&["pipe-same-cpu", "/dev/null", "file"])
+    {
         for method in ["stdout", "raw-fd", "bufwriter"] {
-            let swept: Vec<&&serde_json::Value> = rows
+            let of: Vec<&&serde_json::Value> = rows
                 .iter()
                 .filter(|r| r["sink"] == sink && r["method"] == method)
                 .collect();
-            assert!(swept.len() >= 3, "{sink} {method}: {swept:?}");
-            for row in swept {
+            assert!(of.len() >= 2, "{sink} {method}: {of:?}");
+            // Exactly one row is the method's default, marked and sized.
+            let defaults: Vec<_> = of.iter().filter(|r| r["default"] == true).collect();
+            assert_eq!(defaults.len(), 1, "{sink} {method}: {of:?}");
+            let default = defaults[0];
+            assert!(
+                default["notes"][0]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("iolab default"),
+                "{default}"
+            );
+            for row in of {
                 assert!(row["buffer_bytes"].as_u64().unwrap() >= 1024, "{row}");
                 assert_eq!(row["verified"], true, "{row}");
                 assert_eq!(row["runs"].as_array().unwrap().len(), 2, "{row}");
                 assert_eq!(row["result"], row["bytes"].to_string(), "{row}");
+                assert!(row["writer_switches_per_gib"].is_number(), "{row}");
             }
         }
     }
+    // Into a pipe the default adapts its writes between 8 KiB and the pipe's capacity, and
+    // says so.
+    let adaptive = rows
+        .iter()
+        .find(|r| r["sink"] == "splice-reader" && r["method"] == "raw-fd" && r["default"] == true)
+        .unwrap();
+    assert!(
+        adaptive["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("adaptive writes"),
+        "{adaptive}"
+    );
+    assert!(
+        adaptive["reader_switches_per_gib"].is_number(),
+        "{adaptive}"
+    );
     // vmsplice runs into pipes only; elsewhere it is unavailable with the reason.
     for row in rows.iter().filter(|r| r["method"] == "vmsplice") {
-        if row["sink"].as_str().unwrap().starts_with("pipe") {
+        if row["sink"] != "/dev/null" && row["sink"] != "file" {
             assert_eq!(row["verified"], true, "{row}");
         } else {
             assert!(
@@ -397,14 +447,23 @@ fn a_quick_bench_write_run_produces_verified_rows_per_sink_and_buffer() {
             );
         }
     }
-    // yes moves exactly N bytes into the pipe, like everyone else.
-    let yes = rows
-        .iter()
-        .find(|r| r["method"] == "yes" && r["sink"] == "pipe")
-        .unwrap();
-    assert_eq!(yes["verified"], true, "{yes}");
-    assert_eq!(yes["baseline"], true);
-    let pipe = rows.iter().find(|r| r["sink"] == "pipe").unwrap();
+    // yes moves exactly N bytes into every consumer, like everyone else.
+    for &sink in consumers {
+        let yes = rows
+            .iter()
+            .find(|r| r["method"] == "yes" && r["sink"] == sink)
+            .unwrap();
+        assert_eq!(yes["verified"], true, "{yes}");
+        assert_eq!(yes["baseline"], true);
+        assert_eq!(yes["cpus"], "free", "{yes}");
+    }
+    let consumer = rows.iter().find(|r| r["sink"] == "head").unwrap();
+    assert!(
+        consumer["reader"].as_str().unwrap().starts_with("head -c"),
+        "{consumer}"
+    );
+    assert!(consumer.get("role").is_none(), "{consumer}");
+    let pipe = rows.iter().find(|r| r["sink"] == "pipe-same-cpu").unwrap();
     assert!(
         pipe["pipe_capacity_bytes"].as_u64().unwrap() >= 4096,
         "{pipe}"
@@ -414,10 +473,17 @@ fn a_quick_bench_write_run_produces_verified_rows_per_sink_and_buffer() {
         "{pipe}"
     );
     assert_eq!(pipe["cpus"], "shared", "{pipe}");
+    assert_eq!(pipe["role"], "diagnostic", "{pipe}");
     let resized = rows.iter().find(|r| r["sink"] == "pipe-resized").unwrap();
     assert!(
         resized["pipe_capacity_bytes"].as_u64() > pipe["pipe_capacity_bytes"].as_u64(),
         "{resized}"
+    );
+    // The chart of each sink marks raw-fd's default.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("raw-fd default"),
+        "no default marked in the charts"
     );
     // The sink file is gone, the user's file untouched.
     let names: Vec<String> = std::fs::read_dir(&data)

@@ -6,6 +6,7 @@
 mod bench;
 mod compare;
 mod count;
+mod drain;
 mod edit;
 mod generate;
 mod methods;
@@ -50,6 +51,10 @@ enum Command {
     Gen(generate::Command),
     /// Show the facts about this machine that explain its I/O figures.
     Sysinfo(sysinfo::Args),
+    /// Splice standard input to /dev/null and print the byte count (the write benchmark's
+    /// pipe reader).
+    #[command(hide = true)]
+    Drain(drain::Args),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -84,6 +89,7 @@ pub fn main() -> i32 {
         Command::Edit(command) => edit::run(command),
         Command::Gen(command) => generate::run(command),
         Command::Sysinfo(args) => sysinfo::run(args),
+        Command::Drain(args) => drain::run(args),
     })
 }
 

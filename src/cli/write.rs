@@ -21,8 +21,9 @@ pub struct Args {
     #[arg(short, long, value_parser = parse_method)]
     method: Method,
     /// Bytes per system call (stdout, raw-fd, vmsplice) or the buffer's capacity
-    /// (bufwriter), e.g. 64K [default: a pipe's capacity, else 32 × st_blksize; within
-    /// 64K..1M].
+    /// (bufwriter), e.g. 64K [default: into a pipe, 8K or the pipe's capacity per write,
+    /// whichever it measures faster (vmsplice: the pipe enlarged to 1M, 256K per call);
+    /// else 32 × st_blksize, within 64K..1M].
     #[arg(long, value_name = "SIZE", value_parser = parse_buffer)]
     buffer: Option<usize>,
     /// How many bytes to write, e.g. 4096, 64M, 1G.
@@ -92,8 +93,17 @@ pub fn run(args: Args) -> Result<i32> {
                     }
                     (kind, _) => kind.describe().to_string(),
                 };
+                // The adaptive part is read back by `iolab bench write` (`reported_sizes`).
+                let adaptive = done.adaptive.map_or(String::new(), |[(s, sb), (l, lb)]| {
+                    let pct = |b: u64| (b * 100).checked_div(sb + lb).unwrap_or(0);
+                    format!(
+                        "; adaptive writes: {s} bytes for {}%, {l} for {}%",
+                        pct(sb),
+                        pct(lb)
+                    )
+                });
                 super::report(&format!(
-                    "wrote {} bytes with {}, buffer {}, into {into}",
+                    "wrote {} bytes with {}, buffer {}, into {into}{adaptive}",
                     done.bytes,
                     done.method,
                     format_bytes(done.buffer_size as u64)

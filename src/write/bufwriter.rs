@@ -17,8 +17,9 @@
 
 use std::io::{self, BufWriter, Write};
 
-use super::raw_fd::RawStdout;
-use super::{Error, default_buffer_size, probe_stdout};
+use super::adaptive::{Adaptive, Run, Sizing};
+use super::raw_fd::SizedStdout;
+use super::{DestinationKind, Error, default_buffer_size, probe_stdout};
 
 /// The record size the `bufwriter` method writes in: 128 bytes, about a line of text (the
 /// benchmark's generated lines average 110 bytes), and smaller than every buffer of the
@@ -29,6 +30,9 @@ pub const RECORD_SIZE: usize = 128;
 ///
 /// - Its capacity follows [`default_buffer_size`] for what standard output is (a pipe's
 ///   capacity, 128 KiB for files), or is given with [`StdoutWriter::with_capacity`].
+/// - Into a pipe, [`StdoutWriter::new`] hands a full buffer to the kernel in writes whose
+///   size it measures ([`super::adaptive`]: 8 KiB when the reader runs on another CPU,
+///   the whole buffer when it shares ours); elsewhere, one `write` per buffer.
 /// - Writes larger than the free space go out in whole system calls; short writes are
 ///   continued and `EINTR` is retried.
 /// - Errors are [`io::Error`]s of the original kind whose inner error is an [`Error`]
@@ -50,7 +54,7 @@ pub const RECORD_SIZE: usize = 128;
 /// ```
 #[derive(Debug)]
 pub struct StdoutWriter {
-    inner: BufWriter<RawStdout>,
+    inner: BufWriter<SizedStdout>,
     passed_on: u64,
     exit_on_broken_pipe: bool,
 }
@@ -61,7 +65,11 @@ impl StdoutWriter {
     /// Fails with [`Error::StdoutClosed`] when descriptor 1 is not open for writing.
     pub fn new() -> Result<StdoutWriter, Error> {
         let destination = probe_stdout()?;
-        Ok(StdoutWriter::unchecked(default_buffer_size(&destination)))
+        let capacity = default_buffer_size(&destination);
+        Ok(StdoutWriter::unchecked(
+            capacity,
+            default_sizing(&destination, capacity),
+        ))
     }
 
     /// A writer with a buffer of `bytes` (at least 1).
@@ -69,12 +77,12 @@ impl StdoutWriter {
     /// Fails with [`Error::StdoutClosed`] when descriptor 1 is not open for writing.
     pub fn with_capacity(bytes: usize) -> Result<StdoutWriter, Error> {
         probe_stdout()?;
-        Ok(StdoutWriter::unchecked(bytes))
+        Ok(StdoutWriter::unchecked(bytes, Sizing::Fixed(bytes.max(1))))
     }
 
-    fn unchecked(bytes: usize) -> StdoutWriter {
+    fn unchecked(bytes: usize, sizing: Sizing) -> StdoutWriter {
         StdoutWriter {
-            inner: BufWriter::with_capacity(bytes.max(1), RawStdout),
+            inner: BufWriter::with_capacity(bytes.max(1), SizedStdout { sizing }),
             passed_on: 0,
             exit_on_broken_pipe: false,
         }
@@ -91,6 +99,12 @@ impl StdoutWriter {
     /// The buffer's size in bytes.
     pub fn capacity(&self) -> usize {
         self.inner.capacity()
+    }
+
+    /// How its writes are sized (for reports: [`Adaptive::report`] says how many bytes
+    /// went out in small and in large writes).
+    pub fn sizing(&self) -> &Sizing {
+        &self.inner.get_ref().sizing
     }
 
     /// Bytes handed to the kernel so far (not counting what is still buffered).
@@ -154,11 +168,21 @@ impl Write for StdoutWriter {
     }
 }
 
+/// How a writer of `capacity` bytes sizes its writes into `destination` by default:
+/// [`Adaptive`] into a pipe, one write per buffer elsewhere.
+pub(crate) fn default_sizing(destination: &super::Destination, capacity: usize) -> Sizing {
+    match destination.kind {
+        DestinationKind::Pipe => Sizing::Adaptive(Adaptive::new(capacity)),
+        _ => Sizing::Fixed(capacity),
+    }
+}
+
 /// Writes `bytes` zero bytes as [`RECORD_SIZE`]-byte records into a [`StdoutWriter`] of
-/// `buffer_size` bytes.
-pub(crate) fn write(bytes: u64, buffer_size: usize, written: &mut u64) -> io::Result<()> {
+/// `buffer_size` bytes whose writes are sized by `sizing` (which it hands back updated).
+pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result<()> {
+    let Run { sizing, written } = run;
     let record = [0u8; RECORD_SIZE];
-    let mut out = StdoutWriter::unchecked(buffer_size);
+    let mut out = StdoutWriter::unchecked(buffer_size, sizing.clone());
     let mut handed = 0u64;
     let result = (|| {
         while handed < bytes {
@@ -169,5 +193,6 @@ pub(crate) fn write(bytes: u64, buffer_size: usize, written: &mut u64) -> io::Re
         out.flush()
     })();
     *written = out.written();
+    *sizing = out.sizing().clone();
     result
 }

@@ -17,25 +17,38 @@
 //! closed descriptor turned into clear [`Error`]s, flushed on drop.
 //!
 //! **The buffer-size rule** ([`default_buffer_size`]): a pipe's capacity, and `pv`'s
-//! `st_blksize × 32` for anything else, both clamped to 64 KiB..=1 MiB. From the
-//! `iolab bench write` sweep (1 KiB to 1 MiB, 64 MiB per run) on the development VM (2-core
-//! EPYC, 32 KiB L1d, 64 KiB default pipes, ext4):
-//! - into a default pipe (writer and reader on one CPU, the reproducible case), every
-//!   method climbs until the buffer equals the pipe's capacity and is flat beyond it:
-//!   `raw-fd` 3.5 GB/s at 32 KiB, 4.4 GB/s from 64 KiB to 1 MiB; `vmsplice` 6.5 against
-//!   9.0 GB/s; `bufwriter` 3.2 against 3.9–4.0 GB/s. The write-up's peak at the L1d size
-//!   (32 KiB) is not this machine's: the copy is not what limits here, the number of
-//!   times the pipe fills and the reader must be woken is;
-//! - into a pipe enlarged to 1 MiB with `F_SETPIPE_SZ`, the best sizes move up with it
-//!   (`raw-fd` 5.3 GB/s at 256 KiB–1 MiB against 4.5 at 64 KiB; `vmsplice` 22 GB/s at
-//!   1 MiB against 13 at 64 KiB): "the capacity", not a constant;
-//! - with the reader on another CPU the picture turns over (small writes of 4–8 KiB win,
-//!   64 KiB and more fall below 1 GB/s) but erratically from run to run on this VM, and a
-//!   writer cannot know where its reader runs; the rule follows the reproducible case;
+//! `st_blksize × 32` for anything else, both clamped to 64 KiB..=1 MiB. That is the
+//! buffer; into a pipe, the default writes it out in pieces whose size it measures
+//! ([`adaptive`]), and `vmsplice` first enlarges the pipe ([`vmsplice`]).
+//!
+//! **Why pipes need more than a size** (measured on the development VM: 2-core EPYC,
+//! 32 KiB L1d, default 64 KiB pipes; `iolab write … | iolab drain`, 1–4 GiB per run, the
+//! context switches from `wait4`'s `rusage` and `perf stat -e context-switches`):
+//! - the scheduler puts an ordinary consumer on the *other* CPU. There, writes of up to 8
+//!   KiB stream: both sides run at once and almost never sleep (about 100 context
+//!   switches per GiB each), and `raw-fd` moves 8–10 GB/s, like `yes` (8 KiB writes).
+//!   At 16 KiB it falls to 3.9 GB/s and at 32 KiB to 3.5 with no more sleeps, so the cliff
+//!   is not sleeping: each write holds the pipe's lock for its whole copy while the
+//!   reader's `splice` waits for it. At 64 KiB, the pipe's capacity (`F_GETPIPE_SZ`),
+//!   one write fills the pipe: the writer sleeps until the reader has emptied it, every
+//!   hand-over is a cross-CPU wake-up (10 600 voluntary switches per GiB each side), and
+//!   throughput is 1.4–2.0 GB/s. Enlarging the pipe to 1 MiB and writing 64–256 KiB
+//!   does not save it (1.9–3.0 GB/s).
+//! - the same consumer on the writer's CPU turns this over: 64 KiB writes 3.6 GB/s, 8
+//!   KiB 2.2, because every write wakes the reader, which preempts the writer (39 000
+//!   involuntary switches per GiB at 8 KiB against 15 500 at 64 KiB).
+//! - a writer slower than the reader does not stream either: the reader empties the pipe,
+//!   sleeps, and must be woken by every write. Rust's `stdout` (a `memrchr` per write) and
+//!   `bufwriter` (a copy of 128-byte records) land there at 8 KiB (2.3 and 3.0 GB/s
+//!   against `raw-fd`'s 9.4), so their defaults stay near 2.5–3 GB/s into a `splice`
+//!   reader on another CPU.
+//! - a writer cannot see where its reader runs, and the scheduler moves it (a run that
+//!   starts on two CPUs can end on one), so the default measures instead of guessing.
 //! - into a regular file (the page cache) and into `/dev/null`, throughput rises to
 //!   32–64 KiB; beyond, the file's figures are within the noise of each other and
 //!   `/dev/null`'s runs are mostly the process start. 128 KiB is on both plateaus.
 
+pub mod adaptive;
 pub mod bufwriter;
 pub mod destination;
 pub mod raw_fd;
@@ -46,6 +59,7 @@ use std::fmt;
 use std::io;
 use std::str::FromStr;
 
+pub use adaptive::Sizing;
 pub use bufwriter::StdoutWriter;
 pub use destination::{Destination, DestinationKind, probe_stdout};
 
@@ -170,8 +184,10 @@ impl WriteOptions {
     }
 
     /// Bytes per system call (`stdout`, `raw-fd`, `vmsplice`) or the buffer's capacity
-    /// (`bufwriter`). Default: [`default_buffer_size`] for the destination. Clamped to
-    /// 1..=[`MAX_BUFFER_SIZE`].
+    /// (`bufwriter`), for every write. Default: [`default_buffer_size`] for the
+    /// destination, written out into a pipe in [`adaptive`] pieces (8 KiB or the whole
+    /// buffer); `vmsplice`'s default enlarges the pipe to 1 MiB and splices a quarter of it
+    /// per call. Clamped to 1..=[`MAX_BUFFER_SIZE`].
     pub fn buffer_size(mut self, bytes: usize) -> WriteOptions {
         self.buffer_size = Some(bytes.clamp(1, MAX_BUFFER_SIZE));
         self
@@ -198,6 +214,9 @@ pub struct Written {
     pub buffer_size: usize,
     /// What standard output was (after a requested pipe resize).
     pub destination: Destination,
+    /// With adaptive write sizes (the default into a pipe): the small and the large size
+    /// and the bytes each wrote.
+    pub adaptive: Option<[(usize, u64); 2]>,
 }
 
 /// The buffer size iolab picks for `destination`: a pipe's capacity, else its
@@ -232,30 +251,49 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
             reason,
         });
     }
+    let pipe = destination.kind == DestinationKind::Pipe;
     if let Some(capacity) = options.pipe_capacity
-        && destination.kind == DestinationKind::Pipe
+        && pipe
     {
         destination.pipe_capacity = Some(
             destination::set_pipe_capacity(capacity)
                 .map_err(|e| Error::io("cannot resize the pipe on standard output", e))?,
         );
+    } else if method == Method::Vmsplice && options.buffer_size.is_none() && pipe {
+        // vmsplice's default: the largest pipe this process may make (module docs of
+        // `vmsplice`); refused (EPERM past the user's pipe quota), the pipe stays as it is.
+        if let Some(capacity) = vmsplice::enlarge_pipe() {
+            destination.pipe_capacity = Some(capacity);
+        }
     }
-    let buffer_size = options
-        .buffer_size
-        .unwrap_or_else(|| default_buffer_size(&destination));
-    let mut written = 0u64;
-    let result = match method {
-        Method::Stdout => stdout::write(bytes, buffer_size, &mut written),
-        Method::RawFd => raw_fd::write(bytes, buffer_size, &mut written),
-        Method::Bufwriter => bufwriter::write(bytes, buffer_size, &mut written),
-        Method::Vmsplice => vmsplice::write(bytes, buffer_size, &mut written),
+    let buffer_size = options.buffer_size.unwrap_or_else(|| match method {
+        Method::Vmsplice => vmsplice::default_chunk(&destination),
+        _ => default_buffer_size(&destination),
+    });
+    // Explicit sizes are kept; the default into a pipe measures (`adaptive`), except
+    // vmsplice's, whose pages are not copied and whose best size does not move.
+    let sizing = match options.buffer_size {
+        None if method != Method::Vmsplice => bufwriter::default_sizing(&destination, buffer_size),
+        _ => Sizing::Fixed(buffer_size),
     };
+    let mut run = adaptive::Run { sizing, written: 0 };
+    let result = match method {
+        Method::Stdout => stdout::write(bytes, buffer_size, &mut run),
+        Method::RawFd => raw_fd::write(bytes, buffer_size, &mut run),
+        Method::Bufwriter => bufwriter::write(bytes, buffer_size, &mut run),
+        Method::Vmsplice => vmsplice::write(bytes, buffer_size, &mut run.written),
+    };
+    let adaptive::Run { sizing, written } = run;
     result.map_err(|e| Error::from_write(e, written))?;
     Ok(Written {
         bytes: written,
         method,
         buffer_size,
         destination,
+        adaptive: match sizing {
+            Sizing::Adaptive(a) => Some(a.report()),
+            Sizing::Fixed(_) => None,
+        },
     })
 }
 

@@ -7,6 +7,9 @@
 //! space, and the number of system calls is `N / B`. This is the write-up's fix for Rust's
 //! line-buffered stdout (`File::from_raw_fd(1)`), without taking ownership of descriptor 1:
 //! [`RawStdout`] borrows it and never closes it.
+//! Without `--buffer`, into a pipe, the size of each `write` is chosen by measuring
+//! ([`super::adaptive`]: 8 KiB when the reader runs on another CPU, the pipe's capacity
+//! when it shares ours).
 //! **Limits**: every byte is still copied once by the kernel (into the pipe or the page
 //! cache); a buffer larger than a pipe's capacity makes each `write` wait for the reader.
 //! **How it fails**: `EPIPE` when the reader went away, `ENOSPC`/`EDQUOT` on a full disk,
@@ -14,6 +17,7 @@
 
 use std::io::{self, Write};
 
+use super::adaptive::{Run, Sizing};
 use super::{retry_write, zeroed_buffer};
 
 /// Standard output's file descriptor.
@@ -43,17 +47,41 @@ impl Write for RawStdout {
     }
 }
 
-/// Writes `bytes` zero bytes in `buffer_size` pieces, counting in `written` what the kernel
-/// accepted (so a failure can say how far it got).
-pub(crate) fn write(bytes: u64, buffer_size: usize, written: &mut u64) -> io::Result<()> {
+/// [`RawStdout`] whose writes are at most [`Sizing::next_size`] bytes each: a longer
+/// `write` moves one such piece and returns its length, as a short write would.
+#[derive(Debug, Clone)]
+pub struct SizedStdout {
+    /// How the pieces are sized.
+    pub sizing: Sizing,
+}
+
+impl Write for SizedStdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let len = buf.len().min(self.sizing.next_size());
+        let n = RawStdout.write(&buf[..len])?;
+        self.sizing.wrote(n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes `bytes` zero bytes from a buffer of `buffer_size`, each `write` sized by `sizing`,
+/// counting in `written` what the kernel accepted (so a failure can say how far it got).
+pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result<()> {
+    let Run { sizing, written } = run;
     let buf = zeroed_buffer(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));
-    let mut out = RawStdout;
     while *written < bytes {
-        let want = usize::try_from(bytes - *written).map_or(buf.len(), |rest| rest.min(buf.len()));
-        let n = out.write(&buf[..want])?;
+        let want = usize::try_from(bytes - *written)
+            .map_or(buf.len(), |rest| rest.min(buf.len()))
+            .min(sizing.next_size());
+        let n = RawStdout.write(&buf[..want])?;
         if n == 0 {
             return Err(io::ErrorKind::WriteZero.into());
         }
+        sizing.wrote(n);
         *written += n as u64;
     }
     Ok(())

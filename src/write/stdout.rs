@@ -8,6 +8,8 @@
 //! byte that a raw descriptor does not.
 //! **When it wins**: never on throughput; it is here for contrast, written exactly as the
 //! write-up's first program (a locked handle, `write_all` per buffer).
+//! Without `--buffer`, into a pipe, the pieces are sized by measuring, as `raw-fd`'s
+//! ([`super::adaptive`]); std passes a piece of 1 KiB or more straight to `write(2)`.
 //! **Limits**: std's stdout silently reports success when descriptor 1 is closed (`EBADF`
 //! is swallowed); [`super::write_zeros`] checks the descriptor before, so that case is
 //! still caught.
@@ -16,15 +18,21 @@
 
 use std::io::{self, Write};
 
+use super::adaptive::Run;
 use super::zeroed_buffer;
 
-/// Writes `bytes` zero bytes through the locked standard output, `buffer_size` at a time.
-pub(crate) fn write(bytes: u64, buffer_size: usize, written: &mut u64) -> io::Result<()> {
+/// Writes `bytes` zero bytes through the locked standard output, in pieces of at most
+/// `buffer_size` sized by `sizing`.
+pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result<()> {
+    let Run { sizing, written } = run;
     let buf = zeroed_buffer(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));
     let mut out = io::stdout().lock();
     while *written < bytes {
-        let want = usize::try_from(bytes - *written).map_or(buf.len(), |rest| rest.min(buf.len()));
+        let want = usize::try_from(bytes - *written)
+            .map_or(buf.len(), |rest| rest.min(buf.len()))
+            .min(sizing.next_size());
         out.write_all(&buf[..want])?;
+        sizing.wrote(want);
         *written += want as u64;
     }
     // Bytes still in the LineWriter's buffer are not written yet: flush, and count them as

@@ -106,10 +106,11 @@ pub const SUITES: &[Suite] = &[
                 })
                 .collect()
         },
-        baselines: &["yes", "pv", "dd"],
-        section_keys: &["sink"],
+        baselines: &["yes", "fyes", "pv", "dd"],
+        section_keys: &["sink", "role"],
         identity_keys: &[
             "sink",
+            "default",
             "buffer_bytes",
             "pipe_capacity_bytes",
             "cpus",

@@ -1,9 +1,10 @@
-//! The `write` suite's baselines: `yes`, `dd` and `pv`, each made to move exactly N
-//! bytes into the sink (or given an `unavailable` row where nothing can stop it).
+//! The `write` suite's baselines: `yes`, `fyes` (fcoreutils' `yes`), `dd` and `pv`, each
+//! made to move exactly N bytes into the sink (or given an `unavailable` row where nothing
+//! can stop it).
 
 use super::*;
 
-/// `yes`, `dd` and `pv`, as installed; `yes` first, so that it is the pipe tables'
+/// `yes`, `fyes`, `dd` and `pv`, as installed; `yes` first, so that it is the pipe tables'
 /// reference.
 pub(super) fn baselines(
     ctx: &mut Context<'_>,
@@ -12,7 +13,7 @@ pub(super) fn baselines(
     entries: &mut Vec<Entry>,
     rows: &mut Vec<Row>,
 ) {
-    let first_sink = sink.name() == "pipe";
+    let first_sink = sink.name() == "splice-reader";
     let mut add = |ctx: &mut Context<'_>,
                    name: &str,
                    program: &str,
@@ -27,6 +28,10 @@ pub(super) fn baselines(
             }
             return;
         };
+        // fyes outside a pipe would only repeat yes's `unavailable` row.
+        if name == "fyes" && sink.kind() != DestinationKind::Pipe {
+            return;
+        }
         if endless && sink.kind() != DestinationKind::Pipe {
             rows.push(sink_row(
                 sink,
@@ -34,15 +39,14 @@ pub(super) fn baselines(
                 name,
                 buffer,
                 true,
-                Some(
-                    "yes never stops by itself; only a pipe's reader can end it after N bytes"
-                        .into(),
-                ),
+                Some(format!(
+                    "{name} never stops by itself; only a pipe's reader can end it after N bytes"
+                )),
             ));
             return;
         }
         let mut job = Job::new(name, &path, args, true);
-        job.stdout = sink.stdout(endless.then_some(bytes));
+        job.stdout = sink.stdout(ctx.config, bytes, endless.then_some(bytes));
         entries.push(Entry {
             version: version_line(&path, &["--version"]),
             job,
@@ -53,6 +57,9 @@ pub(super) fn baselines(
     };
     // GNU yes writes its 8 KiB buffer (BUFSIZ) per `write` (seen with strace).
     add(ctx, "yes", "yes", Vec::new(), Some(8 << 10), true);
+    // fcoreutils' yes (`cargo install fcoreutils`), which is built for pipe throughput; its
+    // buffer is its own business, so the row has none.
+    add(ctx, "fyes", "fyes", Vec::new(), None, true);
     if bytes.is_multiple_of(DD_BLOCK) {
         add(
             ctx,

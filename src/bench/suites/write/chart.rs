@@ -1,6 +1,8 @@
 //! The `write` suite's charts: throughput by buffer size, a line per method, one chart
-//! per sink, with the L1d size and `st_blksize × 32` marked (`#write-sweep-<sink>`), and
-//! the best of each method and baseline as bars (`#write-best`).
+//! per sink, with the L1d size and `st_blksize × 32` marked, and each method's default (as
+//! `iolab write` runs it without `--buffer`) as a point of its own at the size it used
+//! most, with a marker at `raw-fd`'s (`#write-sweep-<sink>`); and the best of each method
+//! and baseline as bars (`#write-best`).
 
 use std::collections::BTreeMap;
 
@@ -34,6 +36,7 @@ pub(crate) fn charts(results: &Results, rows: &[&Row]) -> Vec<String> {
     let mut charts = Vec::new();
     for sink in &sinks {
         let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut sink_markers = markers.clone();
         for r in rows
             .iter()
             .filter(|r| extra_str(r, "sink").as_ref() == Some(sink))
@@ -42,7 +45,16 @@ pub(crate) fn charts(results: &Results, rows: &[&Row]) -> Vec<String> {
                 r.extra.get("buffer_bytes").and_then(Value::as_f64),
                 r.throughput_bytes_per_s,
             ) {
-                series.entry(r.method.clone()).or_default().push((b, t));
+                let default = r.extra.get("default") == Some(&Value::Bool(true));
+                let name = if default {
+                    format!("{} default", r.method)
+                } else {
+                    r.method.clone()
+                };
+                if default && r.method == "raw-fd" {
+                    sink_markers.push((format!("raw-fd default {}", rate_label(t)), b));
+                }
+                series.entry(name).or_default().push((b, t));
             }
         }
         for points in series.values_mut() {
@@ -55,7 +67,7 @@ pub(crate) fn charts(results: &Results, rows: &[&Row]) -> Vec<String> {
                 x_unit: "buffer size".into(),
                 y_unit: "throughput".into(),
                 series: series.into_iter().collect(),
-                markers: markers.clone(),
+                markers: sink_markers,
                 format_x: |x| format_bytes(x as u64),
                 format_y: rate_label,
             }

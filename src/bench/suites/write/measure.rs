@@ -11,6 +11,11 @@ pub(super) struct Accumulator {
     pub(super) user: Vec<f64>,
     pub(super) sys: Vec<f64>,
     pub(super) delivered: Vec<u64>,
+    /// The writer's stderr of each run (its `--verbose` report).
+    pub(super) reports: Vec<String>,
+    /// Context switches per counted run: the writer's, the reader's (voluntary + involuntary).
+    pub(super) writer_switches: Vec<f64>,
+    pub(super) reader_switches: Vec<f64>,
     pub(super) unavailable: Option<String>,
     pub(super) error: Option<String>,
 }
@@ -76,7 +81,7 @@ pub(super) fn measure(
             }
             continue;
         }
-        let delivered = match delivered(sink, &outcome) {
+        let delivered = match delivered(sink, bytes, &outcome) {
             Some(n) => n,
             None => {
                 a.error = Some(format!(
@@ -87,12 +92,17 @@ pub(super) fn measure(
             }
         };
         a.delivered.push(delivered);
+        a.reports.push(outcome.stderr.clone());
         if round < config.warmup {
             continue;
         }
         a.wall.push(outcome.wall_s);
         a.user.push(outcome.user_s);
         a.sys.push(outcome.sys_s);
+        a.writer_switches.push(outcome.switches.total() as f64);
+        if let Some(reader) = &outcome.reader {
+            a.reader_switches.push(reader.switches.total() as f64);
+        }
     }
     progress.finish();
     Ok(entries
@@ -103,8 +113,23 @@ pub(super) fn measure(
 }
 
 /// The bytes that reached the sink in one run.
-pub(super) fn delivered(sink: &Sink, outcome: &Outcome) -> Option<u64> {
+///
+/// `head -c N` counts nothing, so there the writer's report stands, and an endless writer
+/// ended by `SIGPIPE` delivered N: `head` closes the pipe only after N bytes (at end of
+/// file it would exit without closing early, and the writer would have ended by itself).
+pub(super) fn delivered(sink: &Sink, bytes: u64, outcome: &Outcome) -> Option<u64> {
+    let reader = outcome.reader.as_ref();
     match sink {
+        Sink::Consumer(ConsumerKind::Head) => {
+            if reader?.code != Some(0) {
+                return None;
+            }
+            if outcome.signal == Some(libc::SIGPIPE) {
+                return Some(bytes);
+            }
+            reported_bytes(&outcome.stderr)
+        }
+        Sink::Consumer(_) => reader.and_then(|r| reported_bytes(&r.stderr)),
         Sink::Pipe { .. } => outcome.stdout.trim().parse().ok(),
         Sink::File(path) => fs::metadata(path).ok().map(|m| m.len()),
         Sink::Null => reported_bytes(&outcome.stderr),

@@ -1,31 +1,33 @@
-//! The `write` suite: every write method over a buffer-size sweep, and the baselines `yes`,
-//! `dd` and `pv`, writing zeros into pipes, `/dev/null` and a file.
+//! The `write` suite: every write method, at its default and over buffer sizes, and the
+//! baselines `yes`, `fyes`, `dd` and `pv`, writing zeros into pipes, `/dev/null` and a file.
 //!
 //! **Sinks** (one table each):
-//! - `pipe`: a fresh pipe of the kernel's default capacity, drained by one fixed reader,
-//!   the same for every writer ([`runner::PIPE_READER`]): the bench process `splice`s the
-//!   pipe's pages to `/dev/null`. It never copies, so it is never the bottleneck, and it
-//!   counts the bytes exactly. (A `read`-based reader such as `dd of=/dev/null` or `cat`
-//!   would add its own copy, cap every writer at its speed and hide `vmsplice`'s gain.)
-//!   Writer and reader are pinned to the same CPU ([`CpuPlacement::Shared`]).
-//! - `pipe-resized`: the same, with the pipe enlarged by `F_SETPIPE_SZ` to
-//!   `/proc/sys/fs/pipe-max-size` before the writer starts.
-//! - `pipe-two-cpus`: the default pipe with the writer and the reader pinned to two CPUs.
+//! - where users write, a pipe read by a consumer *process*, started as a shell starts
+//!   `WRITER | CONSUMER`, neither side pinned ([`runner::Stdout::Consumer`]): `splice-reader`
+//!   (`iolab drain`: `splice(2)` to `/dev/null`, never copying, so the writer is what is
+//!   measured and `vmsplice` can show its zero-copy path), `head` (`head -c N >
+//!   /dev/null`: `read` and `write`, the common shell consumer) and `pv` (when installed).
+//!   The verdict and the defaults are read here.
+//! - diagnostics (`role: diagnostic`), a pipe drained by the bench process itself
+//!   ([`runner::PIPE_READER`]) with both sides pinned, which isolates one placement:
+//!   `pipe-same-cpu`, `pipe-resized` (the same, the pipe enlarged by `F_SETPIPE_SZ` to
+//!   `/proc/sys/fs/pipe-max-size`) and `pipe-two-cpus`.
 //! - `/dev/null`: the cost of the system calls and of user space alone.
 //! - `file`: a regular file in the data folder, created fresh before every run (not
 //!   truncated: ext4 starts writeback on close of a file truncated to zero) and deleted at
 //!   the end; the page cache, not the disk (no `fsync`).
 //!
-//! Every method runs into `pipe`, `/dev/null` and `file`; the two pipe variants run
-//! `raw-fd`, `vmsplice` and the baselines. The buffer sizes are the sink's default, its
-//! neighbours and both ends by default, the whole sweep with `--sweep` (`sweep_for`).
+//! Every method runs into the consumers, `pipe-same-cpu`, `/dev/null` and `file`; the
+//! resized and two-CPU pipes run `raw-fd`, `vmsplice` and the baselines. Each method has a
+//! row as `iolab write` runs it without `--buffer` (`default: true`: into a pipe its writes
+//! adapt, see [`crate::write::adaptive`]), and rows for the buffer sizes of `sweep_for`.
 //!
-//! **Why pinned**: through a pipe, where the two sides run matters more than the writer
-//! (see [`CpuPlacement`]). Left to the scheduler, runs of one row landed in either regime and
-//! the figures swung by 3–6×. One CPU is the reproducible case (spread within a few percent
-//! on the development VM), so it is the main `pipe` table and the goals are read there; two
-//! CPUs is the other real case, erratic on a VM (cross-CPU wake-ups go through the
-//! hypervisor), and gets its own table.
+//! **Why consumers, unpinned**: the scheduler usually puts a pipeline's consumer on the
+//! other CPU, where small writes stream and a write that fills the pipe makes both sides
+//! sleep (the write module's docs give the figures); a run may also land on one CPU, where
+//! the order turns over. Unpinned is what users get, so those are the main tables, with
+//! the spread to show the regimes; the pinned pipes say which regime did what. Each row
+//! carries both sides' context switches per GiB, the evidence of which regime it ran in.
 //!
 //! **Same bytes for everyone**: every writer moves exactly `N` bytes into the sink. `yes`
 //! never stops, so in a pipe the reader stops after `N` bytes and closes the pipe, and `yes`
@@ -34,18 +36,21 @@
 //! /dev/zero` and `dd if=/dev/zero bs=128k count=N/128k` stop by themselves.
 //!
 //! **Verified** means every run, warm-up included, delivered exactly `N` bytes: counted by
-//! the pipe's reader, or the file's size after the run; `/dev/null` counts nothing, so there
-//! the writer's own report is checked (`iolab write --verbose`, `dd`'s summary, `pv -n -b`).
+//! the pipe's reader, or the file's size after the run; `/dev/null` and `head -c` count
+//! nothing, so there the writer's own report is checked (`iolab write --verbose`, `dd`'s
+//! summary, `pv -n -b`; `yes` into `head` by its `SIGPIPE`, see `measure::delivered`).
 //!
 //! **Rows** carry `sink`, `buffer_bytes` (bytes per system call, or `bufwriter`'s capacity),
-//! `pipe_capacity_bytes`, `cpus` and `reader` for pipes, `record_bytes` for `bufwriter`;
-//! the notes column marks the buffer size equal to the L1d cache, to `st_blksize × 32`
-//! (`pv`'s rule), and iolab's default ([`crate::write::default_buffer_size`]).
+//! `default`, `role`, `pipe_capacity_bytes`, `cpus` and `reader` for pipes, the context
+//! switches per GiB, `record_bytes` for `bufwriter`; the notes column marks the buffer size
+//! equal to the L1d cache and to `st_blksize × 32` (`pv`'s rule), and says what a default
+//! did.
 //!
 //! | file | job |
 //! |---|---|
 //! | `mod.rs` | the plan: sinks, the buffer sweep, sizes, and the run |
-//! | `baselines.rs` | `yes`, `dd`, `pv` as jobs |
+//! | `sinks.rs` | the sinks and the consumer processes |
+//! | `baselines.rs` | `yes`, `fyes`, `dd`, `pv` as jobs |
 //! | `sinkfile.rs` | the `file` sink |
 //! | `measure.rs` | the interleaved rounds and the delivered bytes (the verification) |
 //! | `rows.rs` | rows and the buffer notes |
@@ -56,6 +61,7 @@ pub mod chart;
 mod measure;
 mod rows;
 mod sinkfile;
+mod sinks;
 pub(crate) mod verdict;
 
 use std::ffi::OsString;
@@ -71,12 +77,15 @@ pub use measure::reported_bytes;
 use measure::{Accumulator, measure};
 use rows::{sink_row, to_row};
 use sinkfile::SinkFile;
+use sinks::{ConsumerKind, Sink};
 
 use super::Sizes;
 use super::count::{version_line, which};
 use crate::bench::progress::Progress;
 use crate::bench::results::Row;
-use crate::bench::runner::{self, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule};
+use crate::bench::runner::{
+    self, Consumer, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule,
+};
 use crate::bench::{Context, interrupt};
 use crate::error::{Error, Result};
 use crate::units::format_bytes;
@@ -114,31 +123,41 @@ pub const SWEEP: [usize; 11] = [
     512 << 10,
     1 << 20,
 ];
-/// The small end of the sweep by default: 4 KiB, a page (1 KiB and 2 KiB only lose more;
-/// `--sweep` measures them).
-const SMALL_BUFFER: usize = 4 << 10;
+/// The sizes around the cliff a pipe's reader on another CPU shows (8 KiB streams, 16 KiB
+/// does not; see [`crate::write::adaptive`]), measured by default into pipes.
+const PIPE_SIZES: [usize; 2] = [8 << 10, 16 << 10];
 
-/// The buffer sizes measured into a sink whose default buffer is `default`: the whole
-/// [`SWEEP`] with `--sweep`; else where the answer is decided, the default and its two
-/// neighbours (the sweep peaks at the pipe's capacity or plateaus near `st_blksize × 32`,
-/// which is the default) and both ends, [`SMALL_BUFFER`] and 1 MiB; `--quick` keeps the
-/// default and the ends.
-fn sweep_for(config: &crate::bench::Config, default: usize) -> Vec<usize> {
+/// The buffer sizes measured into `sink` for a method whose default buffer is `default`:
+/// the whole [`SWEEP`] with `--sweep`; else, into a pipe, the sizes around the cliff
+/// ([`PIPE_SIZES`]) and the default rule's size (the pipe's capacity, which the adaptive
+/// default compares with 8 KiB); elsewhere 4 KiB. `--quick` and the same-CPU pipe measure
+/// 8 KiB and the default size, the resized and two-CPU pipes the default size alone. Each method's default, as it runs without `--buffer`, is a
+/// row of its own besides (elsewhere than in a pipe it is the default size, so that size
+/// is not measured twice).
+fn sweep_for(config: &crate::bench::Config, sink: &Sink, default: usize) -> Vec<usize> {
     if config.sweep {
         return SWEEP.to_vec();
     }
-    let mut sizes = if config.quick {
-        vec![SMALL_BUFFER, default, SWEEP[SWEEP.len() - 1]]
+    let pipe = sink.kind() == DestinationKind::Pipe;
+    let mut sizes = if matches!(sink, Sink::Pipe { resized: true, .. })
+        || matches!(
+            sink,
+            Sink::Pipe {
+                cpus: CpuPlacement::Separate,
+                ..
+            }
+        ) {
+        vec![default]
+    } else if config.quick || sink.diagnostic() {
+        vec![8 << 10, default]
+    } else if pipe {
+        let mut v = PIPE_SIZES.to_vec();
+        v.push(default);
+        v
     } else {
-        vec![
-            SMALL_BUFFER,
-            default / 2,
-            default,
-            default * 2,
-            SWEEP[SWEEP.len() - 1],
-        ]
+        vec![4 << 10]
     };
-    sizes.retain(|s| SWEEP.contains(s));
+    sizes.retain(|&s| SWEEP.contains(&s) && (pipe || s != default));
     sizes.sort_unstable();
     sizes.dedup();
     sizes
@@ -147,68 +166,6 @@ fn sweep_for(config: &crate::bench::Config, default: usize) -> Vec<usize> {
 /// `dd`'s block size: 128 KiB, as the issue's baseline (`pv`'s choice for a 4 KiB
 /// `st_blksize`).
 const DD_BLOCK: u64 = 128 << 10;
-
-/// A place the writers write to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Sink {
-    /// A pipe drained by [`runner::drain`].
-    Pipe {
-        /// The capacity: the kernel's default (when known), or what `F_SETPIPE_SZ` gave.
-        capacity: Option<usize>,
-        /// Whether it was enlarged with `F_SETPIPE_SZ`.
-        resized: bool,
-        /// Where the writer and the reader run.
-        cpus: CpuPlacement,
-    },
-    Null,
-    File(PathBuf),
-}
-
-impl Sink {
-    fn name(&self) -> &'static str {
-        match self {
-            Sink::Pipe { resized: true, .. } => "pipe-resized",
-            Sink::Pipe {
-                cpus: CpuPlacement::Separate,
-                ..
-            } => "pipe-two-cpus",
-            Sink::Pipe { .. } => "pipe",
-            Sink::Null => "/dev/null",
-            Sink::File(_) => "file",
-        }
-    }
-
-    fn kind(&self) -> DestinationKind {
-        match self {
-            Sink::Pipe { .. } => DestinationKind::Pipe,
-            Sink::Null => DestinationKind::Null,
-            Sink::File(_) => DestinationKind::RegularFile,
-        }
-    }
-
-    fn pipe_capacity(&self) -> Option<usize> {
-        match self {
-            Sink::Pipe { capacity, .. } => *capacity,
-            Sink::Null | Sink::File(_) => None,
-        }
-    }
-
-    fn stdout(&self, limit: Option<u64>) -> Stdout {
-        match self {
-            Sink::Pipe {
-                capacity,
-                resized,
-                cpus,
-            } => Stdout::Pipe(PipeSink {
-                capacity: if *resized { *capacity } else { None },
-                limit,
-                cpus: *cpus,
-            }),
-            Sink::Null => Stdout::Null,
-            Sink::File(path) => Stdout::File(path.clone()),
-        }
-    }
-}
 
 /// One row to measure.
 struct Entry {
@@ -251,8 +208,9 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let bytes = SIZES.pick(config);
 
     ctx.notes.push(format!(
-        "write: the pipe's reader is {}; writer and reader share one CPU, except in \
-         pipe-two-cpus",
+        "write: splice-reader, head and pv are consumer processes started as a shell starts \
+         `WRITER | CONSUMER`, unpinned; the pipe-* sinks are diagnostics drained by {} with \
+         both sides pinned",
         runner::PIPE_READER
     ));
     ctx.notes.push(format!(
@@ -266,12 +224,23 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
             .map_or("unknown".into(), |b| format_bytes(b as u64)),
     ));
 
+    let mut sinks = Vec::new();
+    for kind in ConsumerKind::ALL {
+        if kind.process(config, bytes).is_some() {
+            sinks.push(Sink::Consumer(kind));
+        } else {
+            ctx.notes.push(format!(
+                "write: no {} rows: its consumer is not installed",
+                Sink::Consumer(kind).name()
+            ));
+        }
+    }
     let pipe = |capacity, resized, cpus| Sink::Pipe {
         capacity,
         resized,
         cpus,
     };
-    let mut sinks = vec![pipe(facts.pipe_default, false, CpuPlacement::Shared)];
+    sinks.push(pipe(facts.pipe_default, false, CpuPlacement::Shared));
     match resized_pipe(&facts) {
         Ok(capacity) => sinks.push(pipe(Some(capacity), true, CpuPlacement::Shared)),
         Err(reason) => ctx
@@ -317,14 +286,12 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Whether `row` is what `iolab::write::StdoutWriter::new()` does in its sink: `bufwriter`
-/// at iolab's default buffer (its first note says so, see `rows.rs`).
+/// Whether `row` is what a user gets without choosing a size: `iolab write -m raw-fd`
+/// without `--buffer`, and `bufwriter`'s default, which is `StdoutWriter::new()` (rows
+/// with `default: true`, see `rows.rs`; every method has one).
 pub(crate) fn is_default(row: &Row) -> bool {
-    row.method == Method::Bufwriter.name()
-        && row
-            .notes
-            .first()
-            .is_some_and(|n| n.contains("iolab default"))
+    (row.method == Method::Bufwriter.name() || row.method == Method::RawFd.name())
+        && row.extra.get("default") == Some(&serde_json::Value::Bool(true))
 }
 
 /// The capacity a resized pipe gets here, or why there is none.
@@ -343,10 +310,10 @@ fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Re
     let config = ctx.config;
     let mut rows = Vec::new();
     let mut entries = Vec::new();
-    let destination = destination_of(sink);
-    let sweep = sweep_for(config, write::default_buffer_size(&destination));
-    // The variants of the pipe show what the pipe does to the fastest methods; the full
-    // set runs into the plain pipe, /dev/null and the file.
+    let destination = destination_of(sink, facts);
+    let sweep = sweep_for(config, sink, write::default_buffer_size(&destination));
+    // The resized and two-CPU diagnostics show what the pipe does to the fastest methods;
+    // every method runs into the consumers, the same-CPU pipe, /dev/null and the file.
     let methods: &[Method] = match sink {
         Sink::Pipe { resized: true, .. }
         | Sink::Pipe {
@@ -374,25 +341,25 @@ fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Re
             ));
             continue;
         }
-        for &buffer in &sweep {
-            let args: Vec<OsString> = [
-                "write",
-                "--method",
-                method.name(),
-                "--buffer",
-                &buffer.to_string(),
-                "--bytes",
-                &bytes.to_string(),
-                "--verbose",
-            ]
-            .map(OsString::from)
-            .to_vec();
+        // `None`: the method's default, as `iolab write` runs it without `--buffer`.
+        for buffer in std::iter::once(None).chain(sweep.iter().copied().map(Some)) {
+            let mut args: Vec<OsString> = ["write", "--method", method.name()]
+                .map(OsString::from)
+                .to_vec();
+            if let Some(b) = buffer {
+                args.extend(["--buffer".into(), b.to_string().into()]);
+            }
+            args.extend([
+                "--bytes".into(),
+                bytes.to_string().into(),
+                "--verbose".into(),
+            ]);
             let mut job = Job::new(method.name(), &config.iolab_exe, args, false);
-            job.stdout = sink.stdout(None);
+            job.stdout = sink.stdout(config, bytes, None);
             entries.push(Entry {
                 job,
                 version: None,
-                buffer: Some(buffer),
+                buffer,
                 endless: false,
                 method: Some(method),
             });
@@ -407,16 +374,16 @@ fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Re
 
 /// What a writer finds on its standard output in `sink`, for the default rule and for
 /// `vmsplice`'s refusal.
-fn destination_of(sink: &Sink) -> Destination {
+fn destination_of(sink: &Sink, facts: &Facts) -> Destination {
     let block_size = match sink {
-        Sink::Pipe { .. } => pipe_block_size(),
+        Sink::Pipe { .. } | Sink::Consumer(_) => pipe_block_size(),
         Sink::Null => blksize_of(Path::new("/dev/null")),
         Sink::File(path) => blksize_of(path.parent().unwrap_or(Path::new("."))),
     };
     Destination {
         kind: sink.kind(),
         block_size,
-        pipe_capacity: sink.pipe_capacity(),
+        pipe_capacity: sink.pipe_capacity(facts),
     }
 }
 
@@ -440,7 +407,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_sweep_surrounds_the_default_and_keeps_the_ends() {
+    fn the_default_sweep_brackets_the_pipe_cliff_and_skips_sizes_the_default_row_measures() {
         let mut config = crate::bench::Config {
             suites: Vec::new(),
             data_dir: PathBuf::new(),
@@ -457,15 +424,63 @@ mod tests {
             sweep: false,
             files: Vec::new(),
         };
+        let consumer = Sink::Consumer(ConsumerKind::Splice);
+        let same_cpu = Sink::Pipe {
+            capacity: None,
+            resized: false,
+            cpus: CpuPlacement::Shared,
+        };
+        let two_cpus = Sink::Pipe {
+            capacity: None,
+            resized: false,
+            cpus: CpuPlacement::Separate,
+        };
         assert_eq!(
-            sweep_for(&config, 64 << 10),
-            [4 << 10, 32 << 10, 64 << 10, 128 << 10, 1 << 20]
+            sweep_for(&config, &consumer, 64 << 10),
+            [8 << 10, 16 << 10, 64 << 10]
         );
-        assert_eq!(sweep_for(&config, 1 << 20), [4 << 10, 512 << 10, 1 << 20]);
+        assert_eq!(sweep_for(&config, &same_cpu, 64 << 10), [8 << 10, 64 << 10]);
+        assert_eq!(sweep_for(&config, &two_cpus, 64 << 10), [64 << 10]);
+        assert_eq!(sweep_for(&config, &Sink::Null, 128 << 10), [4 << 10]);
         config.quick = true;
-        assert_eq!(sweep_for(&config, 128 << 10), [4 << 10, 128 << 10, 1 << 20]);
+        assert_eq!(sweep_for(&config, &consumer, 64 << 10), [8 << 10, 64 << 10]);
         config.sweep = true;
-        assert_eq!(sweep_for(&config, 128 << 10), SWEEP);
+        assert_eq!(sweep_for(&config, &consumer, 128 << 10), SWEEP);
+    }
+
+    #[test]
+    fn sinks_are_named_and_the_pinned_pipes_are_diagnostics() {
+        let names: Vec<&str> = ConsumerKind::ALL.map(|k| Sink::Consumer(k).name()).to_vec();
+        assert_eq!(names, ["splice-reader", "head", "pv"]);
+        assert!(
+            ConsumerKind::ALL
+                .iter()
+                .all(|&k| !Sink::Consumer(k).diagnostic())
+        );
+        let pipe = |resized, cpus| Sink::Pipe {
+            capacity: None,
+            resized,
+            cpus,
+        };
+        for (sink, name) in [
+            (pipe(false, CpuPlacement::Shared), "pipe-same-cpu"),
+            (pipe(true, CpuPlacement::Shared), "pipe-resized"),
+            (pipe(false, CpuPlacement::Separate), "pipe-two-cpus"),
+        ] {
+            assert_eq!(sink.name(), name);
+            assert!(sink.diagnostic(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_adaptive_split_is_read_back_from_the_writers_report() {
+        let report = "iolab: wrote 64 bytes with raw-fd, buffer 64.0 KiB, into a pipe of \
+                      64.0 KiB; adaptive writes: 8192 bytes for 97%, 65536 for 3%\n";
+        assert_eq!(rows::reported_sizes(report), Some([(8192, 97), (65536, 3)]));
+        assert_eq!(
+            rows::reported_sizes("iolab: wrote 64 bytes with raw-fd"),
+            None
+        );
     }
 
     #[test]

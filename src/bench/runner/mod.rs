@@ -18,7 +18,7 @@ use std::io::{self, PipeReader, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Instant;
 
 /// Where a job's standard output goes.
@@ -35,6 +35,19 @@ pub enum Stdout {
     /// when the job has exited and the pipe is drained. [`Outcome::stdout`] then holds the
     /// number of bytes drained, in decimal.
     Pipe(PipeSink),
+    /// A fresh pipe read by another process, started as a shell starts `job | consumer`:
+    /// neither pinned, the consumer's standard output on `/dev/null`. The run ends when both
+    /// have exited; [`Outcome::reader`] holds what the consumer did.
+    Consumer(Consumer),
+}
+
+/// The reading side of [`Stdout::Consumer`]: a program that reads its standard input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Consumer {
+    /// The program (`head`, `pv`, `iolab`).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
 }
 
 /// The pipe of [`Stdout::Pipe`] and how its reader behaves.
@@ -103,50 +116,8 @@ impl CpuPlacement {
     }
 }
 
-/// The calling thread's CPU affinity (`sched_getaffinity`/`sched_setaffinity` with pid 0).
-mod affinity {
-    use std::io;
-
-    /// The CPUs the calling thread may run on, in increasing order.
-    pub(super) fn allowed() -> io::Result<Vec<usize>> {
-        let set = get()?;
-        Ok((0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `cpu` is below CPU_SETSIZE, the number of CPUs a cpu_set_t holds.
-            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-            .collect())
-    }
-
-    pub(super) fn get() -> io::Result<libc::cpu_set_t> {
-        // SAFETY: all-zero is a valid (empty) cpu_set_t.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `set` is writable and its size is passed along.
-        let rc = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) };
-        if rc == 0 {
-            Ok(set)
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-
-    pub(super) fn set(set: &libc::cpu_set_t) -> io::Result<()> {
-        // SAFETY: `set` is a valid cpu_set_t of the size passed along; only read.
-        let rc = unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-
-    /// Restricts the calling thread to `cpu`.
-    pub(super) fn pin(cpu: usize) -> io::Result<()> {
-        // SAFETY: all-zero is a valid (empty) cpu_set_t.
-        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` comes from `allowed`, so it is below CPU_SETSIZE.
-        unsafe { libc::CPU_SET(cpu, &mut one) };
-        set(&one)
-    }
-}
+mod affinity;
+mod consumer;
 
 /// What drains a [`Stdout::Pipe`], for reports: the benchmark process itself, moving the
 /// pipe's pages to `/dev/null` with `splice(2)`.
@@ -163,11 +134,16 @@ const SPLICE_CHUNK: usize = 1 << 20;
 /// never the bottleneck of what it measures, and it counts exactly. Any writer can feed it:
 /// `write(2)` copies into the pipe's pages, `vmsplice(2)` lends its own.
 pub fn drain(pipe: PipeReader, limit: Option<u64>) -> io::Result<u64> {
-    let null = File::options().write(true).open("/dev/null")?;
-    drain_into(&pipe, &null, limit)
+    drain_fd(&pipe, limit)
 }
 
-fn drain_into(pipe: &PipeReader, null: &File, limit: Option<u64>) -> io::Result<u64> {
+/// [`drain`] for any pipe's read end, borrowed (`iolab drain` drains standard input).
+pub fn drain_fd(pipe: &impl AsRawFd, limit: Option<u64>) -> io::Result<u64> {
+    let null = File::options().write(true).open("/dev/null")?;
+    drain_into(pipe, &null, limit)
+}
+
+fn drain_into(pipe: &impl AsRawFd, null: &File, limit: Option<u64>) -> io::Result<u64> {
     let mut total = 0u64;
     loop {
         let want = match limit {
@@ -235,8 +211,43 @@ impl Job {
     }
 }
 
+/// Context switches of a process (`ru_nvcsw`, `ru_nivcsw` from `wait4`'s `rusage`): the
+/// voluntary ones are sleeps (a full or an empty pipe), the involuntary ones preemptions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// Voluntary: the process blocked.
+    pub voluntary: u64,
+    /// Involuntary: the scheduler took the CPU away.
+    pub involuntary: u64,
+}
+
+impl Switches {
+    fn of(usage: &libc::rusage) -> Switches {
+        Switches {
+            voluntary: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
+            involuntary: u64::try_from(usage.ru_nivcsw).unwrap_or(0),
+        }
+    }
+
+    /// Both kinds together.
+    pub fn total(self) -> u64 {
+        self.voluntary + self.involuntary
+    }
+}
+
+/// What the consumer of a [`Stdout::Consumer`] run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReaderOutcome {
+    /// Its exit code, or `None` when a signal ended it.
+    pub code: Option<i32>,
+    /// Everything it printed on stderr (`pv -n`'s byte counts, `iolab drain`'s total).
+    pub stderr: String,
+    /// Its context switches.
+    pub switches: Switches,
+}
+
 /// What one run of a job did.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outcome {
     /// Wall-clock seconds from spawn to exit.
     pub wall_s: f64,
@@ -252,6 +263,11 @@ pub struct Outcome {
     pub stdout: String,
     /// Everything it printed on stderr.
     pub stderr: String,
+    /// The job's context switches.
+    pub switches: Switches,
+    /// The consumer's side of a [`Stdout::Consumer`] run; for [`Stdout::Pipe`], the
+    /// executor's own reading thread (its switches only).
+    pub reader: Option<ReaderOutcome>,
 }
 
 impl Outcome {
@@ -299,6 +315,7 @@ impl Executor for ProcessExecutor {
         let mut reader = None;
         let mut placement = None;
         let stdout = match &job.stdout {
+            Stdout::Consumer(consumer) => return consumer::run(job, consumer),
             Stdout::Capture => Stdio::piped(),
             Stdout::Null => Stdio::null(),
             Stdout::File(path) => Stdio::from(std::fs::File::create(path)?),
@@ -338,8 +355,17 @@ impl Executor for ProcessExecutor {
         };
         // Drained before waiting: the child cannot finish while its pipe is full. On a read
         // error the pipe is closed here, so the child ends with EPIPE and is reaped below.
+        let mut reader_switches = None;
         let drained = match (&child, repinned) {
-            (Ok(_), Ok(())) => reader.map(|(pipe, null, limit)| drain_into(&pipe, &null, limit)),
+            (Ok(_), Ok(())) => reader.map(|(pipe, null, limit)| {
+                let before = thread_switches();
+                let drained = drain_into(&pipe, &null, limit);
+                reader_switches = Some(Switches {
+                    voluntary: thread_switches().voluntary - before.voluntary,
+                    involuntary: thread_switches().involuntary - before.involuntary,
+                });
+                drained
+            }),
             // Not drained: closing the pipe makes the child (if any) end with EPIPE.
             (_, Err(e)) => {
                 drop(reader);
@@ -352,27 +378,7 @@ impl Executor for ProcessExecutor {
         };
         let restored = saved_affinity.map_or(Ok(()), |saved| affinity::set(&saved));
         let mut child = child?;
-        let pid = child.id() as libc::pid_t;
-        let mut status: libc::c_int = 0;
-        // SAFETY: all-zero is a valid `rusage`.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let (reaped, wall_s) = loop {
-            // SAFETY: `status` and `usage` are valid for writes; `pid` is our child, not yet
-            // reaped (std's `Child` has not waited on it).
-            let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-            let wall_s = start.elapsed().as_secs_f64();
-            if rc == pid {
-                break (true, wall_s);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                break (false, wall_s);
-            }
-        };
-        if !reaped {
-            // Let std reap it instead; its rusage is then unknown.
-            child.wait()?;
-        }
+        let (status, usage, wall_s) = reap(&mut child, start)?;
         restored?;
         // The outputs are small (a count and a file name), so reading them after the exit
         // cannot deadlock on a full pipe in practice; a chatty job would block in write
@@ -397,8 +403,46 @@ impl Executor for ProcessExecutor {
             signal: exit.signal(),
             stdout,
             stderr,
+            switches: Switches::of(&usage),
+            reader: reader_switches.map(|switches| ReaderOutcome {
+                switches,
+                ..ReaderOutcome::default()
+            }),
         })
     }
+}
+
+/// Waits for `child` with `wait4`: its raw status, its `rusage` (zero when std had to reap
+/// it instead) and the seconds since `start` when it was reaped.
+fn reap(child: &mut Child, start: Instant) -> io::Result<(libc::c_int, libc::rusage, f64)> {
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: all-zero is a valid `rusage`.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid for writes; `pid` is our child, not yet
+        // reaped (std's `Child` has not waited on it).
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let wall_s = start.elapsed().as_secs_f64();
+        if rc == pid {
+            return Ok((status, usage, wall_s));
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            // Let std reap it instead; its rusage is then unknown.
+            let exit = child.wait()?;
+            return Ok((exit.into_raw(), usage, start.elapsed().as_secs_f64()));
+        }
+    }
+}
+
+/// The calling thread's context switches so far (`getrusage(RUSAGE_THREAD)`).
+fn thread_switches() -> Switches {
+    // SAFETY: all-zero is a valid `rusage`.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is valid for writes; RUSAGE_THREAD reads the calling thread's counts.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    Switches::of(&usage)
 }
 
 fn timeval_s(t: libc::timeval) -> f64 {

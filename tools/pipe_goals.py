@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Issue #15's check: every write default and the baselines into real pipe consumers.
+
+Each writer runs as `WRITER | CONSUMER` (the shell starts both, unpinned), N bytes per run,
+rounds interleaved (round r starts at writer r); prints the median throughput, the spread
+(min-max) and the ratio to `yes` per consumer. The same-CPU case pins both sides with
+`taskset -c 0` and compares each default with today's fixed 64 KiB.
+
+    flock /tmp/iolab-measure.lock tools/pipe_goals.py target/release/iolab [GiB] [rounds]
+"""
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+iolab = sys.argv[1] if len(sys.argv) > 1 else "target/release/iolab"
+n = int(float(sys.argv[2] if len(sys.argv) > 2 else 4) * (1 << 30))
+rounds = int(sys.argv[3] if len(sys.argv) > 3 else 5)
+
+def w(method, extra=""):
+    return f"{iolab} write -m {method} --bytes {n} {extra}".strip()
+
+writers = ["yes"] + (["fyes"] if shutil.which("fyes") else []) + [
+    w("raw-fd"), w("stdout"), w("bufwriter"), w("vmsplice"), w("raw-fd", "--buffer 64K"),
+]
+consumers = {
+    "splice reader": f"{iolab} drain --limit {n}",
+    "head -c": f"head -c {n} > /dev/null",
+}
+if shutil.which("pv"):
+    consumers["pv"] = f"pv -q -S -s {n} > /dev/null"
+
+def measure(cmds, consumer, pin=""):
+    runs = {c: [] for c in cmds}
+    for r in range(rounds):
+        for c in cmds[r % len(cmds):] + cmds[: r % len(cmds)]:
+            t = time.perf_counter()
+            subprocess.run(["bash", "-c", f"{pin}{c} | {pin}{consumer}"], check=True,
+                           stderr=subprocess.DEVNULL)
+            runs[c].append(n / (time.perf_counter() - t) / 1e9)
+    return {c: (statistics.median(v), min(v), max(v)) for c, v in runs.items()}
+
+for name, consumer in consumers.items():
+    res = measure(writers, consumer)
+    yes = res["yes"][0]
+    print(f"== into {name} ({n >> 30} GiB, median of {rounds} interleaved rounds)")
+    for c, (med, lo, hi) in res.items():
+        print(f"  {med:6.2f} GB/s  [{lo:.2f}-{hi:.2f}]  {med / yes:5.2f}x yes  {c.replace(iolab, 'iolab')}")
+
+same = [w(m) for m in ("raw-fd", "stdout", "bufwriter", "vmsplice")]
+same += [w(m, "--buffer 64K") for m in ("raw-fd", "stdout", "bufwriter", "vmsplice")]
+res = measure(same, consumers["splice reader"], pin="taskset -c 0 ")
+print(f"== same CPU (taskset -c 0 on both sides): default against today's fixed 64 KiB")
+for m in ("raw-fd", "stdout", "bufwriter", "vmsplice"):
+    new, old = res[w(m)][0], res[w(m, "--buffer 64K")][0]
+    print(f"  {m:10} default {new:6.2f} GB/s, 64 KiB {old:6.2f} GB/s: {new / old - 1:+.0%}")
