@@ -2,7 +2,7 @@
 //! [`StdoutWriter`], the library's writer for programs that print.
 //!
 //! **System calls**: one `write(1, buf, B)` each time the buffer of `B` bytes is full
-//! (through [`RawStdout`]: short writes continued, `EINTR` retried, `EAGAIN` waited on),
+//! (through [`RawStdout`](super::raw_fd::RawStdout): short writes continued, `EINTR` retried, `EAGAIN` waited on),
 //! and one for the rest at the end.
 //! **When it wins**: when a program produces its output in pieces (lines, records): the
 //! pieces are gathered into few, large system calls, and nothing scans them for newlines

@@ -8,7 +8,7 @@
 //! the cost is the page bookkeeping: 2× `raw-fd` through a default pipe, 4× through one
 //! enlarged to 1 MiB, on the development VM.
 //! Into a reader that `read`s, the reader's copy remains.
-//! **Its default** ([`enlarge_pipe`], [`default_chunk`]): without `--buffer` and
+//! **Its default** (`enlarge_pipe`, `default_chunk`): without `--buffer` and
 //! `--pipe-size`, it enlarges the pipe to `min(pipe-max-size, 1 MiB)` and splices 256 KiB
 //! per call, so the pipe holds four calls' pages and neither side waits for a whole pipe:
 //! 28.9 GB/s into a `splice` reader on another CPU with small pages, 54 GB/s with huge
