@@ -17,7 +17,7 @@ pub(super) const PG_TEST_FSYNC_PATHS: [&str; 3] = [
     "/usr/lib/postgresql/15/bin/pg_test_fsync",
 ];
 /// Counted rounds of `pg_test_fsync` at most (about 5 s each), without a warm-up.
-pub(super) const PG_ROUNDS: usize = 3;
+pub(super) const PG_ROUNDS: usize = 2;
 /// The method name of `pg_test_fsync`'s rows: `pg_test_fsync <its test>`.
 pub const PG_TEST_FSYNC: &str = "pg_test_fsync";
 
