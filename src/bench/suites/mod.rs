@@ -172,42 +172,16 @@ pub const SUITES: &[Suite] = &[
             "group_commit",
         ],
         columns: &[
-            Column {
-                key: "ns_per_record",
-                header: "ns/record",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
-            Column {
-                key: "syscalls_per_record",
-                header: "syscalls/record",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
-            Column {
-                key: "writers",
-                header: "writers",
-                place: Place::AfterMethod,
-                format: Format::Significant,
-            },
-            Column {
-                key: "records_per_s",
-                header: "records/s",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
-            Column {
-                key: "p50_us",
-                header: "p50 µs",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
-            Column {
-                key: "p99_us",
-                header: "p99 µs",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
+            Column::significant("ns_per_record", "ns/record", Place::AfterThroughput),
+            Column::significant(
+                "syscalls_per_record",
+                "syscalls/record",
+                Place::AfterThroughput,
+            ),
+            Column::significant("writers", "writers", Place::AfterMethod),
+            Column::significant("records_per_s", "records/s", Place::AfterThroughput),
+            Column::significant("p50_us", "p50 µs", Place::AfterThroughput),
+            Column::significant("p99_us", "p99 µs", Place::AfterThroughput),
         ],
         charts: append::chart::charts,
         verdict: append::verdict::verdicts,
@@ -228,36 +202,11 @@ pub const SUITES: &[Suite] = &[
         section_keys: &["pattern"],
         identity_keys: &["pattern", "state", "block_bytes", "queue_depth", "threads"],
         columns: &[
-            Column {
-                key: "iops",
-                header: "IOPS",
-                place: Place::AfterMethod,
-                format: Format::Significant,
-            },
-            Column {
-                key: "p50_us",
-                header: "p50 µs",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
-            Column {
-                key: "p99_us",
-                header: "p99 µs",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
-            Column {
-                key: "p999_us",
-                header: "p99.9 µs",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
-            Column {
-                key: "cpu_us_per_read",
-                header: "CPU µs/read",
-                place: Place::AfterThroughput,
-                format: Format::Significant,
-            },
+            Column::significant("iops", "IOPS", Place::AfterMethod),
+            Column::significant("p50_us", "p50 µs", Place::AfterThroughput),
+            Column::significant("p99_us", "p99 µs", Place::AfterThroughput),
+            Column::significant("p999_us", "p99.9 µs", Place::AfterThroughput),
+            Column::significant("cpu_us_per_read", "CPU µs/read", Place::AfterThroughput),
         ],
         charts: random::chart::charts,
         run: random::run,
@@ -342,6 +291,18 @@ pub struct Column {
     pub place: Place,
     /// How the value is written.
     pub format: Format,
+}
+
+impl Column {
+    /// A column of a number written to three significant digits.
+    pub const fn significant(key: &'static str, header: &'static str, place: Place) -> Column {
+        Column {
+            key,
+            header,
+            place,
+            format: Format::Significant,
+        }
+    }
 }
 
 /// Where a suite's column goes in a table.
