@@ -30,9 +30,10 @@ pub const RECORD_SIZE: usize = 128;
 ///
 /// - Its capacity follows [`default_buffer_size`] for what standard output is (a pipe's
 ///   capacity, 128 KiB for files), or is given with [`StdoutWriter::with_capacity`].
-/// - Into a pipe, [`StdoutWriter::new`] hands a full buffer to the kernel in writes whose
-///   size it measures ([`super::adaptive`]: 8 KiB when the reader runs on another CPU,
-///   the whole buffer when it shares ours); elsewhere, one `write` per buffer.
+/// - Into a pipe, [`StdoutWriter::new`] hands its buffer to the kernel as soon as it
+///   holds a write's worth, of a size it adapts ([`super::adaptive`]: 8 KiB when the
+///   reader runs on another CPU, the whole buffer when it shares ours); elsewhere, one
+///   `write` per full buffer.
 /// - Writes larger than the free space go out in whole system calls; short writes are
 ///   continued and `EINTR` is retried.
 /// - Errors are [`io::Error`]s of the original kind whose inner error is an [`Error`]
@@ -120,6 +121,20 @@ impl StdoutWriter {
         }
     }
 
+    /// Hands the buffer to the kernel once it holds the adaptive size's worth, so the
+    /// pipe sees 8 KiB at a time while its reader runs on another CPU, not bursts of the
+    /// whole buffer, which fill a 64 KiB pipe as one 64 KiB write does (into `pv -q`,
+    /// 2 GiB, 5 interleaved runs: 2.27 GB/s with 64 KiB bursts, 0.69× `yes`). With a
+    /// fixed size it is the buffer's capacity, and `BufWriter` flushes by itself.
+    fn flush_when_due(&mut self) -> io::Result<()> {
+        if let Sizing::Adaptive(a) = self.sizing()
+            && self.inner.buffer().len() >= a.next_size()
+        {
+            return self.inner.flush().map_err(|e| self.fail(e));
+        }
+        Ok(())
+    }
+
     /// Classifies a failed write (or ends the process quietly, when asked to).
     fn classify(&self, e: io::Error) -> Error {
         let error = Error::from_write(e, self.written());
@@ -147,7 +162,7 @@ impl Write for StdoutWriter {
         match self.inner.write(buf) {
             Ok(n) => {
                 self.passed_on += n as u64;
-                Ok(n)
+                self.flush_when_due().map(|()| n)
             }
             Err(e) => Err(self.fail(e)),
         }
@@ -157,7 +172,7 @@ impl Write for StdoutWriter {
         match self.inner.write_all(buf) {
             Ok(()) => {
                 self.passed_on += buf.len() as u64;
-                Ok(())
+                self.flush_when_due()
             }
             Err(e) => Err(self.fail(e)),
         }
