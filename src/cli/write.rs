@@ -21,9 +21,10 @@ pub struct Args {
     #[arg(short, long, value_parser = parse_method)]
     method: Method,
     /// Bytes per system call (stdout, raw-fd, vmsplice) or the buffer's capacity
-    /// (bufwriter), e.g. 64K [default: into a pipe, 8K or the pipe's capacity per write,
-    /// whichever it measures faster (vmsplice: the pipe enlarged to 1M, 256K per call);
-    /// else 32 × st_blksize, within 64K..1M].
+    /// (bufwriter), e.g. 64K [default: into a pipe, 8K per write, or the pipe's capacity
+    /// while the reader shares our CPU, seen from our involuntary context switches
+    /// (vmsplice: the pipe enlarged to 1M, 256K per call); else 32 × st_blksize, within
+    /// 64K..1M].
     #[arg(long, value_name = "SIZE", value_parser = parse_buffer)]
     buffer: Option<usize>,
     /// How many bytes to write, e.g. 4096, 64M, 1G.
