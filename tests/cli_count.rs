@@ -612,7 +612,23 @@ fn directory_is_reported_and_others_counted() {
     let [a, b] = two_good_files(dir.path());
     let sub = dir.path().join("a-directory");
     fs::create_dir(&sub).unwrap();
-    check_bad_between_good(&sub, &["is a directory"], [&a, &b], |_| {});
+    // As `wc -l`: the error on stderr, and a 0 for the directory on stdout, which also
+    // widens the column to 7 (a file that is there but not regular).
+    let want = vec![
+        (wc_count(&a), path_label(&a)),
+        (0, path_label(&sub)),
+        (wc_count(&b), path_label(&b)),
+    ];
+    for method in available_methods() {
+        let output = StdCommand::new(BIN)
+            .args(["count", "--method", &method])
+            .args([&a, &sub, &b])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{method}: {output:?}");
+        assert_eq!(stdout_of(&output), expected_stdout(&want, 3), "{method}");
+        assert_one_error_line(&stderr_of(&output), &[&path_label(&sub), "is a directory"]);
+    }
 }
 
 #[test]

@@ -215,3 +215,36 @@ fn a_generated_tree_counts_as_wc_counts_it() {
     assert_eq!(files.len(), 250);
     assert_same_as_wc(&files);
 }
+
+/// A name that is not UTF-8 is printed with its own bytes, and a directory among the files
+/// (or first) widens the column as `wc` widens it; stdout and the status are `wc -l`'s.
+#[test]
+fn odd_names_and_a_directory_print_as_wc_prints_them() {
+    use std::os::unix::ffi::OsStrExt;
+    if !wc_available() {
+        return;
+    }
+    let dir = common::scratch();
+    let odd = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"odd-\xff-name"));
+    fs::write(&odd, "a\nb\n").unwrap();
+    let plain = dir.path().join("plain");
+    fs::write(&plain, "c\n").unwrap();
+    let folder = dir.path().join("folder");
+    fs::create_dir(&folder).unwrap();
+    for files in [
+        vec![odd.clone(), plain.clone()],
+        vec![odd.clone(), folder.clone(), plain.clone()],
+        vec![folder.clone(), odd.clone()],
+    ] {
+        let wc = Command::new(WC).arg("-l").args(&files).output().unwrap();
+        let ours = Command::new(BIN)
+            .arg("count")
+            .args(&files)
+            .output()
+            .unwrap();
+        assert_eq!(ours.stdout, wc.stdout, "{files:?}");
+        assert_eq!(ours.status.code(), wc.status.code(), "{files:?}");
+    }
+}

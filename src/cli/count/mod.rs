@@ -3,6 +3,7 @@
 mod output;
 
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -59,7 +60,6 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// command tree costs more than counting. Anything else (an option, `--`, no file) returns
 /// `None` and goes through clap as usual.
 pub fn fast_path(argv: &[std::ffi::OsString]) -> Option<Args> {
-    use std::os::unix::ffi::OsStrExt;
     let (command, files) = argv.get(1..)?.split_first()?;
     if command != "count" || files.is_empty() {
         return None;
@@ -122,16 +122,19 @@ pub fn run(args: Args) -> Result<i32> {
     let mut total = 0u64;
     let written = (|| -> io::Result<()> {
         for (path, result) in files.iter().zip(&results) {
-            let label = path.display();
             match result {
                 Ok(count) => {
                     total += count.lines;
-                    writeln!(out, "{:>width$} {label}", count.lines)?;
+                    output::row(&mut out, width, count.lines, path)?;
                 }
                 Err(e) => {
                     out.flush()?;
-                    super::report(&format!("{label}: {e}"));
+                    super::report(&format!("{}: {e}", path.display()));
                     failed = true;
+                    // `wc` opens a directory, fails to read it, and still prints its 0.
+                    if matches!(e, iolab::Error::IsDirectory) {
+                        output::row(&mut out, width, 0, path)?;
+                    }
                 }
             }
         }

@@ -1,29 +1,41 @@
 //! `iolab count`'s output as GNU `wc -l` writes it, and its `--files0-from` list.
 
 use std::ffi::OsString;
-use std::io::Read;
-use std::os::unix::ffi::OsStringExt;
+use std::io::{Read, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use iolab::read::many::FileCount;
 
 /// The width of the count column, as GNU `wc` sizes it (`compute_number_width`): 1 for a
-/// single file (or when the first file failed); else the digits of the sum of the regular
-/// files' sizes, at least 7 when any counted file is not regular (a pipe, a device). Every
-/// count then fits, since a file has no more lines than bytes.
+/// single file (or when the first file could not be opened); else the digits of the sum
+/// of the regular files' sizes, at least 7 when any file that was there is not regular (a
+/// pipe, a device, a directory, whose count fails). Every count then fits, since a file has
+/// no more lines than bytes.
 pub fn width(results: &[iolab::Result<FileCount>]) -> usize {
-    if results.len() <= 1 || results[0].is_err() {
+    let there = |r: &iolab::Result<FileCount>| matches!(r, Ok(_) | Err(iolab::Error::IsDirectory));
+    if results.len() <= 1 || !there(&results[0]) {
         return 1;
     }
     let counted = results.iter().filter_map(|r| r.as_ref().ok());
     let regular_total: u64 = counted.clone().filter(|c| c.regular).map(|c| c.size).sum();
-    let minimum = if counted.clone().any(|c| !c.regular) {
-        7
-    } else {
-        1
-    };
+    let other = results.iter().any(|r| {
+        matches!(
+            r,
+            Ok(FileCount { regular: false, .. }) | Err(iolab::Error::IsDirectory)
+        )
+    });
+    let minimum = if other { 7 } else { 1 };
     regular_total.to_string().len().max(minimum)
+}
+
+/// Writes one line of counts: the count right-aligned in `width`, a space, and the name's
+/// own bytes, as `wc` prints them (not a lossy UTF-8 copy).
+pub fn row(out: &mut impl Write, width: usize, lines: u64, path: &Path) -> std::io::Result<()> {
+    write!(out, "{lines:>width$} ")?;
+    out.write_all(path.as_os_str().as_bytes())?;
+    out.write_all(b"\n")
 }
 
 /// The names in a `--files0-from` list (`-`: standard input), NUL-separated, and one
