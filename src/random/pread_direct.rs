@@ -49,11 +49,19 @@ pub(crate) fn open_aligned(
     Ok((file, align))
 }
 
-/// An aligned buffer for one block.
+/// A buffer for one block, aligned to the page (or to `O_DIRECT`'s memory alignment, when
+/// larger). `STATX_DIOALIGN` allows 512-byte alignment here, but a 4 KiB buffer that
+/// straddles two pages makes a two-segment request: on this project's virtio disk,
+/// `uring-direct` at queue depth 32 read 55–60k IOPS from 512-aligned buffers and 75–80k
+/// from page-aligned ones (fio, whose buffers are page-aligned: 110–120k).
 pub(crate) fn aligned_buffer(align: &DirectAlignment, block: usize) -> AlignedBuf {
     AlignedBuf::new(
         block.next_multiple_of(align.offset),
-        align.memory.max(align.offset).next_power_of_two(),
+        align
+            .memory
+            .max(align.offset)
+            .max(usize::try_from(crate::sys::page_size()).unwrap_or(4096))
+            .next_power_of_two(),
     )
 }
 
