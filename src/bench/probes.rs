@@ -52,15 +52,9 @@ pub struct ProbePoint {
 /// The fewest samples a probe point takes: 3.
 pub const MIN_SAMPLES: usize = 3;
 
-/// The median of `samples` (0 for none).
+/// The median of `samples` (0 for none), as the rows' medians are taken.
 fn median(samples: &[f64]) -> f64 {
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
+    super::stats::Summary::of(samples).map_or(0.0, |s| s.median)
 }
 
 /// A probe's sweep and its best point.
@@ -149,6 +143,15 @@ impl Task for Discard {
     fn feed(&mut self, _chunk: &[u8]) {}
 }
 
+/// One configuration of the device probe.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum DeviceRead {
+    /// `O_DIRECT` io_uring reads, `depth` of `block` bytes in flight.
+    Direct { depth: usize, block: usize },
+    /// Buffered reads of the evicted file, [`BUFFERED_BLOCK`] at a time.
+    Buffered,
+}
+
 /// The buffered configuration's read size: 1 MiB.
 pub const BUFFERED_BLOCK: usize = 1 << 20;
 
@@ -157,23 +160,21 @@ pub const BUFFERED_BLOCK: usize = 1 << 20;
 /// here), and buffered reads of the evicted file; each point the median of
 /// [`MIN_SAMPLES`] samples taken in rounds.
 pub fn device_read(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -> Probe {
-    // (queue depth, block); depth 0 is the buffered configuration.
-    let mut configs: Vec<(usize, usize)> = Vec::new();
+    let mut configs: Vec<DeviceRead> = Vec::new();
     if Method::UringDirect.availability().is_ok() {
-        configs.extend(
-            block_sizes
+        configs.extend(block_sizes.iter().flat_map(|&block| {
+            queue_depths
                 .iter()
-                .flat_map(|&block| queue_depths.iter().map(move |&depth| (depth, block))),
-        );
+                .map(move |&depth| DeviceRead::Direct { depth, block })
+        }));
     }
-    configs.push((0, BUFFERED_BLOCK));
+    configs.push(DeviceRead::Buffered);
     let mut samples = vec![Vec::new(); configs.len()];
     for _ in 0..MIN_SAMPLES {
-        for (i, &(depth, block)) in configs.iter().enumerate() {
-            let sample = if depth == 0 {
-                read_buffered_once(path)
-            } else {
-                read_once(path, depth, block)
+        for (i, &config) in configs.iter().enumerate() {
+            let sample = match config {
+                DeviceRead::Direct { depth, block } => read_once(path, depth, block),
+                DeviceRead::Buffered => read_buffered_once(path),
             };
             match sample {
                 Ok(rate) => samples[i].push(rate),
@@ -189,13 +190,19 @@ pub fn device_read(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -
     let points = configs
         .into_iter()
         .zip(samples)
-        .map(|((depth, block), samples)| ProbePoint {
-            threads: None,
-            queue_depth: (depth > 0).then_some(depth),
-            block_bytes: Some(block),
-            buffered: depth == 0,
-            bytes_per_s: median(&samples),
-            samples,
+        .map(|(config, samples)| {
+            let (queue_depth, block) = match config {
+                DeviceRead::Direct { depth, block } => (Some(depth), block),
+                DeviceRead::Buffered => (None, BUFFERED_BLOCK),
+            };
+            ProbePoint {
+                threads: None,
+                queue_depth,
+                block_bytes: Some(block),
+                buffered: config == DeviceRead::Buffered,
+                bytes_per_s: median(&samples),
+                samples,
+            }
         })
         .collect();
     Probe::from_points(points)
