@@ -33,6 +33,7 @@ pub(crate) fn run(plan: &Plan<'_>) -> Result<Vec<Tally>> {
         fd: types::Fd(plan.file.as_raw_fd()),
         buffer: &|block| AlignedBuf::new(block, 64),
         register: false,
+        submit_batch: usize::MAX,
         method: METHOD,
     };
     run_threads(plan, |t| run_ring(plan, &ring_plan, t))
@@ -43,6 +44,9 @@ pub(crate) struct RingPlan<'a> {
     pub fd: types::Fd,
     pub buffer: &'a (dyn Fn(usize) -> AlignedBuf + Sync),
     pub register: bool,
+    /// Queued reads are handed to the kernel once this many wait (else all at once, with
+    /// the wait for a completion): see [`uring_direct`](super::uring_direct) for why.
+    pub submit_batch: usize,
     pub method: &'static str,
 }
 
@@ -177,6 +181,9 @@ fn submit(
             std::io::Error::other("submission queue is full"),
         )
     })?;
+    if ring.submission().len() >= ring_plan.submit_batch {
+        retry_eintr(|| ring.submit()).map_err(|e| Error::io("io_uring submit failed", e))?;
+    }
     Ok(Instant::now())
 }
 
