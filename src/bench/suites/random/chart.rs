@@ -20,8 +20,11 @@ fn states(rows: &[&Row]) -> Vec<String> {
     seen
 }
 
+/// Uniform offsets from one thread: the rows the charts plot (`--sweep`'s rows with a
+/// thread per core are in the tables).
 fn uniform(r: &Row) -> bool {
     r.extra.get("pattern").and_then(|v| v.as_str()) == Some("uniform")
+        && r.extra.get("threads").and_then(serde_json::Value::as_u64) == Some(1)
 }
 
 /// The suite's charts, for the suite table.

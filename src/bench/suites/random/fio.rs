@@ -40,7 +40,7 @@ pub(super) fn args(
     engine: &str,
     direct: bool,
     block: usize,
-    queue_depth: usize,
+    (queue_depth, threads): (usize, usize),
     pattern: Pattern,
     seconds: f64,
 ) -> Vec<OsString> {
@@ -62,6 +62,11 @@ pub(super) fn args(
     .collect();
     if engine == "io_uring" && direct {
         args.push("--fixedbufs".into());
+    }
+    if threads > 1 {
+        // One job per thread, reported as one.
+        args.push(format!("--numjobs={threads}").into());
+        args.push("--group_reporting".into());
     }
     if pattern == Pattern::Zipf {
         args.push("--random_distribution=zipf:0.99".into());

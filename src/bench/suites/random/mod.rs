@@ -23,7 +23,9 @@
 //! the two cases `RandomAccessFile` follows).
 //!
 //! **Plan**: 4 KiB blocks; the synchronous methods at queue depth 1, the io_uring methods at
-//! [`DEEP_QUEUE`] (and at 1 too with `--sweep`), each beside its fio twin; uniform offsets everywhere, and Zipfian
+//! [`DEEP_QUEUE`], each beside its fio twin (`--numjobs` for threads). `--sweep` adds the
+//! queue depths of [`SWEEP_QUEUE_DEPTHS`] and one thread per core (the synchronous
+//! methods at depth 1, the io_uring ones at [`DEEP_QUEUE`]). Uniform offsets everywhere, and Zipfian
 //! ones (θ = 0.99) beyond memory, where a skewed working set can fit the cache. Each run
 //! reads for [`RUN_SECONDS`] (a tenth with `--quick`); rounds interleave every job, and a
 //! row gives the medians over its rounds. `--quick` (a smoke run) measures `warm` and
@@ -65,6 +67,8 @@ pub const SIZES: Sizes = Sizes {
 pub const RUN_SECONDS: f64 = 0.2;
 /// The deep queue the io_uring methods also run at.
 pub const DEEP_QUEUE: usize = 32;
+/// `--sweep`: the queue depths of the io_uring methods, for the IOPS-against-depth chart.
+pub const SWEEP_QUEUE_DEPTHS: [usize; 6] = [1, 4, 16, 32, 64, 128];
 /// Memory the reader itself needs in the `beyond-memory` cgroup (its binary, heap,
 /// buffers, ring), added to the quarter of the file the cache may hold: 32 MiB, so a small
 /// `--quick` file does not get the reader killed by the OOM killer.
@@ -115,6 +119,7 @@ pub(crate) struct RandomJob {
     pub method: String,
     pub pattern: Pattern,
     pub queue_depth: usize,
+    pub threads: usize,
     pub parse: fn(&str) -> Option<Sample>,
 }
 
@@ -123,6 +128,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
     let size = SIZES.pick(config);
     let dataset = data::blocks(&config.data_dir, size, config.progress)?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let seconds = if config.quick {
         RUN_SECONDS / 4.0
     } else {
@@ -167,13 +173,13 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 if !config.wants(method.name()) {
                     continue;
                 }
-                for qd in queue_depths(method, config.sweep) {
+                for (qd, threads) in grid(method, config.sweep, cores) {
                     if let Err(reason) = method.availability() {
                         rows.push(rows::unavailable(
                             method.name(),
                             state,
                             pattern,
-                            qd,
+                            (qd, threads),
                             dataset.bytes,
                             reason,
                         ));
@@ -184,7 +190,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                         &dataset.path,
                         method,
                         pattern,
-                        qd,
+                        (qd, threads),
                         seconds,
                     ));
                     if let (Some((version, path)), Some((engine, direct))) =
@@ -199,7 +205,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                                     engine,
                                     direct,
                                     DEFAULT_BLOCK,
-                                    qd,
+                                    (qd, threads),
                                     pattern,
                                     seconds,
                                 ),
@@ -209,6 +215,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                             method: fio::name(engine, direct),
                             pattern,
                             queue_depth: qd,
+                            threads,
                             parse: fio::parse,
                         });
                     }
@@ -222,7 +229,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                         &j.method,
                         state,
                         j.pattern,
-                        j.queue_depth,
+                        (j.queue_depth, j.threads),
                         dataset.bytes,
                         reason.to_string(),
                     );
@@ -292,14 +299,24 @@ fn patterns(state: State, quick: bool) -> Vec<Pattern> {
     }
 }
 
-/// The queue depths `method` runs at: a queueing method at [`DEEP_QUEUE`], and with
-/// `--sweep` at 1 too (where it only adds io_uring's overhead to a `pread`).
-fn queue_depths(method: Method, sweep: bool) -> Vec<usize> {
-    match (method.queues(), sweep) {
-        (true, true) => vec![1, DEEP_QUEUE],
-        (true, false) => vec![DEEP_QUEUE],
-        (false, _) => vec![1],
+/// The (queue depth, threads) pairs `method` runs at: a queueing method at [`DEEP_QUEUE`],
+/// a synchronous one at 1, one thread. `--sweep` adds [`SWEEP_QUEUE_DEPTHS`] for a queueing
+/// method, and the same depth with a thread per core for every method (when there are
+/// several cores).
+fn grid(method: Method, sweep: bool, cores: usize) -> Vec<(usize, usize)> {
+    let depth = if method.queues() { DEEP_QUEUE } else { 1 };
+    if !sweep {
+        return vec![(depth, 1)];
     }
+    let mut out: Vec<(usize, usize)> = if method.queues() {
+        SWEEP_QUEUE_DEPTHS.iter().map(|&qd| (qd, 1)).collect()
+    } else {
+        vec![(1, 1)]
+    };
+    if cores > 1 {
+        out.push((depth, cores));
+    }
+    out
 }
 
 fn iolab_job(
@@ -307,7 +324,7 @@ fn iolab_job(
     data: &Path,
     method: Method,
     pattern: Pattern,
-    qd: usize,
+    (qd, threads): (usize, usize),
     seconds: f64,
 ) -> RandomJob {
     let args: Vec<OsString> = [
@@ -316,6 +333,8 @@ fn iolab_job(
         method.name(),
         "--queue-depth",
         &qd.to_string(),
+        "--threads",
+        &threads.to_string(),
         "--pattern",
         pattern.name(),
         "--seconds",
@@ -332,6 +351,7 @@ fn iolab_job(
         method: method.name().to_string(),
         pattern,
         queue_depth: qd,
+        threads,
         parse: parse_iolab,
     }
 }
@@ -421,12 +441,56 @@ fn measure(
 }
 
 /// Suite-specific keys of a row.
-pub(crate) fn keys(method_pattern: Pattern, state: State, qd: usize) -> BTreeMap<String, Value> {
+pub(crate) fn keys(
+    method_pattern: Pattern,
+    state: State,
+    (qd, threads): (usize, usize),
+) -> BTreeMap<String, Value> {
     let mut extra = BTreeMap::new();
     extra.insert("pattern".into(), Value::from(method_pattern.name()));
     extra.insert("state".into(), Value::from(state.name()));
     extra.insert("block_bytes".into(), Value::from(DEFAULT_BLOCK));
     extra.insert("queue_depth".into(), Value::from(qd));
-    extra.insert("threads".into(), Value::from(1));
+    extra.insert("threads".into(), Value::from(threads));
     extra
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_grid_is_one_point_and_the_sweep_adds_depths_and_threads() {
+        assert_eq!(grid(Method::Pread, false, 2), vec![(1, 1)]);
+        assert_eq!(grid(Method::UringDirect, false, 2), vec![(DEEP_QUEUE, 1)]);
+        assert_eq!(grid(Method::Pread, true, 2), vec![(1, 1), (1, 2)]);
+        assert_eq!(grid(Method::Pread, true, 1), vec![(1, 1)]);
+        let swept = grid(Method::Uring, true, 4);
+        for qd in SWEEP_QUEUE_DEPTHS {
+            assert!(swept.contains(&(qd, 1)), "{qd}: {swept:?}");
+        }
+        assert!(swept.contains(&(DEEP_QUEUE, 4)), "{swept:?}");
+    }
+
+    #[test]
+    fn fio_gets_a_job_per_thread_reported_as_one() {
+        let args = |threads| -> Vec<String> {
+            fio::args(
+                Path::new("/d"),
+                "psync",
+                false,
+                4096,
+                (1, threads),
+                Pattern::Uniform,
+                0.2,
+            )
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+        };
+        assert!(!args(1).iter().any(|a| a.starts_with("--numjobs")));
+        let two = args(2);
+        assert!(two.contains(&"--numjobs=2".to_string()), "{two:?}");
+        assert!(two.contains(&"--group_reporting".to_string()), "{two:?}");
+    }
 }

@@ -15,14 +15,14 @@ pub(super) fn unavailable(
     method: &str,
     state: State,
     pattern: Pattern,
-    qd: usize,
+    at: (usize, usize),
     bytes: u64,
     reason: String,
 ) -> Row {
     let mut row = Row::unavailable(SUITE, method, reason);
     row.cache = Some(state.name().into());
     row.bytes = bytes;
-    row.extra = keys(pattern, state, qd);
+    row.extra = keys(pattern, state, at);
     row
 }
 
@@ -49,13 +49,17 @@ pub(super) fn rows(
                 baseline: j.job.baseline,
                 version: j.version.clone(),
                 bytes: DEFAULT_BLOCK as u64,
-                extra: keys(j.pattern, state, j.queue_depth),
+                extra: keys(j.pattern, state, (j.queue_depth, j.threads)),
                 ..Row::default()
             };
             row.extra.insert("file_bytes".into(), json!(file_bytes));
-            if j.queue_depth > 1 {
-                row.extra
-                    .insert("variant".into(), json!(format!("qd={}", j.queue_depth)));
+            let variant: Vec<String> = [("qd", j.queue_depth), ("threads", j.threads)]
+                .into_iter()
+                .filter(|&(_, n)| n > 1)
+                .map(|(k, n)| format!("{k}={n}"))
+                .collect();
+            if !variant.is_empty() {
+                row.extra.insert("variant".into(), json!(variant.join(" ")));
             }
             let samples = match outcome {
                 Ok(s) if !s.is_empty() => s,
@@ -103,7 +107,7 @@ pub(crate) fn figure(row: &Row, key: &str) -> Option<f64> {
 }
 
 fn same_params(a: &Row, b: &Row) -> bool {
-    ["pattern", "queue_depth", "block_bytes"]
+    ["pattern", "queue_depth", "threads", "block_bytes"]
         .iter()
         .all(|k| a.extra.get(*k) == b.extra.get(*k))
 }
@@ -127,7 +131,15 @@ pub(super) fn compare_with_fio(ctx: &mut Context<'_>, state: State, rows: &[Row]
         {
             let pattern = crate::bench::export::html::extra_str(r, "pattern").unwrap_or_default();
             let qd = figure(r, "queue_depth").unwrap_or(1.0);
-            ratios.push(format!("{} {pattern} qd{qd} {:.2}×", r.method, a / b));
+            let threads = match figure(r, "threads") {
+                Some(t) if t > 1.0 => format!(" ×{t} threads"),
+                _ => String::new(),
+            };
+            ratios.push(format!(
+                "{} {pattern} qd{qd}{threads} {:.2}×",
+                r.method,
+                a / b
+            ));
         }
     }
     if ratios.is_empty() {
@@ -172,6 +184,7 @@ pub(super) fn remember_winners(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) 
             .filter(|r| {
                 r.extra.get("pattern") == Some(&json!("uniform"))
                     && r.extra.get("queue_depth") == Some(&json!(1))
+                    && r.extra.get("threads") == Some(&json!(1))
             })
             .filter(|r| tuning::RandomWinner::backing_of(&r.method).is_some())
             .filter_map(|r| {

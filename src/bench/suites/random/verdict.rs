@@ -33,6 +33,11 @@ fn usage(row: &Row) -> Usage {
         .get("queue_depth")
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(1);
+    let threads = row
+        .extra
+        .get("threads")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(1);
     let pattern = key(row, "pattern").unwrap_or("uniform");
     let variant = row
         .method
@@ -40,11 +45,21 @@ fn usage(row: &Row) -> Usage {
         .map_or_else(|_| row.method.clone(), |m| format!("{m:?}"));
     Usage {
         cli: format!(
-            "iolab random --method {} --queue-depth {qd} --pattern {pattern} FILE",
-            row.method
+            "iolab random --method {} --queue-depth {qd}{} --pattern {pattern} FILE",
+            row.method,
+            if threads > 1 {
+                format!(" --threads {threads}")
+            } else {
+                String::new()
+            }
         ),
         library: format!(
-            "iolab::random::run(Method::{variant}, path, &Options::new().queue_depth({qd}){})",
+            "iolab::random::run(Method::{variant}, path, &Options::new().queue_depth({qd}){}{})",
+            if threads > 1 {
+                format!(".threads({threads})")
+            } else {
+                String::new()
+            },
             if pattern == "zipf" {
                 ".pattern(Pattern::Zipf)"
             } else {
