@@ -55,14 +55,7 @@ pub(crate) fn open_aligned(
 /// `uring-direct` at queue depth 32 read 55–60k IOPS from 512-aligned buffers and 75–80k
 /// from page-aligned ones (fio, whose buffers are page-aligned: 110–120k).
 pub(crate) fn aligned_buffer(align: &DirectAlignment, block: usize) -> AlignedBuf {
-    AlignedBuf::new(
-        block.next_multiple_of(align.offset),
-        align
-            .memory
-            .max(align.offset)
-            .max(usize::try_from(crate::sys::page_size()).unwrap_or(4096))
-            .next_power_of_two(),
-    )
+    AlignedBuf::new(block.next_multiple_of(align.offset), align.buffer_align())
 }
 
 /// Refuses a block size `O_DIRECT` cannot read at block offsets.

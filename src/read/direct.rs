@@ -75,7 +75,7 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         .buffer_size_or(DEFAULT_BUFFER_SIZE)
         .next_multiple_of(align.offset)
         .max(align.offset);
-    let mut buf = AlignedBuf::new(len, align.memory.max(align.offset).next_power_of_two());
+    let mut buf = AlignedBuf::new(len, align.buffer_align());
     // Start at the aligned offset at or before `input.start()` and skip the difference.
     let mut skip = (input.start() % align.offset as u64) as usize;
     let mut offset = input.start() - skip as u64;

@@ -72,7 +72,7 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         .queue_depth_or(DEFAULT_QUEUE_DEPTH)
         .min(usize::try_from(span.div_ceil(block as u64)).unwrap_or(usize::MAX))
         .max(1);
-    let buffer_align = align.memory.max(align.offset).next_power_of_two();
+    let buffer_align = align.buffer_align();
     // Declared before the ring, so the ring (and its registration) is dropped first.
     let mut buffers: Vec<AlignedBuf> = (0..depth)
         .map(|_| AlignedBuf::new(block, buffer_align))

@@ -25,6 +25,21 @@ pub struct DirectAlignment {
     pub source: &'static str,
 }
 
+impl DirectAlignment {
+    /// The address alignment to give `O_DIRECT` buffers: the required one, but never less
+    /// than a page. A 512-byte-aligned buffer is allowed, yet each read then straddles one
+    /// more page than it covers, and the request carries one more segment: random 4 KiB
+    /// reads at queue depth 32 went from 55–60k to 75–80k IOPS here once page-aligned.
+    /// (Sequential 1 MiB reads, `count --method uring-direct` and `direct`, showed no
+    /// difference in 8 interleaved rounds: the allocator had given those page-aligned.)
+    pub fn buffer_align(&self) -> usize {
+        self.memory
+            .max(self.offset)
+            .max(usize::try_from(super::page_size()).unwrap_or(4096))
+            .next_power_of_two()
+    }
+}
+
 /// The `O_DIRECT` alignment for `file`, or why `O_DIRECT` is not supported for it.
 pub fn alignment(file: &File) -> Result<DirectAlignment, String> {
     if let Some(found) = statx_dio_align(file)? {
