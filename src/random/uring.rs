@@ -181,10 +181,12 @@ fn submit(
             std::io::Error::other("submission queue is full"),
         )
     })?;
+    // Taken before a submission this call makes, so every read's latency counts it.
+    let started = Instant::now();
     if ring.submission().len() >= ring_plan.submit_batch {
         retry_eintr(|| ring.submit()).map_err(|e| Error::io("io_uring submit failed", e))?;
     }
-    Ok(Instant::now())
+    Ok(started)
 }
 
 /// Waits for every read still in flight; `false` if that failed.
