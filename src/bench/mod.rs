@@ -97,6 +97,27 @@ pub struct Config {
 }
 
 impl Config {
+    /// A configuration for unit tests: no suites, one run, nothing selected.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> Config {
+        Config {
+            suites: Vec::new(),
+            data_dir: PathBuf::new(),
+            size: None,
+            runs: 1,
+            warmup: 0,
+            caches: Vec::new(),
+            drop_caches: false,
+            methods: None,
+            baselines: false,
+            iolab_exe: PathBuf::new(),
+            progress: false,
+            quick: false,
+            sweep: false,
+            files: Vec::new(),
+        }
+    }
+
     /// Whether `method` was selected.
     pub fn wants(&self, method: &str) -> bool {
         self.methods

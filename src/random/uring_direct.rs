@@ -4,16 +4,10 @@
 //!
 //! **System calls**: `statx(2)` for the `O_DIRECT` alignment, `open(2)` with `O_DIRECT`,
 //! per thread `io_uring_setup(2)` and `io_uring_register(2)` of its buffers, then
-//! `io_uring_enter(2)` calls that submit at most [`SUBMIT_BATCH`] reads each, and waits
-//! that reap every completion there is.
-//! **Why small batches**: with all 32 free slots submitted in one call, this virtual disk
-//! served the reads as a burst and completed them together: the loop fell into lockstep
-//! (a burst of 32 in flight, then none while they were reaped), 32 reads per
-//! `io_uring_enter` (strace), p50 410 µs and about 73k IOPS at queue depth 32, where fio,
-//! which submits each read as it is freed, reached 95k. Submitting 4 at a time keeps the
-//! device fed: 6 interleaved rounds of 3 s at queue depth 32 gave 96.7k IOPS against fio's
-//! 90.6k, where batches of 2 gave 93.6k, 8 gave 83.1k, and 32 gave 73.6k. Buffered `uring`
-//! keeps whole batches: warm, its reads complete inline, and batches of 4 cost it 15%.
+//! `io_uring_enter(2)` calls that submit a few reads each, and waits that reap every
+//! completion there is.
+//! **Why small batches**: reads that go to the device are handed over a few at a time,
+//! as fio does, not as one burst: see [`DEVICE_BATCH`](super::uring::DEVICE_BATCH).
 //! **When it wins**: files beyond memory, or cold: no page cache, no eviction, no
 //! read-ahead, and as many reads in flight as the device rewards. Warm it gains nothing,
 //! since it never reads the cache.
@@ -36,9 +30,6 @@ use crate::sys::dio::DirectAlignment;
 use crate::sys::uring as ring_support;
 
 const METHOD: &str = "uring-direct";
-
-/// Reads handed to the kernel per `io_uring_enter(2)` at most (see the module doc).
-pub(crate) const SUBMIT_BATCH: usize = 4;
 
 /// Whether io_uring with `IORING_OP_READ_FIXED` works here.
 pub fn availability() -> Result<(), String> {
@@ -65,7 +56,6 @@ pub(crate) fn run(plan: &Plan<'_>, direct: &Direct) -> Result<Vec<Tally>> {
         fd: types::Fd(direct.file.as_raw_fd()),
         buffer: &move |block| aligned_buffer(&align, block),
         register: true,
-        submit_batch: SUBMIT_BATCH,
         method: METHOD,
     };
     run_threads(plan, |t| run_ring(plan, &ring_plan, t))

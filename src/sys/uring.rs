@@ -84,6 +84,23 @@ pub fn new_ring(entries: u32) -> Result<IoUring, String> {
     IoUring::new(entries).map_err(|e| setup_refused(&e))
 }
 
+/// A new ring that only the calling thread will ever submit to and wait on, set up as fio
+/// sets up its rings: `IORING_SETUP_COOP_TASKRUN | SINGLE_ISSUER | DEFER_TASKRUN`
+/// (Linux 6.1). A buffered read that waits for the device completes through task work;
+/// by default the kernel interrupts the thread to run it as each read lands, and with
+/// these flags it runs the work when the thread next waits, all of it at once. Kernels
+/// that refuse the flags get a plain ring.
+///
+/// The caller must not hand the ring to another thread.
+pub fn new_private_ring(entries: u32) -> Result<IoUring, String> {
+    IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+        .or_else(|_| new_ring(entries))
+}
+
 /// Submits `entry`, waits for its completion and returns its result (bytes, or `-errno`).
 ///
 /// Retries the wait on `EINTR` and resubmits an operation that completed with `-EINTR` or

@@ -18,17 +18,17 @@
 //! then the child runs in a memory cgroup limited to a quarter of the file (plus
 //! [`PROCESS_HEADROOM`] for the reader itself), its cache
 //! pre-filled to the limit: every miss evicts; root only, otherwise unavailable with the
-//! reason). `--cache` selects among warm and cold; `beyond-memory` runs with cold, and
-//! `cold` itself only with `--sweep` (by default the run measures warm and beyond memory,
-//! the two cases `RandomAccessFile` follows).
+//! reason). `--cache` selects among warm and cold; `beyond-memory` runs with cold. Each
+//! state gets a short run by default (`RandomAccessFile` follows warm and beyond memory).
 //!
 //! **Plan**: 4 KiB blocks; the synchronous methods at queue depth 1, the io_uring methods at
 //! [`DEEP_QUEUE`], each beside its fio twin (`--numjobs` for threads). `--sweep` adds the
 //! queue depths of [`SWEEP_QUEUE_DEPTHS`] and one thread per core (the synchronous
 //! methods at depth 1, the io_uring ones at [`DEEP_QUEUE`]). Uniform offsets everywhere, and Zipfian
 //! ones (θ = 0.99) beyond memory, where a skewed working set can fit the cache. Each run
-//! reads for [`RUN_SECONDS`] (a tenth with `--quick`); rounds interleave every job, and a
-//! row gives the medians over its rounds. `--quick` (a smoke run) measures `warm` and
+//! reads for [`RUN_SECONDS`] (a quarter with `--quick`); rounds interleave every job, and a
+//! row gives the medians over its rounds: `--runs` of them when the suite runs alone, at
+//! most [`MAX_ROUNDS`] in a run of several suites. `--quick` (a smoke run) measures `warm` and
 //! `beyond-memory` with uniform offsets only.
 
 mod cgroup;
@@ -73,8 +73,20 @@ pub const SWEEP_QUEUE_DEPTHS: [usize; 6] = [1, 4, 16, 32, 64, 128];
 /// buffers, ring), added to the quarter of the file the cache may hold: 32 MiB, so a small
 /// `--quick` file does not get the reader killed by the OOM killer.
 pub const PROCESS_HEADROOM: u64 = 32 << 20;
-/// Rounds per state at most (the runs setting, capped so the suite stays near 30 s).
+/// Rounds per state at most in a run of several suites (the runs setting, capped so the
+/// suite stays near 40 s of the whole bench's budget). `iolab bench random` alone takes
+/// every round `--runs` asks for: the run to quote the fio comparison from, since two
+/// rounds of a fifth of a second on a shared virtual disk scatter a ratio by ±20%.
 pub const MAX_ROUNDS: usize = 2;
+
+/// The rounds per state: `--runs`, capped at [`MAX_ROUNDS`] unless the suite runs alone.
+fn rounds(config: &crate::bench::Config) -> usize {
+    if config.suites.len() == 1 {
+        config.runs.max(1)
+    } else {
+        config.runs.clamp(1, MAX_ROUNDS)
+    }
+}
 
 const SUITE: &str = "random";
 
@@ -151,10 +163,10 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         states.push(State::Warm);
     }
     if config.caches.contains(&CacheState::Cold) {
-        // Beyond memory is the uncached case a storage engine has (and the one
-        // `RandomAccessFile` follows); a plain cold file, evicted but with all memory free,
-        // is `--sweep`'s.
-        if config.sweep && !config.quick {
+        // A plain cold file (evicted, all memory free) and beyond memory (the uncached
+        // case a storage engine has, and the one `RandomAccessFile` follows); a smoke run
+        // has only the latter.
+        if !config.quick {
             states.push(State::Cold);
         }
         states.push(State::BeyondMemory);
@@ -385,8 +397,7 @@ fn measure(
     cgroup: Option<&cgroup::MemoryCgroup>,
 ) -> Result<(Outcomes, Vec<f64>)> {
     let config = ctx.config;
-    let rounds = config.runs.clamp(1, MAX_ROUNDS);
-    let order = schedule(jobs.len(), rounds);
+    let order = schedule(jobs.len(), rounds(config));
     let progress = Progress::new(
         &format!("{SUITE} {}", state.name()),
         order.len() as u64,
@@ -470,6 +481,18 @@ mod tests {
             assert!(swept.contains(&(qd, 1)), "{qd}: {swept:?}");
         }
         assert!(swept.contains(&(DEEP_QUEUE, 4)), "{swept:?}");
+    }
+
+    #[test]
+    fn the_suite_alone_takes_every_round_and_among_others_at_most_max_rounds() {
+        let mut config = crate::bench::Config::for_tests();
+        config.runs = 5;
+        config.suites = vec![SUITE.to_string()];
+        assert_eq!(rounds(&config), 5);
+        config.suites = vec!["count".to_string(), SUITE.to_string()];
+        assert_eq!(rounds(&config), MAX_ROUNDS);
+        config.runs = 1;
+        assert_eq!(rounds(&config), 1);
     }
 
     #[test]

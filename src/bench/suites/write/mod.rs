@@ -408,22 +408,7 @@ mod tests {
 
     #[test]
     fn the_default_sweep_brackets_the_pipe_cliff_and_skips_sizes_the_default_row_measures() {
-        let mut config = crate::bench::Config {
-            suites: Vec::new(),
-            data_dir: PathBuf::new(),
-            size: None,
-            runs: 1,
-            warmup: 0,
-            caches: Vec::new(),
-            drop_caches: false,
-            methods: None,
-            baselines: false,
-            iolab_exe: PathBuf::new(),
-            progress: false,
-            quick: false,
-            sweep: false,
-            files: Vec::new(),
-        };
+        let mut config = crate::bench::Config::for_tests();
         let consumer = Sink::Consumer(ConsumerKind::Splice);
         let same_cpu = Sink::Pipe {
             capacity: None,
