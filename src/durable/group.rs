@@ -60,6 +60,11 @@ struct State {
     durable: u64,
     /// Whether a leader is writing a batch.
     leading: bool,
+    /// Callers waiting on `done`: with none (a lone writer), a batch wakes nobody, and
+    /// saves the `futex` call a notification costs even when no one waits.
+    waiting: usize,
+    /// Whether a leader waits on `arrived`, gathering.
+    gathering: bool,
     /// Set by the first failed batch: the error's message.
     failed: Option<String>,
     /// Completed batches (syncs).
@@ -96,6 +101,8 @@ impl Commit {
                 taken: end,
                 durable: end,
                 leading: false,
+                waiting: 0,
+                gathering: false,
                 failed: None,
                 syncs: 0,
                 spare: Vec::new(),
@@ -137,7 +144,7 @@ impl Commit {
         st.pending_records += 1;
         st.next_end += (record::HEADER_LEN + rec.len()) as u64;
         let mine = st.next_end;
-        if st.leading {
+        if st.gathering {
             self.arrived.notify_one();
         }
         loop {
@@ -146,7 +153,9 @@ impl Commit {
             }
             check_failed(&st)?;
             if st.leading {
+                st.waiting += 1;
                 st = self.done.wait(st).unwrap_or_else(|p| p.into_inner());
+                st.waiting -= 1;
                 continue;
             }
             // Lead: gather, take everything pending, write and sync it without the lock.
@@ -175,10 +184,17 @@ impl Commit {
                 }
                 Err(e) => {
                     st.failed = Some(e.to_string());
-                    self.done.notify_all();
+                    self.wake(&st);
                     return Err(e);
                 }
             }
+            self.wake(&st);
+        }
+    }
+
+    /// Wakes the callers waiting for a batch, if any (called with the lock held).
+    fn wake(&self, st: &State) {
+        if st.waiting > 0 {
             self.done.notify_all();
         }
     }
@@ -192,11 +208,13 @@ impl Commit {
             if now >= deadline {
                 break;
             }
+            st.gathering = true;
             st = self
                 .arrived
                 .wait_timeout(st, deadline - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            st.gathering = false;
         }
         st
     }

@@ -16,8 +16,9 @@ pub(super) const PG_TEST_FSYNC_PATHS: [&str; 3] = [
     "/usr/lib/postgresql/16/bin/pg_test_fsync",
     "/usr/lib/postgresql/15/bin/pg_test_fsync",
 ];
-/// Counted rounds of `pg_test_fsync` at most (about 5 s each), without a warm-up.
-pub(super) const PG_ROUNDS: usize = 2;
+/// Counted rounds of `pg_test_fsync` at most (about 5 s each), without a warm-up: the
+/// first rounds of the schedule, each paired with our runs of the same round for the goals.
+pub(super) const PG_ROUNDS: usize = 3;
 /// The method name of `pg_test_fsync`'s rows: `pg_test_fsync <its test>`.
 pub const PG_TEST_FSYNC: &str = "pg_test_fsync";
 
