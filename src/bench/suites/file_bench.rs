@@ -62,6 +62,37 @@ pub struct FileBench<'a> {
 /// baselines always keep every run (they are the references).
 pub const CANNOT_WIN: f64 = 2.0;
 
+/// Decides which rows stop early by [`CANNOT_WIN`] (never with `--sweep`): it keeps the
+/// fastest right run of any method (not a baseline) seen so far.
+#[derive(Clone, Copy, Debug)]
+pub struct CannotWin {
+    fastest_method: f64,
+    active: bool,
+}
+
+impl CannotWin {
+    /// The rule for a section; `sweep` turns it off.
+    pub fn new(sweep: bool) -> CannotWin {
+        CannotWin {
+            fastest_method: f64::INFINITY,
+            active: !sweep,
+        }
+    }
+
+    /// Notes a right run of a method.
+    pub fn saw(&mut self, wall_s: f64) {
+        self.fastest_method = self.fastest_method.min(wall_s);
+    }
+
+    /// Whether a row with `counted` runs counted, whose fastest run so far (warm-up
+    /// included) took `own_fastest`, stops now.
+    pub fn stops(&self, own_fastest: Option<f64>, counted: usize) -> bool {
+        self.active
+            && counted > 0
+            && own_fastest.is_some_and(|f| f > CANNOT_WIN * self.fastest_method)
+    }
+}
+
 /// The note of a row stopped by [`CANNOT_WIN`].
 pub fn cannot_win_note(runs: usize) -> String {
     format!(
@@ -101,7 +132,7 @@ pub fn measure(
     let rounds = warmup + config.runs;
     let order = schedule(jobs.len(), rounds);
     let mut acc: Vec<Accumulator> = jobs.iter().map(|_| Accumulator::default()).collect();
-    let mut fastest_method = f64::INFINITY;
+    let mut rule = CannotWin::new(config.sweep);
     let mut title = format!("{} {}", bench.suite, cache_state.name());
     if !bench.section.is_empty() {
         title = format!("{title} {}", bench.section);
@@ -118,11 +149,9 @@ pub fn measure(
             continue;
         }
         let job = &jobs[j].job;
-        if !config.sweep
-            && !job.baseline
+        if !job.baseline
             && bench.default_method != Some(job.name.as_str())
-            && !a.wall.is_empty()
-            && a.fastest.is_some_and(|f| f > CANNOT_WIN * fastest_method)
+            && rule.stops(a.fastest, a.wall.len())
         {
             a.stopped = true;
             continue;
@@ -162,7 +191,7 @@ pub fn measure(
         a.fastest = Some(a.fastest.map_or(outcome.wall_s, |f| f.min(outcome.wall_s)));
         let right = bench.expected.as_ref().is_none_or(|e| *e == result);
         if !job.baseline && right {
-            fastest_method = fastest_method.min(outcome.wall_s);
+            rule.saw(outcome.wall_s);
         }
         if round < warmup {
             // Warm-up runs still must be right.
@@ -298,5 +327,24 @@ pub(crate) fn prepare(
                 cache::warm(input)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_stops_only_after_a_counted_run_more_than_cannot_win_times_the_fastest() {
+        let mut rule = CannotWin::new(false);
+        assert!(!rule.stops(Some(100.0), 1), "no method seen yet");
+        rule.saw(1.0);
+        assert!(rule.stops(Some(CANNOT_WIN * 1.01), 1));
+        assert!(!rule.stops(Some(CANNOT_WIN * 0.99), 1), "within the factor");
+        assert!(!rule.stops(Some(100.0), 0), "not before one counted run");
+        assert!(!rule.stops(None, 3));
+        let mut sweep = CannotWin::new(true);
+        sweep.saw(1.0);
+        assert!(!sweep.stops(Some(100.0), 1), "--sweep keeps every run");
     }
 }

@@ -15,7 +15,7 @@ pub mod random;
 pub mod write;
 
 pub(crate) use file_bench::prepare;
-pub use file_bench::{CANNOT_WIN, FileBench, Measured, cannot_win_note, measure};
+pub use file_bench::{CANNOT_WIN, CannotWin, FileBench, Measured, cannot_win_note, measure};
 
 use super::results::{Results, Row};
 use super::verdict::Verdict;

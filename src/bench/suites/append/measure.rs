@@ -16,6 +16,7 @@ use crate::append::{Syncs, append_records};
 use crate::bench::progress::Progress;
 use crate::bench::results::Row;
 use crate::bench::runner::schedule;
+use crate::bench::suites::CannotWin;
 use crate::bench::{Context, interrupt};
 use crate::error::Result;
 
@@ -40,6 +41,10 @@ pub(super) struct Accumulator {
     pub(super) error: Option<String>,
     pub(super) wrong: Option<String>,
     pub(super) checked: usize,
+    /// Its fastest run so far, warm-up included.
+    pub(super) fastest: Option<f64>,
+    /// Stopped early: it cannot win ([`CANNOT_WIN`](crate::bench::suites::CANNOT_WIN)).
+    pub(super) stopped: bool,
 }
 
 /// A job of a section: one of ours, or the baseline.
@@ -73,6 +78,7 @@ pub(super) fn section(
     let rounds = config.warmup + config.runs;
     let order = schedule(contenders.len(), rounds);
     let mut acc: Vec<Accumulator> = contenders.iter().map(|_| Accumulator::default()).collect();
+    let mut rule = CannotWin::new(config.sweep);
     let progress = Progress::section(
         &format!("append {}B {}", section.payload, section.sync.name()),
         order.len() as u64,
@@ -85,10 +91,15 @@ pub(super) fn section(
         }
         progress.inc();
         let a = &mut acc[j];
-        if a.error.is_some() {
+        let contender = contenders[j];
+        let ours = matches!(contender, Contender::Ours(_));
+        if a.error.is_some() || a.stopped {
             continue;
         }
-        let contender = contenders[j];
+        if ours && rule.stops(a.fastest, a.wall.len()) {
+            a.stopped = true;
+            continue;
+        }
         progress.set_message(format!(
             "round {}/{rounds}: {}",
             round + 1,
@@ -109,6 +120,10 @@ pub(super) fn section(
         match checked {
             Ok(sample) => {
                 a.checked += 1;
+                a.fastest = Some(a.fastest.map_or(sample.wall_s, |f| f.min(sample.wall_s)));
+                if ours {
+                    rule.saw(sample.wall_s);
+                }
                 if round < config.warmup {
                     continue;
                 }
