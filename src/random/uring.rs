@@ -4,9 +4,9 @@
 //! **System calls**: `io_uring_setup(2)` per thread, then `io_uring_enter(2)` calls that
 //! submit the freed slots ([`DEVICE_BATCH`] at a time while reads go to the device, all at
 //! once while they complete inline: [`Batching`]) and wait for at least one completion;
-//! no system call per read beyond that. **When it wins**: cold reads with a deep queue, where one thread keeps
-//! many device reads in flight; warm, a buffered `READ` completes inline at submission, so
-//! it costs about what a `pread` does. **Latency** of a read is from just before its
+//! no system call per read beyond that. **When it wins**: cold reads with a deep queue,
+//! where one thread keeps many device reads in flight; warm, a buffered `READ` completes
+//! inline at submission, so it costs about what a `pread` does. **Latency** of a read is from just before its
 //! submission to the reaping of its completion. **Limits and failures**: needs io_uring
 //! with `IORING_OP_READ` (Linux 5.6): otherwise [`Error::Unavailable`] with the reason.
 
