@@ -91,11 +91,11 @@ pub(super) fn goals(rows: &[Row]) -> Vec<String> {
 /// then `fdatasync`), and the goal is checked on it. The growing-file `fdatasync` policy,
 /// whose every sync also commits the new size, is shown beside it, not hidden.
 fn peer_goals(ours: &[&Row], peer: &[&Row], what: &str) -> Vec<String> {
-    let best = |set: &[&Row]| -> Option<(f64, Row)> {
+    fn best<'a>(set: &[&'a Row]) -> Option<(f64, &'a Row)> {
         set.iter()
-            .filter_map(|r| Some((rate(r)?, (*r).clone())))
+            .filter_map(|&r| Some((rate(r)?, r)))
             .max_by(|a, b| a.0.total_cmp(&b.0))
-    };
+    }
     let mut notes = Vec::new();
     let ours_row = |policy: Policy| ours.iter().find(|r| r.method == policy.name());
     let peer_fdatasync = peer.iter().find(|r| has(r, "policy", json!("fdatasync")));
@@ -119,7 +119,7 @@ fn peer_goals(ours: &[&Row], peer: &[&Row], what: &str) -> Vec<String> {
         ));
     }
     if let (Some((a, am)), Some((b, bm))) = (best(ours), best(peer))
-        && let Some((x, how)) = ratio(&am, &bm)
+        && let Some((x, how)) = ratio(am, bm)
     {
         notes.push(format!(
             "append durable goal: 1 writer, {what}: best policy {} {a:.0} records/s against \
