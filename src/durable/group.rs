@@ -144,7 +144,10 @@ impl Commit {
         st.pending_records += 1;
         st.next_end += (record::HEADER_LEN + rec.len()) as u64;
         let mine = st.next_end;
-        if st.gathering {
+        // Wake a gathering leader only once its count is reached: a wake-up per arrival
+        // would put it on a CPU just to sleep again, while the writers still coming need
+        // that CPU.
+        if st.gathering && st.pending_records >= st.expected {
             self.arrived.notify_one();
         }
         loop {
