@@ -16,8 +16,13 @@
 //! point once, then again), so one lucky sample — on a virtual disk, a read the host's
 //! cache served (one run's single-sample probe made a cold row read "470%" of it) — does
 //! not become the ceiling, and a drift during the probe does not favour one point.
+//!
+//! A probe is a [`Sampler`]: the `count` suite takes its samples **between the method
+//! runs** (before the first run of a counted round, spread evenly over the rounds), so the
+//! ceiling describes the same minutes as the rows it bounds; [`memory_scan`] and
+//! [`device_read`] take them in a row.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -89,51 +94,148 @@ pub struct Ceilings {
     pub device_read: Probe,
 }
 
-/// Measures the memory-scan ceiling over a `len`-byte buffer, for 1..=`max_threads`
-/// threads, each the median of `repetitions` (at least [`MIN_SAMPLES`]) samples.
-pub fn memory_scan(len: usize, max_threads: usize, repetitions: usize) -> Probe {
-    // An anonymous map advised to use huge pages, as the page cache can (large folios):
-    // with 4 KiB pages the probe would measure TLB misses, not memory. Text-like content,
-    // a newline every 110 bytes, so the kernel does real work.
-    let Ok(mut map) = memmap2::MmapMut::map_anon(len.max(1)) else {
-        return Probe {
-            unavailable: Some("cannot map an anonymous buffer".into()),
-            ..Probe::default()
-        };
-    };
-    let _ = map.advise(memmap2::Advice::HugePage);
-    map.fill(b'x');
-    for i in (109..len).step_by(110) {
-        map[i] = b'\n';
-    }
-    let buffer: &[u8] = &map;
-    let counter = ByteCounter::best();
-    let expected = buffer.len() / 110;
-    let counts: Vec<usize> = (1..=max_threads.max(1)).collect();
-    let mut samples = vec![Vec::new(); counts.len()];
-    for _ in 0..repetitions.max(MIN_SAMPLES) {
-        for (i, &threads) in counts.iter().enumerate() {
-            let mut task = CountLines::new(counter);
-            let start = Instant::now();
-            mmap_parallel::feed_parallel(buffer, threads, &mut task);
-            let secs = start.elapsed().as_secs_f64();
-            debug_assert_eq!(task.lines() as usize, expected);
-            samples[i].push(if secs > 0.0 { len as f64 / secs } else { 0.0 });
+impl Ceilings {
+    /// The ceiling of `cache`'s rows: the memory scan for warm, the device read for cold.
+    pub fn get(&self, cache: super::CacheState) -> &Probe {
+        match cache {
+            super::CacheState::Warm => &self.memory_scan,
+            super::CacheState::Cold => &self.device_read,
         }
     }
-    let points = counts
-        .into_iter()
-        .zip(samples)
-        .map(|(threads, samples)| ProbePoint {
-            threads: Some(threads),
-            queue_depth: None,
-            block_bytes: None,
-            buffered: false,
-            bytes_per_s: median(&samples),
-            samples,
-        })
-        .collect();
-    Probe::from_points(points)
+
+    /// The ceiling of `cache`'s rows, to replace it.
+    pub fn get_mut(&mut self, cache: super::CacheState) -> &mut Probe {
+        match cache {
+            super::CacheState::Warm => &mut self.memory_scan,
+            super::CacheState::Cold => &mut self.device_read,
+        }
+    }
+}
+
+/// A probe taken one sample at a time, so that its samples can fall between the method
+/// runs they bound: the machine's state drifts (a shared host, a virtual disk's cache), and
+/// a ceiling sampled before the rows describes another minute than theirs.
+pub trait Sampler {
+    /// Takes one more sample of every point (outside every row's timer).
+    fn sample(&mut self);
+    /// How many samples each point has.
+    fn samples(&self) -> usize;
+    /// The points, each the median of its samples, and the best of them.
+    fn finish(self: Box<Self>) -> Probe;
+}
+
+/// The probe's points from their samples; a reason instead when the probe could not run
+/// or took no sample.
+fn finish_points(points: Vec<ProbePoint>, unavailable: Option<String>) -> Probe {
+    let unavailable = unavailable.or_else(|| {
+        points
+            .iter()
+            .any(|p| p.samples.is_empty())
+            .then(|| "no sample was taken (the run was interrupted)".to_string())
+    });
+    match unavailable {
+        Some(reason) => Probe {
+            unavailable: Some(reason),
+            ..Probe::default()
+        },
+        None => Probe::from_points(points),
+    }
+}
+
+/// The memory-scan ceiling's sampler: an anonymous buffer of text-like content, scanned by
+/// the fastest kernel with 1..=N threads.
+pub struct MemoryScan {
+    /// An anonymous map advised to use huge pages, as the page cache can (large folios):
+    /// with 4 KiB pages the probe would measure TLB misses, not memory.
+    map: Option<memmap2::MmapMut>,
+    counter: ByteCounter,
+    points: Vec<ProbePoint>,
+}
+
+impl MemoryScan {
+    /// A `len`-byte buffer (filled here, outside any timer), for 1..=`max_threads`
+    /// threads.
+    pub fn new(len: usize, max_threads: usize) -> MemoryScan {
+        let map = memmap2::MmapMut::map_anon(len.max(1)).ok().map(|mut map| {
+            let _ = map.advise(memmap2::Advice::HugePage);
+            // A newline every 110 bytes, so the kernel does real work.
+            map.fill(b'x');
+            for i in (109..len).step_by(110) {
+                map[i] = b'\n';
+            }
+            map
+        });
+        let points = (1..=max_threads.max(1))
+            .map(|threads| ProbePoint {
+                threads: Some(threads),
+                queue_depth: None,
+                block_bytes: None,
+                buffered: false,
+                bytes_per_s: 0.0,
+                samples: Vec::new(),
+            })
+            .collect();
+        MemoryScan {
+            map,
+            counter: ByteCounter::best(),
+            points,
+        }
+    }
+}
+
+impl Sampler for MemoryScan {
+    fn sample(&mut self) {
+        let Some(map) = &self.map else { return };
+        let buffer: &[u8] = map;
+        for point in &mut self.points {
+            let mut task = CountLines::new(self.counter);
+            let start = Instant::now();
+            mmap_parallel::feed_parallel(buffer, point.threads.unwrap_or(1), &mut task);
+            let secs = start.elapsed().as_secs_f64();
+            debug_assert_eq!(task.lines() as usize, buffer.len() / 110);
+            let rate = if secs > 0.0 {
+                buffer.len() as f64 / secs
+            } else {
+                0.0
+            };
+            point.samples.push(rate);
+        }
+    }
+
+    fn samples(&self) -> usize {
+        self.points.first().map_or(0, |p| p.samples.len())
+    }
+
+    fn finish(self: Box<Self>) -> Probe {
+        let unavailable = self
+            .map
+            .is_none()
+            .then(|| "cannot map an anonymous buffer".to_string());
+        finish_points(with_medians(self.points), unavailable)
+    }
+}
+
+/// Each point's throughput: the median of its samples.
+fn with_medians(mut points: Vec<ProbePoint>) -> Vec<ProbePoint> {
+    for p in &mut points {
+        p.bytes_per_s = median(&p.samples);
+    }
+    points
+}
+
+/// Measures the memory-scan ceiling over a `len`-byte buffer, for 1..=`max_threads`
+/// threads, each the median of `repetitions` (at least [`MIN_SAMPLES`]) samples taken in
+/// rounds.
+pub fn memory_scan(len: usize, max_threads: usize, repetitions: usize) -> Probe {
+    sampled(Box::new(MemoryScan::new(len, max_threads)), repetitions)
+}
+
+/// Takes `repetitions` (at least [`MIN_SAMPLES`]) samples in a row, and finishes.
+fn sampled(mut sampler: Box<dyn Sampler>, repetitions: usize) -> Probe {
+    for _ in 0..repetitions.max(MIN_SAMPLES) {
+        sampler.sample();
+    }
+    sampler.finish()
 }
 
 /// A task that only counts bytes: the device probe measures reading, not scanning.
@@ -145,7 +247,7 @@ impl Task for Discard {
 
 /// One configuration of the device probe.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum DeviceRead {
+enum DeviceConfig {
     /// `O_DIRECT` io_uring reads, `depth` of `block` bytes in flight.
     Direct { depth: usize, block: usize },
     /// Buffered reads of the evicted file, [`BUFFERED_BLOCK`] at a time.
@@ -155,57 +257,95 @@ enum DeviceRead {
 /// The buffered configuration's read size: 1 MiB.
 pub const BUFFERED_BLOCK: usize = 1 << 20;
 
-/// Measures the device's sequential-read ceiling on `path`: `O_DIRECT` io_uring reads of
-/// the whole file for every queue depth × block size (when io_uring and `O_DIRECT` work
-/// here), and buffered reads of the evicted file; each point the median of
-/// [`MIN_SAMPLES`] samples taken in rounds.
-pub fn device_read(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -> Probe {
-    let mut configs: Vec<DeviceRead> = Vec::new();
-    if Method::UringDirect.availability().is_ok() {
-        configs.extend(block_sizes.iter().flat_map(|&block| {
-            queue_depths
-                .iter()
-                .map(move |&depth| DeviceRead::Direct { depth, block })
-        }));
+/// The device-read ceiling's sampler: `O_DIRECT` io_uring reads of the whole file for
+/// every queue depth × block size (when io_uring and `O_DIRECT` work here), and buffered
+/// reads of the evicted file. A sample leaves the file evicted or, after the buffered
+/// read, cached: the runs after it prepare their own cache state.
+pub struct DeviceRead {
+    path: PathBuf,
+    configs: Vec<DeviceConfig>,
+    points: Vec<ProbePoint>,
+    unavailable: Option<String>,
+}
+
+impl DeviceRead {
+    /// The probe of `path` over `queue_depths` × `block_sizes`, and the buffered point.
+    pub fn new(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -> DeviceRead {
+        let mut configs: Vec<DeviceConfig> = Vec::new();
+        if Method::UringDirect.availability().is_ok() {
+            configs.extend(block_sizes.iter().flat_map(|&block| {
+                queue_depths
+                    .iter()
+                    .map(move |&depth| DeviceConfig::Direct { depth, block })
+            }));
+        }
+        configs.push(DeviceConfig::Buffered);
+        let points = configs
+            .iter()
+            .map(|&config| {
+                let (queue_depth, block) = match config {
+                    DeviceConfig::Direct { depth, block } => (Some(depth), block),
+                    DeviceConfig::Buffered => (None, BUFFERED_BLOCK),
+                };
+                ProbePoint {
+                    threads: None,
+                    queue_depth,
+                    block_bytes: Some(block),
+                    buffered: config == DeviceConfig::Buffered,
+                    bytes_per_s: 0.0,
+                    samples: Vec::new(),
+                }
+            })
+            .collect();
+        DeviceRead {
+            path: path.to_path_buf(),
+            configs,
+            points,
+            unavailable: None,
+        }
     }
-    configs.push(DeviceRead::Buffered);
-    let mut samples = vec![Vec::new(); configs.len()];
-    for _ in 0..MIN_SAMPLES {
-        for (i, &config) in configs.iter().enumerate() {
-            let sample = match config {
-                DeviceRead::Direct { depth, block } => read_once(path, depth, block),
-                DeviceRead::Buffered => read_buffered_once(path),
+}
+
+impl Sampler for DeviceRead {
+    fn sample(&mut self) {
+        if self.unavailable.is_some() {
+            return;
+        }
+        for (config, point) in self.configs.iter().zip(&mut self.points) {
+            let sample = match *config {
+                DeviceConfig::Direct { depth, block } => read_once(&self.path, depth, block),
+                DeviceConfig::Buffered => read_buffered_once(&self.path),
             };
             match sample {
-                Ok(rate) => samples[i].push(rate),
+                Ok(rate) => point.samples.push(rate),
                 Err(reason) => {
-                    return Probe {
-                        unavailable: Some(reason),
-                        ..Probe::default()
-                    };
+                    self.unavailable = Some(reason);
+                    return;
                 }
             }
         }
     }
-    let points = configs
-        .into_iter()
-        .zip(samples)
-        .map(|(config, samples)| {
-            let (queue_depth, block) = match config {
-                DeviceRead::Direct { depth, block } => (Some(depth), block),
-                DeviceRead::Buffered => (None, BUFFERED_BLOCK),
-            };
-            ProbePoint {
-                threads: None,
-                queue_depth,
-                block_bytes: Some(block),
-                buffered: config == DeviceRead::Buffered,
-                bytes_per_s: median(&samples),
-                samples,
-            }
-        })
-        .collect();
-    Probe::from_points(points)
+
+    fn samples(&self) -> usize {
+        self.points
+            .iter()
+            .map(|p| p.samples.len())
+            .min()
+            .unwrap_or(0)
+    }
+
+    fn finish(self: Box<Self>) -> Probe {
+        finish_points(with_medians(self.points), self.unavailable)
+    }
+}
+
+/// Measures the device's sequential-read ceiling on `path` (see [`DeviceRead`]), each
+/// point the median of [`MIN_SAMPLES`] samples taken in rounds.
+pub fn device_read(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -> Probe {
+    sampled(
+        Box::new(DeviceRead::new(path, queue_depths, block_sizes)),
+        MIN_SAMPLES,
+    )
 }
 
 /// The file evicted from the page cache (outside the timer), then one buffered read of

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::super::probes::Sampler;
 use super::super::progress::Progress;
 use super::super::results::Row;
 use super::super::runner::{Job, Outcome, schedule};
@@ -54,6 +55,8 @@ pub struct FileBench<'a> {
     /// The row a user gets without choosing (`auto`): like the baselines it keeps every
     /// run, never stopped by [`CANNOT_WIN`], so its median is never one unlucky sample.
     pub default_method: Option<&'a str>,
+    /// Counted runs per row (`--runs`, or fewer where each run is costly).
+    pub runs: usize,
 }
 
 /// A method whose fastest run so far is more than this many times the fastest method's
@@ -120,16 +123,19 @@ struct Accumulator {
 
 /// Measures `jobs` over `bench.inputs` in `cache` state: warm-up rounds, then counted
 /// rounds, interleaved; the cache is prepared and its residency measured before every run,
-/// outside the timer.
+/// outside the timer. With `probe`, a ceiling's sampler and the samples it wants, those
+/// samples are spread over the counted rounds, each taken before a round's first run.
 pub fn measure(
     ctx: &mut Context<'_>,
     bench: &FileBench<'_>,
     jobs: &[Measured],
     cache_state: CacheState,
+    mut probe: Option<(&mut dyn Sampler, usize)>,
 ) -> Result<Vec<Row>> {
     let config = ctx.config;
     let warmup = warmup_for(ctx, cache_state);
-    let rounds = warmup + config.runs;
+    let runs = bench.runs;
+    let rounds = warmup + runs;
     let order = schedule(jobs.len(), rounds);
     let mut acc: Vec<Accumulator> = jobs.iter().map(|_| Accumulator::default()).collect();
     let mut rule = CannotWin::new(config.sweep);
@@ -139,9 +145,29 @@ pub fn measure(
     }
     let progress = Progress::section(&title, order.len() as u64, jobs.len(), config.progress);
     let mut missed_state = 0usize;
+    let mut probed_round = None;
     for (round, j) in order {
         if interrupt::interrupted() {
             break;
+        }
+        if let Some((sampler, wanted)) = probe.as_mut()
+            && round >= warmup
+            && probed_round != Some(round)
+        {
+            probed_round = Some(round);
+            let due = samples_due(round - warmup, runs, *wanted);
+            while sampler.samples() < due {
+                progress.set_message(format!(
+                    "round {}/{rounds}: the {} ceiling's probe",
+                    round + 1,
+                    cache_state.name()
+                ));
+                let before = sampler.samples();
+                sampler.sample();
+                if sampler.samples() == before {
+                    break;
+                }
+            }
         }
         progress.inc();
         let a = &mut acc[j];
@@ -227,6 +253,15 @@ pub fn measure(
         check_agreement(&mut rows);
     }
     Ok(rows)
+}
+
+/// How many of `wanted` probe samples are due before counted round `round` (from 0) of
+/// `runs`: spread evenly, the first before round 0, none owed after the last round.
+fn samples_due(round: usize, runs: usize, wanted: usize) -> usize {
+    if runs == 0 {
+        return wanted;
+    }
+    ((round + 1) * wanted).div_ceil(runs).min(wanted)
 }
 
 /// Without a known answer, the methods verify each other: the result most rows printed
@@ -346,5 +381,98 @@ mod tests {
         let mut sweep = CannotWin::new(true);
         sweep.saw(1.0);
         assert!(!sweep.stops(Some(100.0), 1), "--sweep keeps every run");
+    }
+
+    #[test]
+    fn probe_samples_are_spread_over_the_counted_rounds() {
+        let due: Vec<usize> = (0..5).map(|r| samples_due(r, 5, 3)).collect();
+        assert_eq!(due, [1, 2, 2, 3, 3]);
+        assert_eq!((0..5).map(|r| samples_due(r, 5, 5)).max(), Some(5));
+        assert_eq!(samples_due(0, 5, 5), 1, "one per round");
+        assert_eq!(samples_due(0, 2, 3), 2, "fewer rounds than samples");
+        assert_eq!(samples_due(1, 2, 3), 3, "none owed after the last round");
+        assert_eq!(samples_due(0, 0, 3), 3);
+    }
+
+    /// Logs every run and every probe sample, in order.
+    struct Log(std::rc::Rc<std::cell::RefCell<Vec<String>>>);
+
+    impl crate::bench::runner::Executor for Log {
+        fn execute(&mut self, job: &Job) -> std::io::Result<Outcome> {
+            self.0.borrow_mut().push(job.name.clone());
+            Ok(Outcome {
+                wall_s: 0.01,
+                code: Some(0),
+                stdout: "3 f\n".into(),
+                ..Outcome::default()
+            })
+        }
+    }
+
+    impl Sampler for Log {
+        fn sample(&mut self) {
+            self.0.borrow_mut().push("probe".into());
+        }
+        fn samples(&self) -> usize {
+            self.0.borrow().iter().filter(|e| *e == "probe").count()
+        }
+        fn finish(self: Box<Self>) -> crate::bench::probes::Probe {
+            crate::bench::probes::Probe::default()
+        }
+    }
+
+    #[test]
+    fn probe_samples_fall_between_the_runs_of_counted_rounds() {
+        let dir = crate::test_support::scratch();
+        let input = dir.path().join("f");
+        std::fs::write(&input, "a\nb\nc\n").unwrap();
+        let events = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut executor = Log(events.clone());
+        let mut sampler = Log(events.clone());
+        let config = crate::bench::Config {
+            warmup: 1,
+            ..crate::bench::Config::for_tests()
+        };
+        let mut ctx = Context {
+            config: &config,
+            executor: &mut executor,
+            warnings: Vec::new(),
+            notes: Vec::new(),
+            ceilings: None,
+        };
+        let inputs = [input];
+        let bench = FileBench {
+            suite: "count",
+            section: "",
+            inputs: &inputs,
+            bytes: 6,
+            expected: Some("3".into()),
+            users: false,
+            parse: |o| o.stdout.split_whitespace().next().map(str::to_string),
+            default_method: None,
+            runs: 5,
+        };
+        let jobs: Vec<Measured> = ["a", "b"]
+            .iter()
+            .map(|n| Measured::new(Job::new(*n, "/bin/true", Vec::<String>::new(), false)))
+            .collect();
+        let rows = measure(
+            &mut ctx,
+            &bench,
+            &jobs,
+            CacheState::Warm,
+            Some((&mut sampler, 3)),
+        )
+        .unwrap();
+        assert!(
+            rows.iter().all(|r| r.runs.len() == 5 && r.verified),
+            "{rows:?}"
+        );
+        let events = events.borrow().join(" ");
+        // Warm-up round (no probe), then counted rounds 0, 1 and 3 start with a sample.
+        assert_eq!(
+            events, "a b probe b a probe a b b a probe a b b a",
+            "the schedule alternates which job goes first"
+        );
     }
 }

@@ -13,10 +13,10 @@ pub(crate) mod verdict;
 mod winners;
 
 use super::{FileBench, Measured, Sizes, measure};
-use crate::bench::probes::{self, Ceilings};
+use crate::bench::probes::{self, Ceilings, DeviceRead, MemoryScan, Probe, Sampler};
 use crate::bench::results::Row;
 use crate::bench::runner::{Job, Outcome, parse_count};
-use crate::bench::{CacheState, Config, Context, data};
+use crate::bench::{CacheState, Config, Context, data, interrupt};
 use crate::error::Result;
 use crate::read::{Method, uring_direct};
 use crate::sys::fiemap;
@@ -40,10 +40,14 @@ const SUITE: &str = "count";
 /// From this size on (8 GiB, a third of this project's machine's memory) a data set is
 /// "big": every run of a method reads it all from the device, seconds each, so unless
 /// `--methods` says otherwise the suite measures only the cold candidates [`BIG_METHODS`]
-/// and the baselines, without the parameter sweeps. The write-up's 22 GiB took 14 min 21 s
-/// with every method and one run each; with these and the default 5 runs, 12 min 23 s
-/// (8 min for the rows, most of the rest for the ceilings' six reads of the file).
+/// and the baselines, without the parameter sweeps, [`BIG_RUNS`] counted runs each, with
+/// the device probe's samples between them. The write-up's 22 GiB took 14 min 21 s with
+/// every method and one run each; 12 min 23 s with these methods at 5 runs and the probe
+/// before them; 7 min 52 s now, the data set's generation (about a minute) included.
 pub const BIG_SET: u64 = 8 << 30;
+/// Counted runs per row on a big data set, unless `--sweep`: 3 (each is a read of the whole
+/// file from the device, and the device probe's samples fall between them).
+pub const BIG_RUNS: usize = 3;
 /// The methods measured on a big data set: the default and the cold candidates it
 /// chooses between (one map scanned by every core, parallel `pread` streams, one stream
 /// with read-ahead kept ahead).
@@ -127,11 +131,15 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         }
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ceilings = measure_ceilings(&inputs[0].paths[0], inputs[0].bytes, cores, config);
+    // The ceilings are sampled between the first input's runs (see `probe`).
+    let mut ceilings = Ceilings {
+        memory_scan: not_probed(CacheState::Warm),
+        device_read: not_probed(CacheState::Cold),
+    };
     let mut rows = Vec::new();
     let mut main_rows = 0;
     for (i, input) in inputs.iter().enumerate() {
-        rows.extend(run_input(ctx, input, &ceilings, cores)?);
+        rows.extend(run_input(ctx, input, &mut ceilings, i == 0, cores)?);
         if i == 0 {
             main_rows = rows.len();
         }
@@ -143,11 +151,14 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Every method and baseline over one input, in each of its cache states.
+/// Every method and baseline over one input, in each of its cache states. With `probe`
+/// (the first input), each state's ceiling is sampled between its runs and stored in
+/// `ceilings`; later inputs use the stored ones.
 fn run_input(
     ctx: &mut Context<'_>,
     input: &Counted,
-    ceilings: &Ceilings,
+    ceilings: &mut Ceilings,
+    probe_here: bool,
     cores: usize,
 ) -> Result<Vec<Row>> {
     let config = ctx.config;
@@ -155,6 +166,7 @@ fn run_input(
         check_layout(ctx, one);
     }
     let dataset = input;
+    let big = dataset.bytes >= BIG_SET && config.methods.is_none();
     let mut rows = Vec::new();
     let baselines = if config.baselines {
         baseline_jobs(ctx, &dataset.paths)
@@ -175,6 +187,7 @@ fn run_input(
             parse_lines
         },
         default_method: Some(Method::Auto.name()),
+        runs: counted_runs(big, config),
     };
     let with_key = |mut row: Row| {
         if let Some((k, v)) = &input.key {
@@ -184,7 +197,6 @@ fn run_input(
     };
     for &cache in &input.caches {
         let mut jobs = Vec::new();
-        let big = dataset.bytes >= BIG_SET && config.methods.is_none();
         for method in Method::ALL {
             if !config.wants(method.name()) || (big && !BIG_METHODS.contains(&method)) {
                 continue;
@@ -212,6 +224,7 @@ fn run_input(
             extra: b.extra.clone(),
         }));
         let total = dataset.bytes;
+        let mut sampler = probe_here.then(|| probe(cache, &dataset.paths[0], total, cores, config));
         if let Some(reason) = impossible(cache, &dataset.paths[0], total) {
             for m in &jobs {
                 let mut row = Row::unavailable(SUITE, &m.job.name, reason.clone());
@@ -221,17 +234,27 @@ fn run_input(
                 row.extra = m.extra.clone();
                 rows.push(with_key(row));
             }
+            if let Some(sampler) = sampler {
+                // No runs to sample between: the probe alone, for the report.
+                *ceilings.get_mut(cache) = sampler.finish(interrupt::interrupted());
+            }
             continue;
         }
-        let mut measured: Vec<Row> = measure(ctx, &bench, &jobs, cache)?
+        let between: Option<(&mut dyn Sampler, usize)> = match sampler.as_mut() {
+            Some(s) => Some((s.sampler.as_mut(), s.samples)),
+            None => None,
+        };
+        let mut measured: Vec<Row> = measure(ctx, &bench, &jobs, cache, between)?
             .into_iter()
             .map(with_key)
             .collect();
-        let ceiling = match cache {
-            CacheState::Warm => &ceilings.memory_scan,
-            CacheState::Cold => &ceilings.device_read,
-        };
-        let limit = ceiling.ceiling_bytes_per_s.filter(|_| input.ceiling);
+        if let Some(sampler) = sampler {
+            *ceilings.get_mut(cache) = sampler.finish(interrupt::interrupted());
+        }
+        let limit = ceilings
+            .get(cache)
+            .ceiling_bytes_per_s
+            .filter(|_| input.ceiling);
         if let Some(limit) = limit {
             for row in &mut measured {
                 if let Some(t) = row.throughput_bytes_per_s {
@@ -253,6 +276,15 @@ fn run_input(
         rows.extend(measured);
     }
     Ok(rows)
+}
+
+/// Counted runs per row: `--runs`, at most [`BIG_RUNS`] on a big data set unless `--sweep`.
+fn counted_runs(big: bool, config: &Config) -> usize {
+    if big && !config.sweep {
+        config.runs.min(BIG_RUNS)
+    } else {
+        config.runs
+    }
 }
 
 /// A parameter setting of a method, and its row label.
@@ -376,21 +408,68 @@ fn above_ceiling(cache: CacheState, pct: f64) -> Option<String> {
     Some(format!("{pct:.0}% of the {} ceiling: {why}", cache.name()))
 }
 
-/// The ceilings, measured before any run (outside every timer).
-fn measure_ceilings(data: &Path, bytes: u64, cores: usize, config: &Config) -> Ceilings {
-    let scan_len = bytes.clamp(64 << 20, 1 << 30) as usize;
-    let repetitions = if config.quick { 2 } else { 5 };
-    let memory_scan = probes::memory_scan(scan_len, cores, repetitions);
-    let device_read = if config.sweep {
-        probes::device_read(data, PROBE_QUEUE_DEPTHS, PROBE_BLOCK_SIZES)
-    } else if config.quick {
-        probes::device_read(data, &[8], &[1 << 20])
-    } else {
-        probes::device_read(data, PROBE_DEFAULT_QUEUE_DEPTHS, PROBE_DEFAULT_BLOCK_SIZES)
-    };
-    Ceilings {
-        memory_scan,
-        device_read,
+/// A ceiling's sampler for one cache state, and how many samples it takes.
+struct Probing {
+    sampler: Box<dyn Sampler>,
+    samples: usize,
+}
+
+impl Probing {
+    /// The probe: the samples still owed taken now (unless `interrupted`), then the
+    /// medians.
+    fn finish(mut self, interrupted: bool) -> Probe {
+        while !interrupted && self.sampler.samples() < self.samples {
+            let before = self.sampler.samples();
+            self.sampler.sample();
+            if self.sampler.samples() == before {
+                break;
+            }
+        }
+        self.sampler.finish()
+    }
+}
+
+/// The ceiling of `cache`'s rows (warm: the memory scan; cold: the device read of `data`),
+/// to be sampled between their runs (outside every timer). A sample of the device probe
+/// reads the whole file: 3 by default, as many as a big data set's rounds.
+fn probe(cache: CacheState, data: &Path, bytes: u64, cores: usize, config: &Config) -> Probing {
+    match cache {
+        CacheState::Warm => Probing {
+            sampler: Box::new(MemoryScan::new(
+                bytes.clamp(64 << 20, 1 << 30) as usize,
+                cores,
+            )),
+            samples: if config.quick {
+                probes::MIN_SAMPLES
+            } else {
+                MEMORY_SAMPLES
+            },
+        },
+        CacheState::Cold => {
+            let (depths, blocks) = if config.sweep {
+                (PROBE_QUEUE_DEPTHS, PROBE_BLOCK_SIZES)
+            } else {
+                (PROBE_DEFAULT_QUEUE_DEPTHS, PROBE_DEFAULT_BLOCK_SIZES)
+            };
+            Probing {
+                sampler: Box::new(DeviceRead::new(data, depths, blocks)),
+                samples: probes::MIN_SAMPLES,
+            }
+        }
+    }
+}
+
+/// The memory-scan probe's samples by default: one per counted round of the default 5.
+const MEMORY_SAMPLES: usize = 5;
+
+/// The probe of a state this run does not measure.
+fn not_probed(cache: CacheState) -> Probe {
+    Probe {
+        unavailable: Some(format!(
+            "not measured: this run has no {} rows",
+            cache.name()
+        )),
+        ..Probe::default()
     }
 }
 
@@ -593,6 +672,26 @@ mod tests {
             variants(Method::MmapParallel, warm, 4, Grid::Threads).len(),
             4
         );
+    }
+
+    #[test]
+    fn a_big_data_set_takes_at_most_big_runs_unless_sweep() {
+        let config = Config {
+            runs: 5,
+            ..Config::for_tests()
+        };
+        assert_eq!(counted_runs(false, &config), 5);
+        assert_eq!(counted_runs(true, &config), BIG_RUNS);
+        let one = Config {
+            runs: 1,
+            ..Config::for_tests()
+        };
+        assert_eq!(counted_runs(true, &one), 1, "never more than asked");
+        let sweep = Config {
+            sweep: true,
+            ..config
+        };
+        assert_eq!(counted_runs(true, &sweep), 5);
     }
 
     #[test]
