@@ -6,7 +6,10 @@ rounds interleaved (round r starts at writer r); prints the median throughput, t
 (min-max) and the ratio to `yes` per consumer. The same-CPU case pins both sides with
 `taskset -c 0` and compares each default with today's fixed 64 KiB.
 
-    flock /tmp/iolab-measure.lock tools/pipe_goals.py target/release/iolab [GiB] [rounds]
+    flock /tmp/iolab-measure.lock tools/pipe_goals.py target/x86_64-unknown-linux-gnu/release/iolab [GiB] [rounds]
+
+(`cargo build --release` puts the binary under target/<host tuple>/release: see
+.cargo/config.toml.)
 """
 import shutil
 import statistics
@@ -14,7 +17,7 @@ import subprocess
 import sys
 import time
 
-iolab = sys.argv[1] if len(sys.argv) > 1 else "target/release/iolab"
+iolab = sys.argv[1] if len(sys.argv) > 1 else "target/x86_64-unknown-linux-gnu/release/iolab"
 n = int(float(sys.argv[2] if len(sys.argv) > 2 else 4) * (1 << 30))
 rounds = int(sys.argv[3] if len(sys.argv) > 3 else 5)
 
