@@ -148,23 +148,19 @@ pub struct MemoryScan {
     /// An anonymous map advised to use huge pages, as the page cache can (large folios):
     /// with 4 KiB pages the probe would measure TLB misses, not memory.
     map: Option<memmap2::MmapMut>,
+    /// The buffer's size.
+    len: usize,
+    /// Mapping it failed.
+    unmappable: bool,
     counter: ByteCounter,
     points: Vec<ProbePoint>,
 }
 
 impl MemoryScan {
-    /// A `len`-byte buffer (filled here, outside any timer), for 1..=`max_threads`
-    /// threads.
+    /// A `len`-byte buffer for 1..=`max_threads` threads, mapped and filled at the first
+    /// sample (outside any timer): not before, so that it does not hold 1 GiB of huge
+    /// pages while the runs' data is read into the page cache.
     pub fn new(len: usize, max_threads: usize) -> MemoryScan {
-        let map = memmap2::MmapMut::map_anon(len.max(1)).ok().map(|mut map| {
-            let _ = map.advise(memmap2::Advice::HugePage);
-            // A newline every 110 bytes, so the kernel does real work.
-            map.fill(b'x');
-            for i in (109..len).step_by(110) {
-                map[i] = b'\n';
-            }
-            map
-        });
         let points = (1..=max_threads.max(1))
             .map(|threads| ProbePoint {
                 threads: Some(threads),
@@ -176,19 +172,45 @@ impl MemoryScan {
             })
             .collect();
         MemoryScan {
-            map,
+            len,
+            map: None,
+            unmappable: false,
             counter: ByteCounter::best(),
             points,
         }
+    }
+
+    /// The buffer, mapped and filled on first use.
+    fn buffer(&mut self) -> Option<&memmap2::MmapMut> {
+        if self.map.is_none() && !self.unmappable {
+            let len = self.len;
+            match memmap2::MmapMut::map_anon(len.max(1)) {
+                Ok(mut map) => {
+                    let _ = map.advise(memmap2::Advice::HugePage);
+                    // A newline every 110 bytes, so the kernel does real work.
+                    map.fill(b'x');
+                    for i in (109..len).step_by(110) {
+                        map[i] = b'\n';
+                    }
+                    self.map = Some(map);
+                }
+                Err(_) => self.unmappable = true,
+            }
+        }
+        self.map.as_ref()
     }
 }
 
 impl Sampler for MemoryScan {
     fn sample(&mut self) {
+        let counter = self.counter;
+        if self.buffer().is_none() {
+            return;
+        }
         let Some(map) = &self.map else { return };
         let buffer: &[u8] = map;
         for point in &mut self.points {
-            let mut task = CountLines::new(self.counter);
+            let mut task = CountLines::new(counter);
             let start = Instant::now();
             mmap_parallel::feed_parallel(buffer, point.threads.unwrap_or(1), &mut task);
             let secs = start.elapsed().as_secs_f64();
@@ -208,8 +230,7 @@ impl Sampler for MemoryScan {
 
     fn finish(self: Box<Self>) -> Probe {
         let unavailable = self
-            .map
-            .is_none()
+            .unmappable
             .then(|| "cannot map an anonymous buffer".to_string());
         finish_points(with_medians(self.points), unavailable)
     }
