@@ -253,10 +253,20 @@ pub fn memory_scan(len: usize, max_threads: usize, repetitions: usize) -> Probe 
 
 /// Takes `repetitions` (at least [`MIN_SAMPLES`]) samples in a row, and finishes.
 fn sampled(mut sampler: Box<dyn Sampler>, repetitions: usize) -> Probe {
-    for _ in 0..repetitions.max(MIN_SAMPLES) {
-        sampler.sample();
-    }
+    sample_up_to(sampler.as_mut(), repetitions.max(MIN_SAMPLES));
     sampler.finish()
+}
+
+/// Takes samples until `sampler` has `wanted` of them, or until a sample adds none (a
+/// probe that cannot run keeps its reason and takes no sample).
+pub fn sample_up_to(sampler: &mut dyn Sampler, wanted: usize) {
+    while sampler.samples() < wanted {
+        let before = sampler.samples();
+        sampler.sample();
+        if sampler.samples() == before {
+            break;
+        }
+    }
 }
 
 /// A task that only counts bytes: the device probe measures reading, not scanning.
@@ -396,6 +406,50 @@ fn timed_read(path: &Path, method: Method, options: &ReadOptions) -> Result<f64,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sampler that can take `limit` samples and no more, and counts its calls.
+    struct Limited {
+        limit: usize,
+        taken: usize,
+        calls: usize,
+    }
+
+    impl Sampler for Limited {
+        fn sample(&mut self) {
+            self.calls += 1;
+            self.taken = (self.taken + 1).min(self.limit);
+        }
+        fn samples(&self) -> usize {
+            self.taken
+        }
+        fn finish(self: Box<Self>) -> Probe {
+            Probe::default()
+        }
+    }
+
+    #[test]
+    fn sample_up_to_stops_at_the_count_or_when_a_sample_adds_none() {
+        let mut s = Limited {
+            limit: 10,
+            taken: 0,
+            calls: 0,
+        };
+        sample_up_to(&mut s, 4);
+        assert_eq!((s.taken, s.calls), (4, 4));
+        sample_up_to(&mut s, 4);
+        assert_eq!(s.calls, 4, "no sample owed, none taken");
+        let mut stuck = Limited {
+            limit: 2,
+            taken: 0,
+            calls: 0,
+        };
+        sample_up_to(&mut stuck, 5);
+        assert_eq!(
+            (stuck.taken, stuck.calls),
+            (2, 3),
+            "stops after a sample adds none"
+        );
+    }
 
     #[test]
     fn memory_probe_has_a_point_per_thread_count_and_a_ceiling() {

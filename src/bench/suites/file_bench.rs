@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::super::probes::Sampler;
+use super::super::probes::{self, Sampler};
 use super::super::progress::Progress;
 use super::super::results::Row;
 use super::super::runner::{Job, Outcome, schedule};
@@ -163,17 +163,13 @@ pub fn measure(
         {
             probed_round = Some(round);
             let due = samples_due(round - warmup, runs, *wanted);
-            while sampler.samples() < due {
+            if sampler.samples() < due {
                 progress.set_message(format!(
                     "round {}/{rounds}: the {} ceiling's probe",
                     round + 1,
                     cache_state.name()
                 ));
-                let before = sampler.samples();
-                sampler.sample();
-                if sampler.samples() == before {
-                    break;
-                }
+                probes::sample_up_to(&mut **sampler, due);
             }
         }
         progress.inc();

@@ -418,12 +418,8 @@ impl Probing {
     /// The probe: the samples still owed taken now (unless `interrupted`), then the
     /// medians.
     fn finish(mut self, interrupted: bool) -> Probe {
-        while !interrupted && self.sampler.samples() < self.samples {
-            let before = self.sampler.samples();
-            self.sampler.sample();
-            if self.sampler.samples() == before {
-                break;
-            }
+        if !interrupted {
+            probes::sample_up_to(self.sampler.as_mut(), self.samples);
         }
         self.sampler.finish()
     }
