@@ -160,6 +160,17 @@ pub struct Eviction {
     pub dropped_caches: bool,
 }
 
+/// Drops `file`'s clean pages from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`):
+/// the next reads come from the device. Dirty pages, and pages under writeback, stay.
+pub(crate) fn drop_clean_pages(file: &File) -> io::Result<()> {
+    // SAFETY: posix_fadvise on an open descriptor has no memory effects.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    match rc {
+        0 => Ok(()),
+        rc => Err(io::Error::from_raw_os_error(rc)),
+    }
+}
+
 /// Drops `path`'s pages from the page cache: `fdatasync`, `POSIX_FADV_DONTNEED`, and, when
 /// `drop_caches` is set and the process is root, `/proc/sys/vm/drop_caches`. Returns the
 /// residency measured afterwards.
@@ -178,14 +189,7 @@ pub fn evict_with(path: &Path, drop_caches: bool, sync: bool) -> Result<Eviction
         file.sync_data()
             .map_err(|e| Error::io("fdatasync failed", e))?;
     }
-    // SAFETY: posix_fadvise on an open descriptor has no memory effects.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if rc != 0 {
-        return Err(Error::io(
-            "posix_fadvise(DONTNEED) failed",
-            io::Error::from_raw_os_error(rc),
-        ));
-    }
+    drop_clean_pages(&file).map_err(|e| Error::io("posix_fadvise(DONTNEED) failed", e))?;
     // SAFETY: geteuid has no memory effects.
     let dropped_caches = drop_caches && unsafe { libc::geteuid() } == 0 && {
         // SAFETY: sync has no memory effects.

@@ -126,6 +126,94 @@ fn a_torn_last_record_is_cut_off_and_overwritten() {
     }
 }
 
+#[test]
+fn a_whole_frame_left_beyond_a_gap_in_a_torn_batch_is_never_read_back() {
+    let dir = common::scratch();
+    for policy in policies(dir.path()) {
+        // A valid frame from another log, to leave behind as a torn batch's survivor.
+        let donor = dir.path().join(format!("{policy}-donor"));
+        let stray = payload(99, 300);
+        small(policy, true)
+            .open(&donor)
+            .unwrap()
+            .append_durable(&stray)
+            .unwrap();
+        let frame = fs::read(&donor).unwrap()[..HEADER_LEN + stray.len()].to_vec();
+
+        let path = dir.path().join(policy.name());
+        let log = small(policy, true).open(&path).unwrap();
+        let end = log.append_durable(b"acknowledged").unwrap();
+        drop(log);
+        // A crash while a batch was written back out of order: its first pages never
+        // reached the device (zeros, a whole 4 KiB block of them), a later page did.
+        let gap_end = 3 * 4096u64;
+        assert!(end < 4096);
+        let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        if file.metadata().unwrap().len() < gap_end + frame.len() as u64 {
+            // The growing-file policies cut the file at the end on open: nothing to test.
+            continue;
+        }
+        file.write_all_at(&frame, gap_end).unwrap();
+        drop(file);
+
+        let log = small(policy, true).open(&path).unwrap();
+        assert_eq!(log.durable_end(), end, "{policy}");
+        // A record that ends exactly where the survivor starts.
+        let next = vec![7u8; (gap_end - end) as usize - HEADER_LEN];
+        log.append_durable(&next).unwrap();
+        drop(log);
+        let got = read_records(&path).unwrap();
+        assert_eq!(
+            got.records,
+            vec![b"acknowledged".to_vec(), next],
+            "{policy}: the survivor of the torn batch came back"
+        );
+    }
+}
+
+/// An observer that panics at the first sync it sees start.
+struct PanicOnSync;
+
+impl Observer for PanicOnSync {
+    fn sync_started(&self, _end: u64) {
+        panic!("observer panics (on purpose)");
+    }
+}
+
+#[test]
+fn a_leader_that_panics_fails_the_log_and_leaves_no_writer_waiting() {
+    let dir = common::scratch();
+    let path = dir.path().join("panics");
+    let log = Arc::new(
+        small(Policy::Prealloc, true)
+            .observer(Arc::new(PanicOnSync))
+            .open(&path)
+            .unwrap(),
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    for t in 0..4u64 {
+        let (log, tx) = (log.clone(), tx.clone());
+        std::thread::spawn(move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                log.append_durable(&payload(t, 64))
+            }));
+            let _ = tx.send(outcome.map(|r| r.is_ok()));
+        });
+    }
+    drop(tx);
+    let mut panicked = 0;
+    for _ in 0..4 {
+        match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(Ok(acknowledged)) => assert!(!acknowledged, "acknowledged without a sync"),
+            Ok(Err(_)) => panicked += 1,
+            Err(e) => panic!("a writer is still waiting for the panicked leader: {e}"),
+        }
+    }
+    assert!(panicked >= 1, "the observer's panic reached its leader");
+    let after = log.append_durable(b"later").unwrap_err();
+    assert!(after.to_string().contains("panicked"), "{after}");
+}
+
 /// One event on the test's clock.
 #[derive(Clone, Copy, Debug)]
 enum Event {

@@ -1,6 +1,7 @@
 //! Group commit: one write and one sync for every record pending when a leader starts.
 //!
-//! **Protocol** (all state under one mutex, one condition variable):
+//! **Protocol** (all state under one mutex; callers wait on one condition variable, a
+//! gathering leader on another):
 //! 1. A caller frames its record onto `pending` and notes `mine`, the log's end just past
 //!    it.
 //! 2. While `durable < mine`: if no leader is writing, the caller becomes the leader: it
@@ -29,8 +30,11 @@
 //! **Without grouping**, a caller takes the sink's lock and writes and syncs its own
 //! record alone: the baseline group commit is measured against.
 //!
-//! **After a failed batch** every waiting and later caller gets [`Error::LogFailed`].
+//! **After a failed batch** every waiting and later caller gets [`Error::LogFailed`]; so
+//! after a batch whose I/O panicked (in an [`Observer`](super::Observer)), which also
+//! unwinds its leader.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -121,7 +125,8 @@ impl Commit {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic in another writer leaves the state consistent (it is only changed
-        // under the lock, never across I/O), so a poisoned lock is still usable.
+        // under the lock, and a leader that panics in its I/O marks the log failed before
+        // it unwinds), so a poisoned lock is still usable.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -171,7 +176,21 @@ impl Commit {
             st.taken += batch.len() as u64;
             drop(st);
             let started = Instant::now();
-            let result = self.write(at, &batch);
+            let result = match panic::catch_unwind(AssertUnwindSafe(|| self.write(at, &batch))) {
+                Ok(result) => result,
+                Err(payload) => {
+                    // A panic in the batch's I/O (an `Observer` is the caller's code): the
+                    // batch may or may not be durable, so nothing more is acknowledged, and
+                    // the waiters are woken to hear it instead of waiting for a leader that
+                    // is gone.
+                    let mut st = self.lock();
+                    st.leading = false;
+                    st.failed = Some("a batch's write or sync panicked".to_string());
+                    self.wake(&st);
+                    drop(st);
+                    panic::resume_unwind(payload);
+                }
+            };
             let took = started.elapsed();
             st = self.lock();
             st.last_sync = took;

@@ -24,9 +24,11 @@
 //! never returned by recovery.
 //!
 //! **After a failure** (`ENOSPC`, `EIO`, a failed sync) the log refuses every later
-//! append with [`Error::LogFailed`]: after a failed `fdatasync` Linux may have dropped the
-//! unsynced pages, so retrying could acknowledge records that are not durable. Reopen the
-//! log to recover the acknowledged prefix and go on.
+//! append with [`Error::LogFailed`]: after a failed `fdatasync` Linux marks the pages it
+//! could not write clean, so a retried sync reports success without writing them and
+//! could acknowledge records that are not durable. Reopen the log to recover the
+//! acknowledged prefix and go on: opening drops the file's clean cached pages before it
+//! scans, so recovery reads what the device holds.
 //!
 //! ```no_run
 //! use iolab::durable::{LogOptions, Policy, read_records};
@@ -293,6 +295,14 @@ impl Log {
         if created {
             sync_parent(path)?;
         }
+        // Recovery reads what the device holds, not the page cache: after a failed
+        // writeback Linux keeps the unwritten pages cached and clean, and a scan of them
+        // would take records that never reached the device for part of the log (and the
+        // appends after them would be lost with them). Clean cached pages are dropped
+        // first; dirty ones (written, never synced, never acknowledged) stay.
+        // A file system that refuses the advice leaves the cache as it is (the scan still
+        // reads the file's bytes as the kernel has them).
+        let _ = crate::cache::drop_clean_pages(&file);
         let end = record::scan(&file, |_| {}).map_err(|e| Error::from_io("cannot read", e, 0))?;
         let len = file
             .metadata()
@@ -411,22 +421,35 @@ fn open_sink(
     })
 }
 
-/// Overwrites with zeros whatever non-zero bytes follow `end`, up to the first 4 KiB block
-/// of zeros (the log writes contiguously from its end, so a torn write is one run), then
-/// syncs.
+/// Overwrites with zeros every 4 KiB block (or part of one) after `end` that holds a
+/// non-zero byte, up to the file's length, then syncs if it wrote any.
+///
+/// The whole rest is read, not only up to the first block of zeros: a torn batch need not
+/// be one run (writeback can make a later page durable before an earlier one, and a
+/// payload can hold a block of zeros), and a whole frame of it left beyond a gap would be
+/// read back as a record once a later append ends exactly where it starts. For a
+/// preallocated log the rest is at most the zeroed region ahead of the log
+/// ([`PREALLOC_CHUNK`] by default), read once per open.
 fn clear_torn_tail(file: &File, end: u64, len: u64) -> io::Result<()> {
-    const BLOCK: usize = 4096;
+    const BLOCK: u64 = 4096;
+    const PIECE: usize = 1 << 20;
+    let mut buf = vec![0u8; PIECE];
     let mut at = end;
-    let mut block = [0u8; BLOCK];
     let mut dirty = false;
     while at < len {
-        let n = ((len - at) as usize).min(BLOCK - (at % BLOCK as u64) as usize);
-        file.read_exact_at(&mut block[..n], at)?;
-        if block[..n].iter().all(|&b| b == 0) {
-            break;
+        let n = ((len - at) as usize).min(PIECE);
+        file.read_exact_at(&mut buf[..n], at)?;
+        // Blocks aligned to the file's 4 KiB, the first one starting at `at`.
+        let mut from = 0usize;
+        while from < n {
+            let block_end = (((at + from as u64) / BLOCK + 1) * BLOCK - at) as usize;
+            let to = block_end.min(n);
+            if buf[from..to].iter().any(|&b| b != 0) {
+                pwrite_all(file, &vec![0u8; to - from], at + from as u64)?;
+                dirty = true;
+            }
+            from = to;
         }
-        pwrite_all(file, &[0u8; BLOCK][..n], at)?;
-        dirty = true;
         at += n as u64;
     }
     if dirty {
