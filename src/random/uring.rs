@@ -170,9 +170,16 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
                 .map(|c| (c.user_data(), c.result()))
                 .collect();
             let now = Instant::now();
+            // Every reaped completion settles its slot before a failure is returned: a slot
+            // left in flight would make `drain` wait for a completion already taken.
+            let mut failed = None;
             for (i, result) in done {
                 let i = i as usize;
                 let Some(read) = slots[i] else { continue };
+                if failed.is_some() {
+                    slots[i] = None;
+                    continue;
+                }
                 if result == -libc::EINTR || result == -libc::EAGAIN {
                     // Queued again; the next submission hands it over.
                     queue(
@@ -187,14 +194,18 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
                 }
                 slots[i] = None;
                 if result < 0 {
-                    return Err(Error::io(
-                        "io_uring read failed",
-                        std::io::Error::from_raw_os_error(-result),
-                    ));
+                    failed = Some(result);
+                    continue;
                 }
                 let n = (result as usize).min(read.want);
                 let ns = (now - read.since).as_nanos() as u64;
                 tally.record(read.offset, read.want, &buffers[i][..n], ns);
+            }
+            if let Some(result) = failed {
+                return Err(Error::io(
+                    "io_uring read failed",
+                    std::io::Error::from_raw_os_error(-result),
+                ));
             }
             if deadline.is_some_and(|d| now >= d) {
                 stopping = true;

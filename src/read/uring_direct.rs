@@ -153,26 +153,33 @@ impl Reader<'_> {
                 .completion()
                 .map(|c| (c.user_data(), c.result()))
                 .collect();
+            // Every reaped completion settles its slot before a failure is returned: a slot
+            // left in flight would make `drain` wait for a completion already taken.
+            let mut failed = None;
             for (index, result) in completions {
                 let i = index as usize;
                 let Slot::InFlight { offset } = self.slots[i] else {
                     continue;
                 };
-                if result == -libc::EINTR || result == -libc::EAGAIN {
+                if failed.is_none() && (result == -libc::EINTR || result == -libc::EAGAIN) {
                     self.submit(ring, buffers, i, offset)?;
                     continue;
                 }
-                if result < 0 {
+                if result < 0 || failed.is_some() {
                     self.slots[i] = Slot::Free;
-                    return Err(Error::io(
-                        "io_uring O_DIRECT read failed",
-                        std::io::Error::from_raw_os_error(-result),
-                    ));
+                    failed = failed.or((result < 0).then_some(result));
+                    continue;
                 }
                 self.slots[i] = Slot::Done {
                     offset,
                     len: result as usize,
                 };
+            }
+            if let Some(result) = failed {
+                return Err(Error::io(
+                    "io_uring O_DIRECT read failed",
+                    std::io::Error::from_raw_os_error(-result),
+                ));
             }
             // Deliver, in file order, every block that is complete.
             while let Some(i) = self
@@ -184,12 +191,14 @@ impl Reader<'_> {
                     unreachable!("matched above")
                 };
                 let len = len.min((self.end - offset) as usize);
-                let skip = std::mem::take(&mut self.skip).min(len);
+                let wanted_skip = std::mem::take(&mut self.skip);
+                let skip = wanted_skip.min(len);
                 task.feed(&buffers[i][skip..len]);
                 if len < self.block && offset + (len as u64) < self.end {
-                    // A short read before the end: complete the block with buffered reads.
+                    // A short read before the end: complete the block with buffered reads,
+                    // from past the start if the read stopped before it.
                     self.fill_gap(
-                        offset + len as u64,
+                        offset + len.max(wanted_skip) as u64,
                         offset + self.block as u64,
                         &mut buffers[i],
                         task,
