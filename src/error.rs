@@ -47,7 +47,11 @@ pub enum Error {
     },
     /// The file shrank while it was being read (another process truncated it), so the
     /// bytes read are not the file's.
-    #[error("the file shrank while it was being read (truncated by another process?)")]
+    /// A mapped page the kernel could not read (an I/O error) raises the same signal and
+    /// gives the same error.
+    #[error(
+        "the file shrank while it was being read (truncated by another process?), or a mapped page could not be read"
+    )]
     FileShrank,
     /// `bufread-lines` met bytes that are not UTF-8.
     #[error(

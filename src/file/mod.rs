@@ -109,7 +109,10 @@ pub enum Error {
     },
     /// A mapped file shrank while it was read (another process truncated it): the bytes
     /// of the read are not the file's.
-    #[error("the file shrank while it was being read (truncated by another process?)")]
+    /// A mapped page the kernel could not read (an I/O error) gives the same error.
+    #[error(
+        "the file shrank while it was being read (truncated by another process?), or a mapped page could not be read"
+    )]
     FileShrank,
     /// Any other failed system call; `op` says which step.
     #[error("{op}: {}", describe_io(.source))]

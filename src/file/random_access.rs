@@ -216,7 +216,7 @@ impl RandomAccessFile {
     /// A map chosen here is safe without any promise: [`RandomAccessFile::read`] copies
     /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
     /// [`Error::FileShrank`] rather than killing the process. Falls back to `pread` when no
-    /// map slot is free or the map fails. A map reads the file only up to the size it had
+    /// map slot is free, the `SIGBUS` guard has no room, or the map fails. A map reads the file only up to the size it had
     /// when opened: for a file that grows, use `RandomAccessOptions::new().open` (`pread`).
     pub fn open(path: &Path) -> Result<RandomAccessFile> {
         let mut file = RandomAccessOptions::new().open(path)?;
@@ -230,8 +230,10 @@ impl RandomAccessFile {
                 if choice.random_advice {
                     let _ = map.advise(memmap2::Advice::Random);
                 }
-                Some(Mapped {
-                    guard: Some(crate::sys::sigbus::Guard::new(map.as_ptr(), map.len())),
+                // An unguarded map would let a truncation kill the process: `pread` then.
+                let guard = crate::sys::sigbus::Guard::new(map.as_ptr(), map.len());
+                guard.is_registered().then_some(Mapped {
+                    guard: Some(guard),
                     map,
                     _slot: slot,
                 })

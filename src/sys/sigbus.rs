@@ -7,7 +7,11 @@
 //! lost page (`mmap(MAP_FIXED | MAP_ANONYMOUS)`), marks the map as truncated and returns,
 //! so the interrupted load re-runs and reads zeros. When the scan is over, the caller asks
 //! [`Guard::truncated`] and reports an error instead of a count made partly of zeros.
-//! A `SIGBUS` outside every registered map (a real bus error) gets the default action.
+//! The kernel raises the same `SIGBUS` for a mapped page it cannot read (an I/O error), and
+//! the handler cannot tell the two apart: such a page also reads as zeros and the scan
+//! reports [`FileShrank`](crate::Error::FileShrank) — an error either way, never a wrong
+//! count. A `SIGBUS` outside every registered map (a real bus error) gets the default
+//! action.
 //!
 //! **Signal safety**: the handler only reads atomics and calls `mmap(2)`, a system call
 //! with no user-space locks (POSIX does not list it as async-signal-safe, but on Linux it
@@ -17,8 +21,10 @@
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Maps that can be guarded at once (threads × concurrent scans).
-const SLOTS: usize = 64;
+/// Maps that can be guarded at once: 1024, more than the maps
+/// [`RandomAccessFile`](crate::file::RandomAccessFile) keeps open by default (1000) plus
+/// the scans of a few threads. The handler walks them only when a `SIGBUS` arrives.
+const SLOTS: usize = 1024;
 
 struct Slot {
     start: AtomicUsize,
@@ -62,6 +68,12 @@ impl Guard {
             }
         }
         Guard { slot: None }
+    }
+
+    /// Whether the map has a slot, so that a lost page is caught; `false` only with
+    /// [`SLOTS`] maps guarded at once.
+    pub fn is_registered(&self) -> bool {
+        self.slot.is_some()
     }
 
     /// Whether a page of the map was lost (the file shrank) since the guard was made.
