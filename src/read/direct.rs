@@ -2,7 +2,8 @@
 //!
 //! **System calls**: `statx(2)` for `STATX_DIOALIGN`, `open(2)` of `/proc/self/fd/N` with
 //! `O_DIRECT`, then `pread(2)` of
-//! [`DEFAULT_BUFFER_SIZE`] bytes at aligned offsets until a short read.
+//! [`DEFAULT_BUFFER_SIZE`] bytes at aligned offsets until a short read (the file's end, or
+//! a read that returns 0 when the length is a multiple of the block).
 //! **When it wins**: cold files much larger than RAM, where caching only evicts other
 //! data; with one read in flight it cannot reach the device's limit (see `uring-direct`).
 //! **Alignment**: buffer address, length and file offset must be multiples of what the
@@ -97,12 +98,14 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
             return Ok(());
         }
         task.feed(&buf[skip.min(n)..n]);
+        // Bytes before the start still to pass over (only if the first read was short).
+        let unskipped = skip.saturating_sub(n) as u64;
         skip = 0;
         offset += n as u64;
         if !offset.is_multiple_of(align.offset as u64) {
             // Normally the end of the file. If not, the next O_DIRECT read would be
-            // misaligned: finish with buffered reads from here.
-            return read_rest_buffered(input.file(), offset, &mut buf, task);
+            // misaligned: finish with buffered reads from here (past the start).
+            return read_rest_buffered(input.file(), offset + unskipped, &mut buf, task);
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! **System calls** per file: `openat(2)`, `statx(2)` (the kind and size), then for a
 //! regular file under [`auto::SMALL_FILE`] `read(2)` into the worker's own buffer until a
-//! read comes back short at the reported size (the end; no extra `read` for the 0),
+//! read comes back short at the reported size (the end; no extra `read` for the 0, except
+//! for a file whose size is a multiple of the buffer),
 //! and `close(2)`. Bigger files and other kinds go through [`count_lines`] with `auto`, as
 //! a single file would. `-` is standard input.
 //! **When it wins**: many small files (a source tree, a folder of logs), where the cost is

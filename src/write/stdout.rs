@@ -13,8 +13,10 @@
 //! **Limits**: std's stdout silently reports success when descriptor 1 is closed (`EBADF`
 //! is swallowed); [`super::write_zeros`] checks the descriptor before, so that case is
 //! still caught.
-//! **How it fails**: as `raw-fd`; the locked handle is flushed at the end, so the last
-//! buffered bytes' errors are reported too.
+//! **How it fails**: as `raw-fd`, except on a non-blocking standard output: std's
+//! `write_all` fails on `EAGAIN` where `raw-fd` waits with `poll(2)` and goes on. The
+//! locked handle is flushed at the end, so the last buffered bytes' errors are reported
+//! too.
 
 use std::io::{self, Write};
 
