@@ -166,23 +166,19 @@ fn wc_count(path: &Path) -> u64 {
     wc_counts(&[path])[0]
 }
 
-/// What `iolab count` prints for these (count, label) pairs: one line each, and a
-/// `total` line when there is more than one file on the command line; with several files
-/// the counts are right-aligned as `wc` aligns them: to the digits of the counted regular
-/// files' total size, at least 7 when one of them is not a regular file (`-`, a pipe).
-fn expected_stdout(rows: &[(u64, String)], files_on_command_line: usize) -> String {
-    let width = if files_on_command_line > 1 {
-        let kinds: Vec<Option<u64>> = rows
+/// `wc -l`'s output for `rows` (count, name) from `operands`, the names on the command
+/// line: the column is as wide as the digits of the operands' regular sizes summed, at
+/// least 7 if one of them exists but is not regular; 1 for a single operand. As GNU `wc`,
+/// an operand that is there but cannot be read still counts by its `stat`, and one that
+/// does not exist adds nothing.
+fn expected_stdout<P: AsRef<Path>>(rows: &[(u64, String)], operands: &[P]) -> String {
+    let width = if operands.len() > 1 {
+        let found: Vec<fs::Metadata> = operands
             .iter()
-            .map(|(_, label)| {
-                fs::metadata(label)
-                    .ok()
-                    .filter(|m| m.is_file() && label != "-")
-                    .map(|m| m.len())
-            })
+            .filter_map(|p| fs::metadata(p).ok())
             .collect();
-        let total: u64 = kinds.iter().flatten().sum();
-        let minimum = if kinds.iter().any(Option::is_none) {
+        let total: u64 = found.iter().filter(|m| m.is_file()).map(|m| m.len()).sum();
+        let minimum = if found.iter().any(|m| !m.is_file()) {
             7
         } else {
             1
@@ -195,7 +191,7 @@ fn expected_stdout(rows: &[(u64, String)], files_on_command_line: usize) -> Stri
     for (count, label) in rows {
         out.push_str(&format!("{count:>width$} {label}\n"));
     }
-    if files_on_command_line > 1 {
+    if operands.len() > 1 {
         let total: u64 = rows.iter().map(|(count, _)| count).sum();
         out.push_str(&format!("{total:>width$} total\n"));
     }
@@ -369,7 +365,7 @@ fn every_available_method_counts_like_wc() {
             .args(&files)
             .assert()
             .success()
-            .stdout(expected_stdout(&rows, files.len()))
+            .stdout(expected_stdout(&rows, &files))
             .stderr("");
     }
 }
@@ -404,7 +400,10 @@ fn bufread_lines_refuses_invalid_utf8_and_goes_on() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let rows = [(2, path_label(&good)), (2, path_label(&good))];
-    assert_eq!(stdout_of(&output), expected_stdout(&rows, 3));
+    assert_eq!(
+        stdout_of(&output),
+        expected_stdout(&rows, &[&good, &binary, &good])
+    );
     assert_one_error_line(
         &stderr_of(&output),
         &[&path_label(&binary), "invalid UTF-8"],
@@ -428,12 +427,13 @@ fn dash_and_no_file_read_stdin() {
             .assert()
             .success()
             .stdout(want.clone());
+        // No operand at all: the count alone, as `wc -l < FILE` prints it.
         iolab()
             .arg("count")
             .write_stdin(bytes.clone())
             .assert()
             .success()
-            .stdout(want.clone());
+            .stdout(format!("{count}\n"));
         for method in ["bufread-chunks", "readv"] {
             iolab()
                 .args(["count", "--method", method, "-"])
@@ -482,8 +482,9 @@ fn stdin_counts_from_its_current_offset() {
             .output()
             .unwrap()
     };
-    let wc = stdout_of(&run(WC, &["-l"]));
-    let want = format!("{} -\n", wc.trim());
+    // With no operand both print the count alone.
+    let want = stdout_of(&run(WC, &["-l"]));
+    assert!(!want.contains(' '), "{want:?}");
     for method in available_methods() {
         let output = run(BIN, &["count", "--method", &method]);
         if refused_per_file(&method, &output) {
@@ -582,7 +583,11 @@ fn check_bad_between_good_with(
             continue;
         }
         assert_eq!(output.status.code(), Some(1), "{method}: {output:?}");
-        assert_eq!(stdout_of(&output), expected_stdout(&want, 3), "{method}");
+        assert_eq!(
+            stdout_of(&output),
+            expected_stdout(&want, &[good[0], bad, good[1]]),
+            "{method}"
+        );
         let mut all = vec![path_label(bad)];
         all.extend(needles.iter().map(|n| n.to_string()));
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
@@ -626,7 +631,11 @@ fn directory_is_reported_and_others_counted() {
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(1), "{method}: {output:?}");
-        assert_eq!(stdout_of(&output), expected_stdout(&want, 3), "{method}");
+        assert_eq!(
+            stdout_of(&output),
+            expected_stdout(&want, &[&a, &sub, &b]),
+            "{method}"
+        );
         assert_one_error_line(&stderr_of(&output), &[&path_label(&sub), "is a directory"]);
     }
 }
@@ -1065,5 +1074,110 @@ fn closed_stdout_ends_quietly() {
         let output = cmd.stdout(Stdio::from(write_end)).output().unwrap();
         assert_quiet_on_closed_stdout(&output);
         assert_eq!(stderr_of(&output), "", "{args:?}");
+    }
+}
+
+/// Runs `wc -l ARGS` and `iolab count ARGS` (with `stdin` from a file, if given) in `dir`
+/// and checks that they print the same bytes on stdout and agree on success.
+fn same_as_wc(dir: &Path, args: &[&std::ffi::OsStr], stdin: Option<&Path>) {
+    let run = |program: &str, first: &[&str]| {
+        let mut cmd = StdCommand::new(program);
+        cmd.current_dir(dir).args(first).args(args);
+        if let Some(path) = stdin {
+            cmd.stdin(File::open(path).unwrap());
+        }
+        cmd.output().unwrap()
+    };
+    let wc = run(WC, &["-l"]);
+    let ours = run(BIN, &["count"]);
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&wc.stdout),
+        "{args:?}"
+    );
+    assert_eq!(ours.status.success(), wc.status.success(), "{args:?}");
+    // Every message is one line, whatever the names hold.
+    for line in stderr_of(&ours).lines() {
+        assert!(line.starts_with("iolab: "), "{line:?}");
+    }
+}
+
+#[test]
+fn corner_cases_print_what_wc_prints() {
+    use std::ffi::OsStr;
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    fs::write(d.join("small"), "a\nb\n").unwrap();
+    fs::write(d.join("big"), "line\n".repeat(20_000)).unwrap();
+    fs::write(d.join("n\nl"), "x\n").unwrap();
+    fs::write(d.join("it's\nq"), "x\n").unwrap();
+    fs::write(d.join("list"), "small\0\0big\0").unwrap();
+    fs::write(d.join("list2"), "small\0big\0").unwrap();
+    let os = |s: &'static str| OsStr::new(s);
+    let cases: Vec<Vec<&OsStr>> = vec![
+        // A name with a newline is shell-quoted, alone and among others.
+        vec![os("n\nl")],
+        vec![os("small"), os("n\nl"), os("it's\nq")],
+        // A missing first operand does not make the column narrow.
+        vec![os("missing"), os("big")],
+        vec![os("missing"), os("big"), os("small")],
+        // A directory widens it to 7.
+        vec![os("small"), os(".")],
+        // An empty name in a list is an operand: there is a total line.
+        vec![os("--files0-from=list")],
+        vec![os("--files0-from=list2")],
+    ];
+    for args in &cases {
+        same_as_wc(d, args, None);
+    }
+    // Standard input: no operand prints no name; a list from a regular file on stdin
+    // sizes the column as a list file does.
+    same_as_wc(d, &[], Some(&d.join("big")));
+    same_as_wc(d, &[os("-")], Some(&d.join("big")));
+    same_as_wc(d, &[os("--files0-from=-")], Some(&d.join("list2")));
+    // An error message names a file with a newline on one line.
+    let output = iolab_std()
+        .current_dir(d)
+        .args(["count", "no\nsuch"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_one_error_line(&stderr_of(&output), &["'no'$'\\n''such'", "No such file"]);
+}
+
+#[test]
+fn out_of_range_options_are_refused_and_auto_takes_only_the_hints_of_its_choice() {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("f");
+    fs::write(&file, "a\nb\nc\n").unwrap();
+    for args in [
+        &["--buffer", "100G"][..],
+        &["--threads", "0"],
+        &["--queue-depth", "0"],
+    ] {
+        let output = iolab_std()
+            .arg("count")
+            .args(args)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        assert_eq!(stdout_of(&output), "");
+        assert_eq!(stderr_of(&output).lines().count(), 1, "{output:?}");
+    }
+    // Every hint with the default method: the count, never a refusal.
+    for hint in [
+        "sequential",
+        "willneed",
+        "hugepage",
+        "populate",
+        "readahead",
+    ] {
+        iolab()
+            .args(["count", "--hint", hint])
+            .arg(&file)
+            .assert()
+            .success()
+            .stdout(format!("3 {}\n", file.display()));
     }
 }

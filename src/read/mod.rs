@@ -239,6 +239,10 @@ impl FromStr for Hint {
     }
 }
 
+/// The largest read buffer [`ReadOptions::buffer_size`] accepts: 1 GiB (the methods that
+/// keep several buffers allocate a multiple of it).
+pub const MAX_BUFFER_SIZE: usize = 1 << 30;
+
 /// Tuning knobs shared by the read methods. Every field has a per-method default (a named
 /// constant in the method's module); `None` keeps it.
 #[derive(Clone, Debug, Default)]
@@ -256,11 +260,11 @@ impl ReadOptions {
         ReadOptions::default()
     }
 
-    /// The size of each read buffer in bytes. Default: per method (e.g. 64 KiB for
-    /// `bufread-chunks`, 1 MiB for `direct`). `direct` rounds it up to the file system's
-    /// alignment.
+    /// The size of each read buffer in bytes, clamped to 1..=[`MAX_BUFFER_SIZE`]. Default:
+    /// per method (e.g. 64 KiB for `bufread-chunks`, 1 MiB for `direct`). `direct` rounds
+    /// it up to the file system's alignment.
     pub fn buffer_size(mut self, bytes: usize) -> ReadOptions {
-        self.buffer_size = Some(bytes.max(1));
+        self.buffer_size = Some(bytes.clamp(1, MAX_BUFFER_SIZE));
         self
     }
 

@@ -21,17 +21,20 @@ pub struct Args {
     /// Say on stderr which method and kernel counted each file, and why.
     #[arg(short, long)]
     verbose: bool,
-    /// Threads for mmap-parallel and pread-parallel [default: the available cores].
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
-    /// Reads in flight for uring-direct [default: 8].
-    #[arg(long, value_name = "N")]
-    queue_depth: Option<usize>,
-    /// Bytes per read buffer or block, e.g. 64K or 1M [default: per method].
+    /// Threads for mmap-parallel and pread-parallel, 1 to 1024 [default: the available
+    /// cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
+    /// Reads in flight for uring-direct, 1 to 4096 [default: 8].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    queue_depth: Option<u64>,
+    /// Bytes per read buffer or block, e.g. 64K or 1M, at most 1 GiB [default: per
+    /// method].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     buffer: Option<u64>,
-    /// Access hints, comma-separated: sequential, willneed, hugepage, populate, readahead
-    /// (each method takes the ones that belong to it).
+    /// Access hints, comma-separated: sequential, willneed, hugepage, populate, readahead.
+    /// `auto` passes on those that belong to the method it chooses; a method named with
+    /// --method refuses one that does not belong to it.
     #[arg(long, value_delimiter = ',', value_name = "HINTS", value_parser = parse_hint)]
     hint: Vec<Hint>,
     /// Read the files to count from F, names separated by NUL bytes (`find -print0`), as
@@ -50,7 +53,11 @@ fn parse_hint(s: &str) -> Result<Hint, String> {
 fn parse_size(s: &str) -> Result<u64, String> {
     match iolab::units::parse_size(s) {
         Ok(0) => Err("must be at least 1 byte".into()),
-        Ok(n) => Ok(n),
+        Ok(n) if n <= iolab::read::MAX_BUFFER_SIZE as u64 => Ok(n),
+        Ok(_) => Err(format!(
+            "a buffer of {s} is too large: the limit is {}",
+            iolab::units::format_bytes(iolab::read::MAX_BUFFER_SIZE as u64)
+        )),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -81,27 +88,31 @@ pub fn fast_path(argv: &[std::ffi::OsString]) -> Option<Args> {
 /// the counts in the order given, in `wc -l`'s format (see [`output::width`]).
 pub fn run(args: Args) -> Result<i32> {
     let mut failed = false;
-    let (files, streamed) = match &args.files0_from {
+    // `invalid`: names of the list that cannot be used; `wc` still counts them as operands
+    // (for the total line and the column width).
+    let (files, invalid, streamed) = match &args.files0_from {
         Some(list) => {
-            let (names, bad) = output::read_files0(list)?;
-            for line in &bad {
+            let list = output::read_files0(list)?;
+            for line in &list.invalid {
                 super::report(line);
             }
-            failed |= !bad.is_empty();
-            (names, list.as_os_str() == "-")
+            failed |= !list.invalid.is_empty();
+            (list.names, list.invalid.len(), list.streamed)
         }
-        None if args.files.is_empty() => (vec![PathBuf::from("-")], false),
-        None => (args.files.clone(), false),
+        None if args.files.is_empty() => (vec![PathBuf::from("-")], 0, false),
+        None => (args.files.clone(), 0, false),
     };
+    // Standard input given as no operand at all: `wc` prints its count without a name.
+    let unnamed = args.files0_from.is_none() && args.files.is_empty();
     let mut options = ReadOptions::new();
     if let Some(n) = args.threads {
-        options = options.threads(n);
+        options = options.threads(n as usize);
     }
     if let Some(n) = args.queue_depth {
-        options = options.queue_depth(n);
+        options = options.queue_depth(n as usize);
     }
     if let Some(bytes) = args.buffer {
-        options = options.buffer_size(usize::try_from(bytes).unwrap_or(usize::MAX));
+        options = options.buffer_size(bytes as usize);
     }
     for hint in &args.hint {
         options = options.hint(*hint);
@@ -117,7 +128,7 @@ pub fn run(args: Args) -> Result<i32> {
                 .map(|path| count_one(path, args.method, &options, args.verbose))
                 .collect()
         };
-    let width = if streamed { 1 } else { output::width(&results) };
+    let width = output::width(&files, &results, invalid, streamed);
     let mut out = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
     let mut total = 0u64;
     let written = (|| -> io::Result<()> {
@@ -125,20 +136,25 @@ pub fn run(args: Args) -> Result<i32> {
             match result {
                 Ok(count) => {
                     total += count.lines;
-                    output::row(&mut out, width, count.lines, path)?;
+                    output::row(
+                        &mut out,
+                        width,
+                        count.lines,
+                        (!unnamed).then_some(path.as_path()),
+                    )?;
                 }
                 Err(e) => {
                     out.flush()?;
-                    super::report(&format!("{}: {e}", path.display()));
+                    super::report(&format!("{}: {e}", output::shown(path)));
                     failed = true;
                     // `wc` opens a directory, fails to read it, and still prints its 0.
                     if matches!(e, iolab::Error::IsDirectory) {
-                        output::row(&mut out, width, 0, path)?;
+                        output::row(&mut out, width, 0, (!unnamed).then_some(path.as_path()))?;
                     }
                 }
             }
         }
-        if files.len() > 1 {
+        if files.len() + invalid > 1 {
             writeln!(out, "{total:>width$} total")?;
         }
         out.flush()
@@ -171,7 +187,7 @@ fn count_one(
         let choice = auto::choose(&input, options);
         super::report(&format!(
             "{}: auto chose {}: {}",
-            path.display(),
+            output::shown(path),
             choice.method,
             choice.reason
         ));
@@ -182,7 +198,7 @@ fn count_one(
     if verbose {
         super::report(&format!(
             "{}: {} bytes, {} lines with {} (kernel {})",
-            path.display(),
+            output::shown(path),
             count.bytes,
             count.lines,
             count.method,

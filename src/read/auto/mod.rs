@@ -103,9 +103,13 @@ impl Choice {
         }
     }
 
-    /// `options` with the settings this choice won with, where `options` leaves them open.
+    /// `options` with the settings this choice won with, where `options` leaves them open,
+    /// and only the hints that belong to the chosen method (a hint asks for an access
+    /// pattern; `auto` does not refuse one that its choice has no use for).
     pub fn apply(&self, options: &ReadOptions) -> ReadOptions {
-        options.with_defaults(self.threads, self.queue_depth, self.block)
+        let mut options = options.with_defaults(self.threads, self.queue_depth, self.block);
+        options.hints.retain(|hint| hint.applies_to(self.method));
+        options
     }
 }
 
