@@ -140,6 +140,10 @@ fn write_summary(out: &mut dyn Write, file: &Path, report: &Report) -> io::Resul
         (_, Outcome::Truncated { kept }) => {
             format!("kept the first line: {kept} of {} bytes", report.len_before)
         }
+        (Op::ReplaceByte { from, to }, Outcome::Replaced { .. }) if from == to => format!(
+            "--from and --to are the same byte ({}); left unchanged",
+            show_byte(from)
+        ),
         (Op::ReplaceByte { from, .. }, Outcome::Replaced { changed: 0 }) => {
             format!("no {} byte; left unchanged", show_byte(from))
         }

@@ -13,7 +13,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use iolab::generate::csv::DEFAULT_ROWS;
 use iolab::generate::lines::DEFAULT_MEAN_LINE_LEN;
 use iolab::generate::{
@@ -39,7 +39,7 @@ pub enum Command {
 /// Arguments of `iolab gen tree`.
 #[derive(Debug, clap::Args)]
 pub struct TreeArgs {
-    /// How many files.
+    /// How many files (at least 1).
     #[arg(long, value_name = "N")]
     files: usize,
     /// The folder to create them in.
@@ -146,7 +146,11 @@ pub fn run(command: Command) -> Result<i32> {
             let start = Instant::now();
             let tree =
                 iolab::generate::tree::write_tree(&args.out, args.files, args.seed, args.force)
-                    .with_context(|| args.out.display().to_string())?;
+                    .map_err(|e| match e {
+                        // The error names the file or folder under --out it happened to.
+                        generate::Error::AtPath { path, source } => file_error(&path, *source),
+                        e => file_error(&args.out, e),
+                    })?;
             super::report(&format!(
                 "{}: {} files, {} bytes, {} lines in {:.2} s",
                 args.out.display(),

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use iolab::random::{self, Method, Options, Pattern, Stop};
+use iolab::units::format_bytes;
 use serde_json::json;
 
 /// Arguments of `iolab random`.
@@ -65,6 +66,20 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The size of a read for the summary: the block, or, for a file smaller than one block,
+/// what each read really returned (the whole file).
+fn read_size(report: &random::Report, block: usize) -> String {
+    let block_text = format_bytes(block as u64);
+    if report.file_bytes < block as u64 {
+        format!(
+            "{} reads (the whole file: smaller than one {block_text} block)",
+            format_bytes(report.file_bytes)
+        )
+    } else {
+        block_text
+    }
+}
+
 /// Runs the reads and prints the figures; exits 1 when a read returned wrong bytes.
 pub fn run(args: Args) -> Result<i32> {
     let stop = match (args.reads, args.seconds) {
@@ -78,6 +93,10 @@ pub fn run(args: Args) -> Result<i32> {
         .threads(args.threads)
         .stop(stop)
         .pattern(args.pattern);
+    let report = random::run(args.method, &args.file, &options)
+        .with_context(|| args.file.display().to_string())?;
+    // After the run, so that a file random reads refuse (a FIFO without a writer, whose
+    // open would block) is refused before anything else opens it.
     if args.verbose {
         let file = iolab::file::RandomAccessFile::open(&args.file)
             .with_context(|| args.file.display().to_string())?;
@@ -91,8 +110,6 @@ pub fn run(args: Args) -> Result<i32> {
             ));
         }
     }
-    let report = random::run(args.method, &args.file, &options)
-        .with_context(|| args.file.display().to_string())?;
     let mut out = io::stdout().lock();
     let (p50, p99, p999) = (
         report.latency_us(0.5),
@@ -104,6 +121,7 @@ pub fn run(args: Args) -> Result<i32> {
             "method": report.method.name(),
             "pattern": args.pattern.name(),
             "block_bytes": options.block_bytes(),
+            "bytes_per_read": report.bytes_per_read(),
             "queue_depth": args.queue_depth,
             "threads": args.threads,
             "file_bytes": report.file_bytes,
@@ -132,7 +150,7 @@ pub fn run(args: Args) -> Result<i32> {
              latency p50 {p50:.1} µs p99 {p99:.1} µs p99.9 {p999:.1} µs, {:.2} CPU µs/read, {}",
             report.method,
             args.pattern,
-            iolab::units::format_bytes(options.block_bytes() as u64),
+            read_size(&report, options.block_bytes()),
             args.queue_depth,
             args.threads,
             report.reads,

@@ -35,7 +35,8 @@
 //! finishes it (the bytes already replaced no longer match; the first line is still first).
 //!
 //! **Refusals**, before anything is changed: a directory, anything but a regular file, a
-//! file that cannot be opened for writing (read-only, on a read-only file system), and for
+//! file on a pseudo file system (`/proc`, `/sys`: refused before it is opened for writing),
+//! a file that cannot be opened for writing (read-only, on a read-only file system), and for
 //! `std-whole` a file larger than it may read into memory (by default 80% of
 //! `MemAvailable`; see [`std_whole`]).
 
@@ -46,11 +47,12 @@ pub mod std_whole;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use crate::input::Input;
 use crate::kernel::Kernel;
 use crate::kernel::replace::Replacer;
 use crate::units::format_bytes;
@@ -138,6 +140,15 @@ pub enum Error {
         /// What it is instead.
         kind: &'static str,
     },
+    /// The file is on a pseudo file system (procfs, sysfs, …): its bytes are kernel state,
+    /// not data, and its reported size is not its contents'.
+    #[error(
+        "its size is not real (a /proc or /sys file) and writing it would change kernel state; only files on a real file system can be edited in place"
+    )]
+    PseudoFile,
+    /// The path named another file by the time it was opened for writing.
+    #[error("was replaced by another file while it was being opened; run the edit again")]
+    ReplacedWhileOpening,
     /// `std-whole` would need more memory than it may use.
     #[error(
         "is {} but std-whole may only read {} into memory (80% of available memory); use std-stream or mmap",
@@ -488,15 +499,30 @@ impl Replace {
     }
 }
 
-/// Opens `path` for reading and writing after checking that it is a regular file, and
-/// returns it with its length.
+/// Opens `path` for reading and writing after checking that it is a regular file on a real
+/// file system, and returns it with its length.
 ///
 /// Anything else is refused *before* it is opened for writing: opening a device or FIFO
-/// can have effects of its own (a tape rewinds, a FIFO's reader wakes up). The check is
-/// repeated on the open descriptor, in case the path was replaced in between.
+/// can have effects of its own (a tape rewinds, a FIFO's reader wakes up), and a file on
+/// procfs or sysfs is not data but kernel state (a `/proc/sys` file written from offset 0
+/// changes a setting). The checks are `count`'s ([`Input::is_sized`]), made on a read-only
+/// descriptor opened with `O_NONBLOCK` so that a path replaced by a FIFO since the `stat`
+/// cannot block; the writable descriptor must then be the same file, in case the path was
+/// replaced in between.
 fn open_for_edit(path: &Path) -> Result<(File, u64)> {
     let meta = fs::metadata(path).map_err(|e| Error::io("cannot open", e))?;
     check_regular(&meta.file_type())?;
+    let reader = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io("cannot open", e))?;
+    let probe = Input::from_file(reader).map_err(from_input_error)?;
+    probe.sized_len("edit").map_err(from_input_error)?;
+    let probed = probe
+        .file()
+        .metadata()
+        .map_err(|e| Error::io("cannot stat", e))?;
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -506,8 +532,22 @@ fn open_for_edit(path: &Path) -> Result<(File, u64)> {
             _ => Error::io("cannot open for writing", e),
         })?;
     let meta = file.metadata().map_err(|e| Error::io("cannot stat", e))?;
-    check_regular(&meta.file_type())?;
+    if (meta.dev(), meta.ino()) != (probed.dev(), probed.ino()) {
+        return Err(Error::ReplacedWhileOpening);
+    }
     Ok((file, meta.len()))
+}
+
+/// The edit error for a refusal made by [`Input`] (which speaks for the reading methods).
+fn from_input_error(e: crate::error::Error) -> Error {
+    use crate::error::Error as InputError;
+    match e {
+        InputError::IsDirectory => Error::IsDirectory,
+        InputError::NotRegularFile { kind, .. } => Error::NotRegularFile { kind },
+        InputError::SizeUnknown { .. } => Error::PseudoFile,
+        InputError::Io { op, source } => Error::Io { op, source },
+        other => Error::io("cannot open", io::Error::other(other.to_string())),
+    }
 }
 
 fn check_regular(kind: &fs::FileType) -> Result<()> {

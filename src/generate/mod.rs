@@ -87,6 +87,16 @@ pub enum Error {
     /// The file exists and overwriting was not allowed.
     #[error("already exists (refusing to overwrite it)")]
     Exists,
+    /// A step failed on one file or folder of a set of files (a tree), which the message
+    /// names: the caller knows only the set's folder.
+    #[error("{}: {source}", .path.display())]
+    AtPath {
+        /// The file or folder.
+        path: PathBuf,
+        /// What went wrong there.
+        #[source]
+        source: Box<Error>,
+    },
     /// The free space checked before writing is smaller than the expected size.
     #[error("not enough free space in {}: {}", .dir.display(), need_and_have(*.need, *.have))]
     NotEnoughSpace {
@@ -112,6 +122,14 @@ impl Error {
     /// Wraps an I/O error with the step that failed.
     pub fn io(op: &'static str, source: io::Error) -> Error {
         Error::Io { op, source }
+    }
+
+    /// This error, as having happened to `path` ([`Error::AtPath`]).
+    pub fn at(self, path: &std::path::Path) -> Error {
+        Error::AtPath {
+            path: path.to_path_buf(),
+            source: Box::new(self),
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! the same tree.
 
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::rng::WyRand;
@@ -48,9 +49,17 @@ fn file_size(rng: &mut WyRand) -> u64 {
     ((lo + unit * (hi - lo)).exp() as u64).clamp(MIN_FILE, MAX_FILE)
 }
 
-/// Writes `files` files under `root` (created; it must not hold files of the same names
-/// unless `force`).
+/// Writes `files` files (at least one) under `root` (created; it must not hold files of
+/// the same names unless `force`).
+///
+/// A failure names the file or folder it happened to ([`Error::AtPath`]): the caller knows
+/// only `root`.
 pub fn write_tree(root: &Path, files: usize, seed: u64, force: bool) -> Result<Tree> {
+    if files == 0 {
+        return Err(Error::InvalidSpec(
+            "a tree needs at least 1 file".to_string(),
+        ));
+    }
     let mut rng = WyRand::new(seed);
     let mut paths = Vec::with_capacity(files);
     let mut total = Summary { bytes: 0, lines: 0 };
@@ -58,24 +67,14 @@ pub fn write_tree(root: &Path, files: usize, seed: u64, force: bool) -> Result<T
         let path = file_path(root, i);
         if i % FILES_PER_DIR == 0 {
             let dir = path.parent().unwrap_or(root);
-            fs::create_dir_all(dir).map_err(|e| Error::io("cannot create a folder", e))?;
+            fs::create_dir_all(dir).map_err(|e| Error::io("cannot create a folder", e).at(dir))?;
         }
         let spec = LinesSpec {
             size: file_size(&mut rng),
             mean_line_len: MEAN_LINE_LEN,
             seed: rng.next_u64(),
         };
-        let mut options = fs::OpenOptions::new();
-        options.write(true);
-        if force {
-            options.create(true).truncate(true);
-        } else {
-            options.create_new(true);
-        }
-        let mut file = options
-            .open(&path)
-            .map_err(|e| Error::io("cannot create a file", e))?;
-        let s = write_lines(&mut file, &spec)?;
+        let s = write_file(&path, &spec, force).map_err(|e| e.at(&path))?;
         total.bytes += s.bytes;
         total.lines += s.lines;
         paths.push(path);
@@ -84,6 +83,22 @@ pub fn write_tree(root: &Path, files: usize, seed: u64, force: bool) -> Result<T
         paths,
         summary: total,
     })
+}
+
+/// Writes one file of the tree: a new one, or over an existing one when `force`.
+fn write_file(path: &Path, spec: &LinesSpec, force: bool) -> Result<Summary> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    let mut file = options.open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => Error::Exists,
+        _ => Error::io("cannot create a file", e),
+    })?;
+    write_lines(&mut file, spec)
 }
 
 #[cfg(test)]
@@ -106,8 +121,18 @@ mod tests {
             lines += content.iter().filter(|&&b| b == b'\n').count() as u64;
         }
         assert_eq!(tree.summary, Summary { bytes, lines });
-        // The same seed makes the same tree; existing files are refused without force.
-        assert!(write_tree(&root, 1, 7, false).is_err());
+        // The same seed makes the same tree; existing files are refused without force, and
+        // the error names the file.
+        let e = write_tree(&root, 1, 7, false).unwrap_err();
+        assert!(
+            matches!(&e, Error::AtPath { path, source }
+                if *path == root.join("d000/d000/f000000.txt") && matches!(**source, Error::Exists)),
+            "{e:?}"
+        );
+        assert!(matches!(
+            write_tree(&root, 0, 7, false),
+            Err(Error::InvalidSpec(_))
+        ));
         let again = write_tree(&root, 250, 7, true).unwrap();
         assert_eq!(again.summary, tree.summary);
     }

@@ -44,6 +44,8 @@ pub mod uring_direct;
 
 use std::fmt;
 use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -52,6 +54,7 @@ use hdrhistogram::Histogram;
 
 use crate::buf::AlignedBuf;
 use crate::error::{Error, Result};
+use crate::input::{FileKind, Input};
 pub use pattern::{Pattern, Sampler};
 pub use tally::Check;
 pub(crate) use tally::Tally;
@@ -308,6 +311,11 @@ impl Report {
     pub fn latency_us(&self, q: f64) -> f64 {
         self.latency.value_at_quantile(q) as f64 / 1000.0
     }
+    /// Bytes per read, on average: the block size, less where the file's last block is
+    /// short, and the whole file on every read of a file smaller than one block.
+    pub fn bytes_per_read(&self) -> f64 {
+        self.bytes as f64 / self.reads.max(1) as f64
+    }
     /// CPU microseconds per read.
     pub fn cpu_us_per_read(&self) -> f64 {
         self.cpu.as_secs_f64() * 1e6 / self.reads.max(1) as f64
@@ -441,24 +449,52 @@ pub(crate) fn run_threads(
     })
 }
 
-/// Opens `path` for random reads: a regular, non-empty file.
-fn open(path: &Path) -> Result<File> {
-    let file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
-    let meta = file.metadata().map_err(|e| Error::io("cannot stat", e))?;
-    if meta.is_dir() {
-        return Err(Error::IsDirectory);
+/// Opens `path` for random reads: a regular, non-empty file on a real file system.
+///
+/// The open is non-blocking, so a FIFO without a writer is refused here instead of hanging
+/// the open (`O_NONBLOCK` changes nothing for a regular file's reads). A file on procfs or
+/// sysfs is refused for the reason `count` refuses it for sized methods: its reported size
+/// (0 or 4096) is not its contents', so the blocks would not be the file's.
+fn open(path: &Path) -> Result<Input> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io("cannot open", e))?;
+    let input = Input::from_file(file)?;
+    if input.kind() != FileKind::Regular {
+        return Err(Error::InvalidOption(format!(
+            "is a {}, not a regular file; random reads need a regular file",
+            input.kind().describe()
+        )));
     }
-    if !meta.is_file() {
-        return Err(Error::InvalidOption(
-            "random reads need a regular file".into(),
-        ));
-    }
-    if meta.len() == 0 {
-        return Err(Error::InvalidOption(
+    match input.sized_len("random") {
+        Ok(0) => Err(Error::InvalidOption(
             "the file is empty: there is no block to read".into(),
-        ));
+        )),
+        Ok(_) => {
+            // The reads go through this descriptor: blocking again, or io_uring would hand
+            // back EAGAIN for every block not in the page cache instead of waiting for it.
+            let fd = input.file().as_raw_fd();
+            // SAFETY: F_GETFL/F_SETFL only read and set the open descriptor's status flags.
+            let cleared = unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+            };
+            if !cleared {
+                return Err(Error::io(
+                    "fcntl(F_SETFL) failed",
+                    std::io::Error::last_os_error(),
+                ));
+            }
+            Ok(input)
+        }
+        Err(_) => Err(Error::InvalidOption(
+            "its size is not real (a /proc or /sys file); random reads need a file on a real \
+             file system"
+                .into(),
+        )),
     }
-    Ok(file)
 }
 
 /// Reads random blocks of `path` with `method` as `options` say, verifying each.
@@ -468,41 +504,39 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
         method: method.name(),
         reason,
     })?;
-    let file = open(path)?;
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io("cannot stat", e))?
-        .len();
+    let input = open(path)?;
+    let file = input.file();
+    let len = input.reported_len();
     let plan = Plan {
-        file: &file,
+        file,
         len,
         blocks: len.div_ceil(options.block as u64),
         options,
-        check: Check::of(&file, len, options.block)?,
+        check: Check::of(file, len, options.block)?,
     };
     // Opening and mapping stay outside the timer; a ring is set up per thread inside it
     // (tens of microseconds).
     let (tallies, elapsed, cpu) = match method {
-        Method::Pread => timed(|| run_source(&plan, &pread::Pread::new(&file)))?,
+        Method::Pread => timed(|| run_source(&plan, &pread::Pread::new(file)))?,
         Method::PreadDirect => {
-            let source = pread_direct::PreadDirect::open(path, &file)?;
+            let source = pread_direct::PreadDirect::open(path, file)?;
             timed(|| run_source(&plan, &source))?
         }
         Method::Mmap => {
-            let source = mmap::Mapped::new(&file, len, mmap::Advice::Normal)?;
+            let source = mmap::Mapped::new(file, len, mmap::Advice::Normal)?;
             let out = timed(|| run_source(&plan, &source))?;
             source.check()?;
             out
         }
         Method::MmapRandom => {
-            let source = mmap_random::open(&file, len)?;
+            let source = mmap_random::open(file, len)?;
             let out = timed(|| run_source(&plan, &source))?;
             source.check()?;
             out
         }
         Method::Uring => timed(|| uring::run(&plan))?,
         Method::UringDirect => {
-            let direct = uring_direct::open(path, &file)?;
+            let direct = uring_direct::open(path, file)?;
             timed(|| uring_direct::run(&plan, &direct))?
         }
     };
@@ -521,7 +555,7 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
         checked: 0,
     };
     for mut t in tallies {
-        t.check_samples(&file)?;
+        t.check_samples(file)?;
         report.checked += t.checked;
         report.reads += t.reads;
         report.bytes += t.bytes;
