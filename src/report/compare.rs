@@ -1,8 +1,11 @@
 //! Comparing two benchmark runs row by row, as critcmp and benchstat do.
 //!
 //! Rows match when their identity matches: suite, method, cache state, baseline flag and
-//! the suite's own setting keys ([`IDENTITY_KEYS`]). For each pair the ratio of medians
-//! B/A is reported (above 1: B is slower). A change counts only when it is larger than the
+//! the suite's own setting keys ([`IDENTITY_KEYS`]). A matched pair is compared only when
+//! both rows measured the same amount of data ([`SIZE_KEYS`]): a run on 64 MiB and a run on
+//! 1 GiB time different work, so such a pair is [`Change::NotComparable`], never improved
+//! or regressed. For each comparable pair the ratio of medians B/A is reported (above 1: B
+//! is slower). A change counts only when it is larger than the
 //! noise of the two runs: the threshold is
 //!
 //! `max(MIN_THRESHOLD, NOISE_SIGMAS · sqrt(σA² + σB²))`
@@ -18,13 +21,14 @@ use serde_json::Value;
 
 use crate::bench::results::{Results, Row};
 use crate::bench::stats::{beats, noise_threshold};
-use crate::units::format_duration;
+use crate::units::{format_bytes, format_duration};
 
 pub use crate::bench::stats::{MIN_THRESHOLD, NOISE_SIGMAS};
 /// Row keys, besides suite, method, cache and baseline, that tell rows apart, for a suite
 /// this iolab does not know; a known suite's come from its entry in the suite table
 /// ([`crate::bench::suites::Suite::identity_keys`]).
 pub const IDENTITY_KEYS: &[&str] = &[
+    "section",
     "variant",
     "sink",
     "buffer_bytes",
@@ -41,6 +45,10 @@ pub const IDENTITY_KEYS: &[&str] = &[
     "block_bytes",
 ];
 
+/// Row keys, besides `bytes`, that give the size of the data a row measured (the file read by
+/// the `random` suite); a pair of rows that differ in one is not comparable.
+pub const SIZE_KEYS: &[&str] = &["file_bytes"];
+
 /// How a row changed from A to B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
@@ -54,6 +62,9 @@ pub enum Change {
     OnlyInA,
     /// Only B has timings for it.
     OnlyInB,
+    /// Both have it, but measured on different amounts of data: the times are not
+    /// comparable ([`Comparison::detail`] says how the sizes differ).
+    NotComparable,
 }
 
 impl Change {
@@ -65,7 +76,13 @@ impl Change {
             Change::Same => "~",
             Change::OnlyInA => "only in A",
             Change::OnlyInB => "only in B",
+            Change::NotComparable => "not comparable",
         }
+    }
+
+    /// Whether A and B were compared: the row measured the same thing in both.
+    pub fn is_compared(self) -> bool {
+        matches!(self, Change::Improved | Change::Regressed | Change::Same)
     }
 }
 
@@ -84,6 +101,8 @@ pub struct Comparison {
     pub threshold: Option<f64>,
     /// The verdict.
     pub change: Change,
+    /// Why the row is [`Change::NotComparable`]: `bytes 1.00 MiB in A, 64.0 MiB in B`.
+    pub detail: Option<String>,
 }
 
 /// The identity keys of `row`'s suite.
@@ -104,6 +123,36 @@ fn identity(row: &Row) -> String {
         }
     }
     parts.join("\u{1f}")
+}
+
+/// How the sizes of `a` and `b` differ, when they do: `bytes 1.00 MiB in A, 64.0 MiB in B`.
+fn size_difference(a: &Row, b: &Row) -> Option<String> {
+    if a.bytes != b.bytes {
+        return Some(format!(
+            "bytes {} in A, {} in B",
+            format_size(a.bytes),
+            format_size(b.bytes)
+        ));
+    }
+    SIZE_KEYS.iter().find_map(|key| {
+        let (va, vb) = (a.extra.get(*key), b.extra.get(*key));
+        (va != vb).then(|| {
+            let show = |v: Option<&Value>| match v.and_then(Value::as_u64) {
+                Some(n) => format_size(n),
+                None => v.map_or_else(|| "none".to_string(), Value::to_string),
+            };
+            format!("{key} {} in A, {} in B", show(va), show(vb))
+        })
+    })
+}
+
+/// A size for messages: rounded, with the exact bytes below 1 KiB.
+fn format_size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format_bytes(bytes)
+    }
 }
 
 fn label(row: &Row) -> String {
@@ -142,9 +191,22 @@ pub fn compare(a: &Results, b: &Results) -> Vec<Comparison> {
                 ratio: None,
                 threshold: None,
                 change: Change::OnlyInB,
+                detail: None,
             });
             continue;
         };
+        if let Some(detail) = size_difference(row_a, row_b) {
+            out.push(Comparison {
+                name: label(row_b),
+                a_median: row_a.median_s,
+                b_median: row_b.median_s,
+                ratio: None,
+                threshold: None,
+                change: Change::NotComparable,
+                detail: Some(detail),
+            });
+            continue;
+        }
         let (ma, mb) = (row_a.median_s.unwrap_or(0.0), row_b.median_s.unwrap_or(0.0));
         let threshold = noise_threshold(row_a.stats.as_ref(), row_b.stats.as_ref());
         let ratio = if ma > 0.0 { Some(mb / ma) } else { None };
@@ -160,6 +222,7 @@ pub fn compare(a: &Results, b: &Results) -> Vec<Comparison> {
             ratio,
             threshold: Some(threshold),
             change,
+            detail: None,
         });
     }
     for (key, row_a) in &a_rows {
@@ -171,6 +234,7 @@ pub fn compare(a: &Results, b: &Results) -> Vec<Comparison> {
                 ratio: None,
                 threshold: None,
                 change: Change::OnlyInA,
+                detail: None,
             });
         }
     }
@@ -197,7 +261,10 @@ pub fn render(comparisons: &[Comparison], markdown: bool) -> String {
                 c.threshold
                     .map(|t| format!("±{:.0}%", t * 100.0))
                     .unwrap_or_else(dash),
-                c.change.word().to_string(),
+                match &c.detail {
+                    Some(detail) => format!("{} ({detail})", c.change.word()),
+                    None => c.change.word().to_string(),
+                },
             ]
         })
         .collect();
@@ -291,5 +358,31 @@ mod tests {
         assert_eq!(c.len(), 2);
         let same = compare(&results(vec![one.clone()]), &results(vec![one]));
         assert_eq!(same[0].change, Change::Same);
+    }
+
+    #[test]
+    fn rows_of_different_sizes_are_not_comparable() {
+        let a = row("mmap", &[1.00, 1.01, 0.99, 1.00, 1.00]);
+        let mut b = row("mmap", &[0.01, 0.01, 0.01, 0.01, 0.01]);
+        b.bytes = 0;
+        let c = compare(&results(vec![a.clone()]), &results(vec![b]));
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].change, Change::NotComparable);
+        assert!(!c[0].change.is_compared());
+        assert_eq!(c[0].ratio, None);
+        assert_eq!(c[0].detail.as_deref(), Some("bytes 100 B in A, 0 B in B"));
+        assert!(!has_regression(&c));
+        let table = render(&c, false);
+        assert!(
+            table.contains("not comparable (bytes 100 B in A, 0 B in B)"),
+            "{table}"
+        );
+        assert!(!table.contains("improved"), "{table}");
+
+        let mut file = a.clone();
+        file.extra
+            .insert("file_bytes".into(), serde_json::json!(1u64 << 30));
+        let c = compare(&results(vec![a]), &results(vec![file]));
+        assert_eq!(c[0].change, Change::NotComparable, "{c:?}");
     }
 }
