@@ -112,6 +112,10 @@ fn bad_arguments_give_one_line_and_a_non_zero_exit() {
         ),
         (vec!["bench".into(), "--runs".into(), "0".into()], "runs"),
         (
+            vec!["bench".into(), "--size".into(), "0".into()],
+            "too small",
+        ),
+        (
             vec![
                 "bench".into(),
                 "--methods".into(),
@@ -144,6 +148,29 @@ fn bad_arguments_give_one_line_and_a_non_zero_exit() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+}
+
+#[test]
+fn a_results_folder_that_cannot_be_made_fails_before_any_measuring() {
+    let dir = common::scratch();
+    let taken = dir.path().join("a-file");
+    std::fs::write(&taken, "mine\n").unwrap();
+    let output = iolab()
+        .args(["bench", "count", "--quick", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--out")
+        .arg(&taken)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot create the results folder"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("data").exists(), "it generated data first");
+    assert_eq!(std::fs::read(&taken).unwrap(), b"mine\n");
 }
 
 #[test]

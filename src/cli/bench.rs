@@ -88,8 +88,19 @@ fn parse_runs(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The smallest main data set: 1 MiB (below it the rows measure process start-up, and an
+/// empty one has no throughput at all).
+const MIN_SIZE: u64 = 1 << 20;
+
 fn parse_size(s: &str) -> Result<u64, String> {
-    iolab::units::parse_size(s).map_err(|e| e.to_string())
+    match iolab::units::parse_size(s) {
+        Ok(n) if n >= MIN_SIZE => Ok(n),
+        Ok(_) => Err(format!(
+            "a data set of {s} is too small: at least {}",
+            iolab::units::format_bytes(MIN_SIZE)
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn parse_cache(s: &str) -> Result<CacheState, String> {
@@ -241,6 +252,10 @@ pub fn run(args: Args) -> Result<i32> {
     let out_dir = args.out.unwrap_or_else(|| {
         PathBuf::from("iolab-results").join(iolab::sysinfo::now_rfc3339().replace(':', "-"))
     });
+    // The results folder is made first: a name that cannot be one fails now, not after
+    // minutes of measuring.
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("{}: cannot create the results folder", out_dir.display()))?;
     let config = Config {
         suites,
         data_dir: data_dir.clone(),
