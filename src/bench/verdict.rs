@@ -8,7 +8,8 @@
 //! for all of them ([`decide`]): among the suite's verified rows of one condition, the
 //! fastest row of each method stands for it; the fastest method wins only when it beats
 //! every other method beyond the noise ([`crate::bench::stats::beats`], the rule of `iolab
-//! compare`); otherwise the methods within its noise are `tied`.
+//! compare`); otherwise the methods within its noise are `tied`, and when the default
+//! (`auto`) is among them, the command and the library call given are the default's.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +17,9 @@ use super::export::table::section_of;
 use super::results::Row;
 use super::stats::beats;
 use crate::units::format_rate;
+
+/// The name of the method that is a suite's default where it has one (`count`'s `auto`).
+pub const DEFAULT_METHOD: &str = "auto";
 
 /// The answer for one (suite, condition).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -107,7 +111,14 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
                 .unwrap_or(f64::MAX)
                 .total_cmp(&b.median_s.unwrap_or(f64::MAX))
         });
-    let usage = (condition.usage)(fastest);
+    // On a tie that includes `auto`, the default (it follows the winners measured here),
+    // the command and call to give are the default's: no other is faster beyond the noise.
+    let used = best
+        .iter()
+        .find(|r| tied.len() > 1 && r.method == DEFAULT_METHOD && tied.contains(&r.method))
+        .copied()
+        .unwrap_or(fastest);
+    let usage = (condition.usage)(used);
     Some(Verdict {
         suite: condition.suite.to_string(),
         condition: condition.name.clone(),
@@ -273,6 +284,26 @@ mod tests {
         assert_eq!(v.winner, None);
         assert_eq!(v.tied, ["a", "b"]);
         assert_eq!(v.winner_cell(), "tie: a ≈ b");
+        assert_eq!(v.cli, "iolab count --method a FILE");
+    }
+
+    #[test]
+    fn a_tie_that_includes_the_default_gives_the_defaults_command() {
+        let v = verdict(&[
+            row("a", false, &[1.00, 1.01, 0.99]),
+            row("auto", false, &[1.02, 1.03, 1.01]),
+            row("c", false, &[3.0, 3.0, 3.0]),
+        ]);
+        assert_eq!(v.tied, ["a", "auto"]);
+        assert_eq!(v.cli, "iolab count --method auto FILE");
+        // The figure is still the fastest row's.
+        assert_eq!(v.median_s, Some(1.00));
+        // A clear winner is given as itself, even over the default.
+        let v = verdict(&[
+            row("a", false, &[1.0, 1.0, 1.0]),
+            row("auto", false, &[2.0, 2.0, 2.0]),
+        ]);
+        assert_eq!(v.cli, "iolab count --method a FILE");
     }
 
     #[test]
