@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::fd::FromRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -50,10 +50,9 @@ pub fn width(
 /// `stat`ed.
 fn stat(path: &Path) -> Option<(bool, u64)> {
     let meta = if path.as_os_str() == "-" {
-        // SAFETY: `File::from_raw_fd` would take ownership of descriptor 0; a
-        // `ManuallyDrop` keeps it open.
-        let stdin = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(0) });
-        stdin.metadata().ok()?
+        // A duplicate of descriptor 0, closed again when dropped.
+        let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        std::fs::File::from(stdin).metadata().ok()?
     } else {
         std::fs::metadata(path).ok()?
     };
