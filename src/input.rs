@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
-use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -54,6 +54,38 @@ impl Input {
     pub fn open(path: &Path) -> Result<Input> {
         let file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
         Input::from_file(file)
+    }
+
+    /// Opens `path` to inspect it before use: with `O_NONBLOCK`, so that a FIFO without a
+    /// writer is refused by its kind instead of blocking the open. Call
+    /// [`Input::set_blocking`] before reading through it.
+    pub(crate) fn open_to_probe(path: &Path) -> Result<Input> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| Error::io("cannot open", e))?;
+        Input::from_file(file)
+    }
+
+    /// Clears `O_NONBLOCK` (see [`Input::open_to_probe`]): on a regular file it changes
+    /// nothing for `read`, but io_uring hands back `EAGAIN` for every uncached block of a
+    /// non-blocking descriptor instead of waiting for it.
+    pub(crate) fn set_blocking(&self) -> Result<()> {
+        let fd = self.file.as_raw_fd();
+        // SAFETY: F_GETFL/F_SETFL only read and set the open descriptor's status flags.
+        let cleared = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+        };
+        if cleared {
+            Ok(())
+        } else {
+            Err(Error::io(
+                "fcntl(F_SETFL) failed",
+                io::Error::last_os_error(),
+            ))
+        }
     }
 
     /// Standard input (a duplicate of file descriptor 0).

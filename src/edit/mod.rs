@@ -47,7 +47,7 @@ pub mod std_whole;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -512,12 +512,7 @@ impl Replace {
 fn open_for_edit(path: &Path) -> Result<(File, u64)> {
     let meta = fs::metadata(path).map_err(|e| Error::io("cannot open", e))?;
     check_regular(&meta.file_type())?;
-    let reader = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| Error::io("cannot open", e))?;
-    let probe = Input::from_file(reader).map_err(from_input_error)?;
+    let probe = Input::open_to_probe(path).map_err(from_input_error)?;
     probe.sized_len("edit").map_err(from_input_error)?;
     let probed = probe
         .file()

@@ -44,8 +44,6 @@ pub mod uring_direct;
 
 use std::fmt;
 use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -451,17 +449,12 @@ pub(crate) fn run_threads(
 
 /// Opens `path` for random reads: a regular, non-empty file on a real file system.
 ///
-/// The open is non-blocking, so a FIFO without a writer is refused here instead of hanging
-/// the open (`O_NONBLOCK` changes nothing for a regular file's reads). A file on procfs or
-/// sysfs is refused for the reason `count` refuses it for sized methods: its reported size
-/// (0 or 4096) is not its contents', so the blocks would not be the file's.
+/// The file is opened to be probed ([`Input::open_to_probe`]), so a FIFO without a writer
+/// is refused here instead of hanging the open, and made blocking again before any read. A
+/// file on procfs or sysfs is refused for the reason `count` refuses it for sized methods:
+/// its reported size (0 or 4096) is not its contents', so the blocks would not be the file's.
 fn open(path: &Path) -> Result<Input> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| Error::io("cannot open", e))?;
-    let input = Input::from_file(file)?;
+    let input = Input::open_to_probe(path)?;
     if input.kind() != FileKind::Regular {
         return Err(Error::InvalidOption(format!(
             "is a {}, not a regular file; random reads need a regular file",
@@ -473,20 +466,7 @@ fn open(path: &Path) -> Result<Input> {
             "the file is empty: there is no block to read".into(),
         )),
         Ok(_) => {
-            // The reads go through this descriptor: blocking again, or io_uring would hand
-            // back EAGAIN for every block not in the page cache instead of waiting for it.
-            let fd = input.file().as_raw_fd();
-            // SAFETY: F_GETFL/F_SETFL only read and set the open descriptor's status flags.
-            let cleared = unsafe {
-                let flags = libc::fcntl(fd, libc::F_GETFL);
-                flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
-            };
-            if !cleared {
-                return Err(Error::io(
-                    "fcntl(F_SETFL) failed",
-                    std::io::Error::last_os_error(),
-                ));
-            }
+            input.set_blocking()?;
             Ok(input)
         }
         Err(_) => Err(Error::InvalidOption(
