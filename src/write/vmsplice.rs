@@ -36,6 +36,7 @@ use std::io;
 use std::sync::{Mutex, OnceLock};
 
 use super::{retry_write, zeroed_buffer};
+use crate::buf::AlignedBuf;
 
 /// Standard output's file descriptor.
 const STDOUT_FD: libc::c_int = 1;
@@ -49,7 +50,10 @@ static ZERO_REGION: Mutex<&'static [u8]> = Mutex::new(&[]);
 pub fn zero_region(len: usize) -> &'static [u8] {
     let mut region = ZERO_REGION.lock().unwrap_or_else(|e| e.into_inner());
     if region.len() < len {
-        *region = huge_zero_region(len).unwrap_or_else(|| Vec::leak(zeroed_buffer(len)));
+        *region = huge_zero_region(len).unwrap_or_else(|| {
+            let leaked: &'static AlignedBuf = Box::leak(Box::new(zeroed_buffer(len)));
+            &leaked[..len]
+        });
     }
     let whole: &'static [u8] = *region;
     &whole[..len]
