@@ -636,3 +636,63 @@ fn read_all(path: &Path) -> Vec<u8> {
     io::Read::read_to_end(&mut file, &mut out).unwrap();
     out
 }
+
+/// After a failed `fdatasync`, a second one can succeed without storing what the first
+/// lost; so the handle refuses every later `flush` and `sync`. `/dev/null` refuses
+/// `fdatasync` (`EINVAL`), which stands in for a device error here.
+#[test]
+fn after_a_failed_sync_the_append_file_refuses_to_flush_or_sync_again() {
+    let mut f = AppendFile::open(Path::new("/dev/null")).unwrap();
+    f.append(b"record").unwrap();
+    assert!(
+        matches!(f.sync(), Err(Error::SyncFailed { .. })),
+        "fdatasync of /dev/null succeeded"
+    );
+    f.append(b"more").unwrap();
+    for (what, result) in [("sync", f.sync()), ("flush", f.flush())] {
+        let err = result.expect_err(what);
+        assert!(
+            matches!(err, Error::SyncFailedBefore { .. }),
+            "{what} after a failed sync: {err:?}"
+        );
+        assert!(err.to_string().contains("earlier sync"), "{err}");
+    }
+}
+
+/// Set (to the file's path) for the re-executed child of
+/// [`an_existing_file_opened_for_appending_gets_its_directory_synced`].
+const DIR_SYNC_CHILD_ENV: &str = "IOLAB_FILE_DIR_SYNC_PATH";
+
+/// The child half: opens the existing file named by [`DIR_SYNC_CHILD_ENV`], appends and
+/// syncs.
+#[test]
+fn append_dir_sync_child() {
+    let Some(path) = std::env::var_os(DIR_SYNC_CHILD_ENV) else {
+        return;
+    };
+    let mut f = AppendFile::open(Path::new(&path)).unwrap();
+    f.append(b"synced").unwrap();
+    f.sync().unwrap();
+}
+
+/// A file that exists may have a name that is not durable yet (its creator was killed
+/// before syncing the directory): opening it for appending syncs the directory, or a
+/// power loss could take the synced bytes with the name.
+#[test]
+fn an_existing_file_opened_for_appending_gets_its_directory_synced() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log");
+    File::create(&path).unwrap();
+    let Some(trace) = common::trace_syncs_of_child(
+        "append_dir_sync_child",
+        DIR_SYNC_CHILD_ENV,
+        path.as_os_str(),
+    ) else {
+        return;
+    };
+    assert!(
+        common::trace_syncs_dir(&trace, dir.path()),
+        "the file's directory was never synced:\n{trace}"
+    );
+    assert_eq!(fs::read(&path).unwrap(), b"synced");
+}

@@ -32,7 +32,8 @@
 //!
 //! **After a failed batch** every waiting and later caller gets [`Error::LogFailed`]; so
 //! after a batch whose I/O panicked (in an [`Observer`](super::Observer)), which also
-//! unwinds its leader.
+//! unwinds its leader. The same holds without grouping, for a record's failed or panicked
+//! write or sync.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -251,9 +252,18 @@ impl Commit {
             check_failed(&st)?;
             st.durable
         };
-        let result = sink
-            .write_durable(at, &framed, &*self.observer)
-            .map(|()| at + framed.len() as u64);
+        let result = match panic::catch_unwind(AssertUnwindSafe(|| {
+            sink.write_durable(at, &framed, &*self.observer)
+        })) {
+            Ok(result) => result.map(|()| at + framed.len() as u64),
+            Err(payload) => {
+                // As in a grouped batch: the record's bytes may be in the file, unsynced,
+                // so the log must not write over them and acknowledge the next record.
+                self.lock().failed = Some("a record's write or sync panicked".to_string());
+                drop(sink);
+                panic::resume_unwind(payload);
+            }
+        };
         let mut st = self.lock();
         match result {
             Ok(end) => {

@@ -252,8 +252,10 @@ impl LogOptions {
         self
     }
 
-    /// Opens the log at `path`, creating it (and syncing its directory) if it does not
-    /// exist, and recovers its end from its records.
+    /// Opens the log at `path`, creating it if it does not exist, syncs its directory (so
+    /// its name is durable before any record is acknowledged), and recovers its end from
+    /// its records. `path` must be a regular file (or not exist): a block device, FIFO or
+    /// other special file is refused.
     pub fn open(self, path: &Path) -> Result<Log> {
         Log::open_with(path, self)
     }
@@ -283,7 +285,14 @@ impl Log {
     }
 
     fn open_with(path: &Path, options: LogOptions) -> Result<Log> {
-        let created = !path.exists();
+        // Checked before the open (opening a device or FIFO can have effects of its own)
+        // and again on the descriptor (the path may change in between).
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+            && !meta.is_dir()
+        {
+            return Err(not_regular());
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -292,9 +301,17 @@ impl Log {
             .custom_flags(libc::O_CLOEXEC)
             .open(path)
             .map_err(|e| open_error("cannot open", e))?;
-        if created {
-            sync_parent(path)?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::from_io("cannot stat", e, 0))?;
+        if !meta.is_file() {
+            return Err(not_regular());
         }
+        // The directory is synced on every open, not only when this open created the
+        // file: a file that exists may have a name that is not durable yet (its creator
+        // was killed before syncing the directory, or that sync failed and the open is
+        // retried), and the records acknowledged in it would go with it at a power loss.
+        sync_parent(path)?;
         // Recovery reads what the device holds, not the page cache: after a failed
         // writeback Linux keeps the unwritten pages cached and clean, and a scan of them
         // would take records that never reached the device for part of the log (and the
@@ -368,6 +385,19 @@ impl Log {
     /// Syncs completed so far (one per batch), for measuring how much group commit shares.
     pub fn syncs(&self) -> u64 {
         self.commit.syncs()
+    }
+}
+
+/// The error for a path that is not a regular file. A block device's size is not its
+/// `st_size` (0), so the preallocating policies would zero its records on reopen, and
+/// recovery could not clear a torn tail; a FIFO would block the recovery scan forever.
+fn not_regular() -> Error {
+    Error::Io {
+        op: "cannot open",
+        source: io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a log must be a regular file)",
+        ),
     }
 }
 

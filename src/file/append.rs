@@ -1,7 +1,7 @@
 //! [`AppendFile`]: a buffered, append-only file, like LevelDB's `PosixWritableFile`.
 //!
 //! **System calls**: `open(O_WRONLY | O_APPEND | O_CLOEXEC)` (with `O_CREAT | O_EXCL` to
-//! create), and for a new file `open` + `fsync` of its directory; then nothing per
+//! create), and on every open `open` + `fsync` of its directory; then nothing per
 //! [`append`](AppendFile::append) that fits in the buffer, one `write` of exactly a full
 //! buffer when a smaller append overflows it, one `writev` of *buffer + data* for an append
 //! at least as large as the buffer, one `write` per [`flush`](AppendFile::flush) of a
@@ -64,9 +64,10 @@ pub enum Creation {
     /// afterwards, so the new name is durable. The default.
     #[default]
     New,
-    /// Append to an existing file; fail if it does not exist.
+    /// Append to an existing file; fail if it does not exist. Its directory is synced
+    /// too, since the name of a file that exists may not be durable yet.
     Existing,
-    /// Append to the file, creating it (and syncing the directory) if it does not exist.
+    /// Append to the file, creating it if it does not exist; the directory is synced.
     NewOrExisting,
 }
 
@@ -111,23 +112,25 @@ impl AppendOptions {
     /// [`Error::PermissionDenied`], [`Error::NoSpace`] (no inode or block left for a new
     /// file), or [`Error::Io`] (`NotFound` for a missing file or directory, …).
     pub fn open(&self, path: &Path) -> Result<AppendFile> {
-        let (file, created) = match self.creation {
-            Creation::New => (open(path, true)?, true),
-            Creation::Existing => (open(path, false)?, false),
+        let file = match self.creation {
+            Creation::New => open(path, true)?,
+            Creation::Existing => open(path, false)?,
             Creation::NewOrExisting => match open(path, true) {
-                Ok(file) => (file, true),
-                Err(Error::Exists) => (open(path, false)?, false),
-                Err(e) => return Err(e),
+                Err(Error::Exists) => open(path, false)?,
+                other => other?,
             },
         };
-        if created {
-            sync_parent(path)?;
-        }
+        // The directory is synced on every open, not only when this open created the file:
+        // an existing file's name may not be durable yet (its creator was killed before
+        // syncing the directory, or that sync failed and the open is retried), and whatever
+        // is synced into the file would go with the name at a power loss.
+        sync_parent(path)?;
         Ok(AppendFile {
             file,
             buf: Vec::with_capacity(self.buffer_size),
             capacity: self.buffer_size,
             written: 0,
+            sync_failed: None,
         })
     }
 }
@@ -161,8 +164,8 @@ fn open(path: &Path, create: bool) -> Result<File> {
     }
 }
 
-/// Syncs the directory holding `path`, so that a file just created there keeps its name
-/// after a power loss (`fsync` of the file alone does not promise that).
+/// Syncs the directory holding `path`, so that the file keeps its name after a power loss
+/// (`fsync` of the file alone does not promise that for a new name).
 fn sync_parent(path: &Path) -> Result<()> {
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -195,6 +198,8 @@ pub struct AppendFile {
     capacity: usize,
     /// Bytes the kernel accepted through this handle.
     written: u64,
+    /// The message of a failed `fdatasync`: from then on `flush` and `sync` refuse.
+    sync_failed: Option<String>,
 }
 
 impl AppendFile {
@@ -258,6 +263,7 @@ impl AppendFile {
     /// After `Err`, bytes of earlier successful flushes are untouched and the unwritten
     /// bytes are still held; calling `flush` again retries from where the kernel stopped.
     pub fn flush(&mut self) -> Result<()> {
+        self.check_sync_failed()?;
         if self.buf.is_empty() {
             return Ok(());
         }
@@ -273,10 +279,26 @@ impl AppendFile {
     /// Errors: those of [`flush`](Self::flush) (a full disk is [`Error::NoSpace`] and
     /// nothing is lost), or [`Error::SyncFailed`] when `fdatasync` itself fails: then the
     /// kernel may have dropped the pages it could not write, so the bytes since the last
-    /// successful `sync` must be treated as lost — calling `sync` again does not store them.
+    /// successful `sync` must be treated as lost — and every later `flush` or `sync` of this
+    /// handle fails with [`Error::SyncFailedBefore`] instead of acknowledging them (a second
+    /// `fdatasync` would report success without storing them).
     pub fn sync(&mut self) -> Result<()> {
         self.flush()?;
-        retry_eintr(|| self.file.sync_data()).map_err(|source| Error::SyncFailed { source })
+        retry_eintr(|| self.file.sync_data()).map_err(|source| {
+            let error = Error::SyncFailed { source };
+            self.sync_failed = Some(error.to_string());
+            error
+        })
+    }
+
+    /// [`Error::SyncFailedBefore`] once a sync of this handle has failed.
+    fn check_sync_failed(&self) -> Result<()> {
+        match &self.sync_failed {
+            Some(reason) => Err(Error::SyncFailedBefore {
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Flushes and closes the file, reporting the error that dropping would lose.

@@ -22,7 +22,8 @@
 //! [`Creation::NewOrExisting`] for a missing file) it also syncs the directory, so that the
 //! file's *name* survives a power loss; the data in it is durable only after
 //! [`AppendFile::sync`]. If `sync` fails ([`Error::SyncFailed`]), the bytes since the last
-//! successful `sync` must be treated as lost.
+//! successful `sync` must be treated as lost, and the handle refuses every later `flush`
+//! and `sync` ([`Error::SyncFailedBefore`]) rather than acknowledge them.
 //!
 //! Dropping an [`AppendFile`] flushes its buffer, but an error on drop cannot be reported
 //! and is lost: call [`AppendFile::flush`] (or [`AppendFile::close`]) explicitly.
@@ -97,6 +98,16 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// An earlier [`AppendFile::sync`] of this handle failed, so it refuses to flush or
+    /// sync again: a later `fdatasync` can succeed without storing the bytes the failed one
+    /// lost, and an `Ok` would acknowledge them. Reopen the file and check what it holds.
+    #[error(
+        "an earlier sync of this file failed ({reason}); bytes written since the last successful sync may be lost: reopen the file and check what it holds"
+    )]
+    SyncFailedBefore {
+        /// The failed sync's message.
+        reason: String,
+    },
     /// An earlier write or sync of a [`Log`](crate::durable::Log) failed, so it takes no
     /// more records: the bytes it had not synced may be lost, and acknowledging later ones
     /// could hide that. Reopen the log to recover the acknowledged records.
@@ -146,7 +157,7 @@ impl Error {
         match self {
             Error::IsDirectory => Some(libc::EISDIR),
             Error::Exists => Some(libc::EEXIST),
-            Error::LogFailed { .. } | Error::FileShrank => None,
+            Error::LogFailed { .. } | Error::SyncFailedBefore { .. } | Error::FileShrank => None,
             Error::PermissionDenied { source, .. }
             | Error::NoSpace { source, .. }
             | Error::SyncFailed { source }
@@ -169,7 +180,7 @@ impl From<Error> for io::Error {
         let kind = match &e {
             Error::IsDirectory => io::ErrorKind::IsADirectory,
             Error::Exists => io::ErrorKind::AlreadyExists,
-            Error::LogFailed { .. } => io::ErrorKind::Other,
+            Error::LogFailed { .. } | Error::SyncFailedBefore { .. } => io::ErrorKind::Other,
             Error::PermissionDenied { .. } => io::ErrorKind::PermissionDenied,
             Error::FileShrank => io::ErrorKind::UnexpectedEof,
             Error::NoSpace { source, .. }
@@ -192,6 +203,9 @@ impl From<Error> for crate::Error {
             Error::SyncFailed { source } => crate::Error::io("cannot sync", source),
             Error::LogFailed { reason } => {
                 crate::Error::io("cannot append", io::Error::other(reason))
+            }
+            Error::SyncFailedBefore { reason } => {
+                crate::Error::io("cannot sync", io::Error::other(reason))
             }
             Error::PermissionDenied { op, source }
             | Error::NoSpace { op, source, .. }

@@ -242,3 +242,56 @@ pub fn kill_child_when_ready(
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 }
+
+/// Re-executes this test binary's test `child_test` (a test that does nothing unless `env`
+/// is set) under `strace -f -y -e trace=fsync,fdatasync`, with `env` set to `value`, and
+/// returns the trace: each synced descriptor is named (`fsync(3</dir>) = 0`).
+/// `None`, after printing the [`skip`] line, when `strace` is missing or cannot trace;
+/// panics if the child fails.
+pub fn trace_syncs_of_child(child_test: &str, env: &str, value: &OsStr) -> Option<String> {
+    match try_trace_syncs_of_child(child_test, env, value) {
+        Ok(trace) => Some(trace),
+        Err(reason) => {
+            skip(reason);
+            None
+        }
+    }
+}
+
+fn try_trace_syncs_of_child(child_test: &str, env: &str, value: &OsStr) -> Result<String, String> {
+    let probe = Command::new("strace").arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return Err("strace is not installed".to_string());
+    }
+    let dir = scratch();
+    let trace = dir.path().join("trace");
+    let out = Command::new("strace")
+        .args(["-f", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", child_test, "--nocapture", "--test-threads=1"])
+        .env(env, value)
+        .output()
+        .unwrap();
+    let trace = fs::read_to_string(&trace).unwrap_or_default();
+    if !out.status.success() && trace.is_empty() {
+        return Err(format!(
+            "cannot trace a child: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(trace)
+}
+
+/// Whether `trace` (from [`trace_syncs_of_child`]) has a successful `fsync` of `dir`.
+pub fn trace_syncs_dir(trace: &str, dir: &Path) -> bool {
+    let dir = format!("<{}>)", dir.canonicalize().unwrap().display());
+    trace
+        .lines()
+        .any(|l| l.contains("fsync(") && l.contains(&dir) && l.ends_with("= 0"))
+}
