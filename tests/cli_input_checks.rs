@@ -22,16 +22,7 @@ fn iolab() -> Command {
 
 /// Runs `cmd` under [`TIMEOUT`]; panics if it does not finish in time.
 fn run(cmd: Command) -> Output {
-    let out = assert_cmd::Command::from_std(cmd)
-        .timeout(TIMEOUT)
-        .output()
-        .unwrap();
-    // assert_cmd kills a command that runs out of time: it then has no exit code.
-    assert!(
-        out.status.code().is_some(),
-        "did not finish within {TIMEOUT:?}"
-    );
-    out
+    common::run_within(cmd, TIMEOUT)
 }
 
 /// Asserts one error line `iolab: <path>: …<expected>…`, nothing on stdout, exit 1.

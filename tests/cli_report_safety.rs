@@ -64,16 +64,8 @@ fn text(bytes: &[u8]) -> String {
 /// Asserts a refusal: exit 1, nothing on stdout, one `iolab: ` line on stderr that contains
 /// every one of `needles`; returns that line.
 fn assert_refused(output: &Output, needles: &[&str]) -> String {
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
     assert!(output.stdout.is_empty(), "stdout: {}", text(&output.stdout));
-    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
-    assert!(stderr.starts_with("iolab: "), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    for needle in needles {
-        assert!(stderr.contains(needle), "{needle:?} missing from: {stderr}");
-    }
-    stderr
+    common::assert_one_line_error(output, 1, needles)
 }
 
 /// Every file of `folder` (not its subfolders) with its bytes, to check that nothing

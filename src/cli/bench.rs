@@ -23,21 +23,21 @@ pub struct Args {
     // The help lists the suite table's names (suites_help).
     #[arg(value_name = "SUITE", value_parser = parse_suite, help = suites_help())]
     suites: Vec<String>,
-    /// Folder for results.json, results.md and results.csv
-    /// [default: ./iolab-results/<timestamp>].
+    /// Folder for results.json, results.md, results.csv and report.html; none of them may
+    /// exist there yet [default: ./iolab-results/<timestamp>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Folder for the generated data sets [default: $XDG_CACHE_HOME/iolab or ~/.cache/iolab].
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
     /// Size of the main data set, e.g. 1G or 22G [default: 1G; 64M with --quick].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     size: Option<u64>,
     /// Counted runs per row.
-    #[arg(long, default_value_t = DEFAULT_RUNS, value_parser = parse_runs)]
+    #[arg(long, default_value_t = DEFAULT_RUNS, value_parser = parse_runs, allow_hyphen_values = true)]
     runs: usize,
     /// Warm-up rounds (not counted) per cache state.
-    #[arg(long, default_value_t = DEFAULT_WARMUP)]
+    #[arg(long, default_value_t = DEFAULT_WARMUP, value_parser = parse_warmup, allow_hyphen_values = true)]
     warmup: usize,
     /// Cache states to measure.
     #[arg(long, value_delimiter = ',', default_value = "warm,cold", value_parser = parse_cache)]
@@ -88,6 +88,19 @@ fn parse_runs(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The most warm-up rounds: as many as counted runs may be (`--runs`); a larger figure is
+/// a typo that would keep the benchmark busy for good.
+const MAX_WARMUP: usize = 1000;
+
+fn parse_warmup(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= MAX_WARMUP => Ok(n),
+        _ => Err(format!(
+            "expected a number of warm-up rounds from 0 to {MAX_WARMUP}"
+        )),
+    }
+}
+
 /// The smallest main data set: 1 MiB (below it the rows measure process start-up, and an
 /// empty one has no throughput at all).
 const MIN_SIZE: u64 = 1 << 20;
@@ -115,12 +128,69 @@ fn parse_cache(s: &str) -> Result<CacheState, String> {
 fn known_names() -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for suite in SUITES {
-        names.extend((suite.methods)().into_iter().map(|m| m.name.to_string()));
-    }
-    for suite in SUITES {
-        names.extend(suite.baselines.iter().map(|s| s.to_string()));
+        names.extend(suite_names(suite));
     }
     names
+}
+
+/// The method, strategy and baseline names of one suite.
+fn suite_names(suite: &bench::suites::Suite) -> Vec<String> {
+    let mut names: Vec<String> = (suite.methods)()
+        .into_iter()
+        .map(|m| m.name.to_string())
+        .collect();
+    names.extend(suite.baselines.iter().map(|s| s.to_string()));
+    names
+}
+
+/// The suites that have `method` (for a message).
+fn suites_of(method: &str) -> Vec<&'static str> {
+    SUITES
+        .iter()
+        .filter(|s| suite_names(s).iter().any(|n| n == method))
+        .map(|s| s.name)
+        .collect()
+}
+
+/// Refuses a results folder that cannot take the results, before any measuring: one
+/// that is not a writable folder, or that already holds a file of a results file's name
+/// (the user's own `report.html`, or another run's results): iolab never replaces a file
+/// it did not make in this run.
+fn check_results_folder(dir: &std::path::Path) -> Result<()> {
+    let label = dir.display();
+    if let Ok(meta) = std::fs::symlink_metadata(dir)
+        && !dir.is_dir()
+    {
+        bail!(
+            "{label}: cannot create the results folder: it exists and is {}",
+            if meta.file_type().is_symlink() {
+                "a symbolic link to no folder"
+            } else {
+                "not a folder"
+            }
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{label}: cannot create the results folder"))?;
+    for exporter in bench::export::all() {
+        let path = dir.join(exporter.file_name());
+        if std::fs::symlink_metadata(&path).is_ok() {
+            bail!(
+                "{}: already exists; iolab bench never replaces a file (choose a new --out folder, or move the old results away)",
+                path.display()
+            );
+        }
+    }
+    // A folder the user may not write (or on a read-only file system) would lose the
+    // results after minutes of measuring: try a file of our own now, and remove it.
+    let probe = dir.join(format!(".iolab-bench-{}.probe", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .with_context(|| format!("{label}: cannot write the results there"))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// Checks that a `--file` is a regular file this user can read, without opening anything
@@ -222,11 +292,43 @@ pub fn run(args: Args) -> Result<i32> {
         SUITES
             .iter()
             .filter(|s| args.files.is_empty() || s.takes_files)
+            // With --methods, only the suites that have one of them (a suite without
+            // would measure baselines nobody asked for).
+            .filter(|s| {
+                args.methods.as_ref().is_none_or(|methods| {
+                    let names = suite_names(s);
+                    methods.iter().any(|m| names.contains(m))
+                })
+            })
             .map(|s| s.name.to_string())
             .collect()
     } else {
         args.suites
     };
+    if let Some(methods) = &args.methods {
+        // Each name must belong to a suite that runs: `bench count --methods vmsplice`
+        // would otherwise measure baselines only and say nothing.
+        let selected: Vec<String> = suites
+            .iter()
+            .filter_map(|name| bench::suites::find(name))
+            .flat_map(suite_names)
+            .collect();
+        for m in methods {
+            if !selected.contains(m) {
+                let scope = match suites.as_slice() {
+                    [] => "a suite that reads --file".to_string(),
+                    [one] => format!("the {one} suite"),
+                    many => format!("the suites {}", many.join(", ")),
+                };
+                let owners = suites_of(m);
+                bail!(
+                    "--methods: '{m}' is not a method of {scope} (it is one of {}'s: see `iolab methods {}`)",
+                    owners.join("'s, "),
+                    owners.first().copied().unwrap_or("count")
+                );
+            }
+        }
+    }
     if !args.files.is_empty() {
         for suite in &suites {
             if bench::suites::find(suite).is_some_and(|s| !s.takes_files) {
@@ -254,8 +356,7 @@ pub fn run(args: Args) -> Result<i32> {
     });
     // The results folder is made first: a name that cannot be one fails now, not after
     // minutes of measuring.
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("{}: cannot create the results folder", out_dir.display()))?;
+    check_results_folder(&out_dir)?;
     let config = Config {
         suites,
         data_dir: data_dir.clone(),

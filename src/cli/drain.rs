@@ -12,7 +12,7 @@ use iolab::units::parse_size;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Stop after this many bytes and close the pipe (the writer then gets EPIPE).
-    #[arg(long, value_name = "N", value_parser = parse_limit)]
+    #[arg(long, value_name = "N", value_parser = parse_limit, allow_hyphen_values = true)]
     limit: Option<u64>,
 }
 
@@ -20,9 +20,44 @@ fn parse_limit(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// Refuses a standard input that is not a pipe: `splice(2)` needs one, and anything else
+/// would fail with a bare "Invalid argument".
+fn check_stdin(stdin: &std::io::Stdin) -> Result<()> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let file = std::fs::File::from(
+        stdin
+            .as_fd()
+            .try_clone_to_owned()
+            .context("standard input is closed: drain splices a pipe (`WRITER | iolab drain`)")?,
+    );
+    let meta = file.metadata().context("cannot inspect standard input")?;
+    let kind = meta.file_type();
+    let what = if kind.is_fifo() {
+        return Ok(());
+    } else if kind.is_file() {
+        "a regular file"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_char_device() && meta.rdev() == libc::makedev(1, 3) {
+        // Also what a closed standard input becomes: Rust's runtime opens /dev/null there.
+        "/dev/null (or closed)"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a file of another kind"
+    };
+    anyhow::bail!(
+        "standard input is {what}, not a pipe: drain splices a pipe's pages (`WRITER | iolab drain`)"
+    )
+}
+
 /// Runs `iolab drain`.
 pub fn run(args: Args) -> Result<i32> {
     let stdin = std::io::stdin();
+    check_stdin(&stdin)?;
     let drained = iolab::bench::runner::drain_fd(&stdin, args.limit)
         .context("cannot splice standard input to /dev/null (is it a pipe?)")?;
     eprintln!("{drained}");

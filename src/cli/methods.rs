@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use anyhow::{Context, Result};
-use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::builder::{PossibleValue, TypedValueParser};
 use iolab::bench::SUITES;
 
 /// Arguments of `iolab methods`.
@@ -15,13 +15,44 @@ pub struct Args {
     workload: String,
 }
 
-/// The workloads, from the suite table, each with its description.
-fn workloads() -> PossibleValuesParser {
-    PossibleValuesParser::new(
-        SUITES
-            .iter()
-            .map(|s| PossibleValue::new(s.name).help(s.description)),
-    )
+/// The workloads, from the suite table, each with its description (for `--help`); an
+/// unknown name's one-line error lists them (clap's own list is on a second line, which
+/// the CLI's one-line errors leave out).
+fn workloads() -> Workloads {
+    Workloads
+}
+
+#[derive(Clone)]
+struct Workloads;
+
+impl TypedValueParser for Workloads {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        fn known(s: &str) -> Result<String, String> {
+            match iolab::bench::suites::find(s) {
+                Some(suite) => Ok(suite.name.to_string()),
+                None => Err(format!(
+                    "unknown workload (expected one of: {})",
+                    iolab::bench::suites::names().join(", ")
+                )),
+            }
+        }
+        known.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            SUITES
+                .iter()
+                .map(|s| PossibleValue::new(s.name).help(s.description)),
+        ))
+    }
 }
 
 /// Prints one line per method: its name, then `available` or `unavailable: <reason>`.

@@ -25,14 +25,20 @@ pub struct Args {
     /// while the reader shares our CPU, seen from our involuntary context switches
     /// (vmsplice: the pipe enlarged to 1M, 256K per call); else 32 × st_blksize, within
     /// 64K..1M].
-    #[arg(long, value_name = "SIZE", value_parser = parse_buffer)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_buffer, allow_hyphen_values = true)]
     buffer: Option<usize>,
     /// How many bytes to write, e.g. 4096, 64M, 1G.
-    #[arg(long, value_name = "N", default_value = "1G", value_parser = parse_bytes)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "1G",
+        value_parser = parse_bytes,
+        allow_hyphen_values = true
+    )]
     bytes: u64,
     /// Resize the pipe on standard output first (F_SETPIPE_SZ), e.g. 1M; ignored when
     /// standard output is not a pipe.
-    #[arg(long, value_name = "SIZE", value_parser = parse_pipe_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_pipe_size, allow_hyphen_values = true)]
     pipe_size: Option<usize>,
     /// Say on stderr what was written, how, and where to.
     #[arg(short, long)]
@@ -117,6 +123,21 @@ pub fn run(args: Args) -> Result<i32> {
                 super::report(&e.to_string());
             }
             Ok(0)
+        }
+        Err(write::Error::Io { source, .. })
+            if args.pipe_size.is_some() && source.raw_os_error() == Some(libc::EPERM) =>
+        {
+            // F_SETPIPE_SZ is the only step that fails with EPERM: past the limit.
+            let size = format_bytes(args.pipe_size.unwrap_or(0) as u64);
+            let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .map_or("/proc/sys/fs/pipe-max-size".to_string(), |m| {
+                    format!("/proc/sys/fs/pipe-max-size ({})", format_bytes(m))
+                });
+            anyhow::bail!(
+                "--pipe-size {size}: the kernel refused to resize the pipe on standard output: beyond {max} or the user's pipe quota (pick a smaller size)"
+            )
         }
         Err(e) => Err(e.into()),
     }

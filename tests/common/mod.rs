@@ -295,3 +295,31 @@ pub fn trace_syncs_dir(trace: &str, dir: &Path) -> bool {
         .lines()
         .any(|l| l.contains("fsync(") && l.contains(&dir) && l.ends_with("= 0"))
 }
+
+/// Runs `cmd` with at most `timeout`; panics if it does not finish in time (assert_cmd
+/// kills it then, and it has no exit code).
+pub fn run_within(cmd: Command, timeout: std::time::Duration) -> std::process::Output {
+    let out = assert_cmd::Command::from_std(cmd)
+        .timeout(timeout)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_some(),
+        "did not finish within {timeout:?}"
+    );
+    out
+}
+
+/// Asserts exit `code` and one `iolab: ` line on stderr, no panic, containing every
+/// needle; returns the line.
+pub fn assert_one_line_error(o: &std::process::Output, code: i32, needles: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
+    assert!(stderr.starts_with("iolab: "), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} missing from: {stderr}");
+    }
+    stderr
+}

@@ -31,14 +31,25 @@ pub fn all() -> Vec<Box<dyn Exporter>> {
 }
 
 /// Writes every format into `dir` (created if needed); each file is written to a temporary
-/// name and renamed, so a reader never sees half a file.
+/// name of this process's own (created with `O_EXCL`, so no file of anyone else's is ever
+/// written or removed) and renamed, so a reader never sees half a file.
 pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    use std::io::Write;
     std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the results folder", e))?;
     let mut written = Vec::new();
     for exporter in all() {
         let path = dir.join(exporter.file_name());
-        let tmp = dir.join(format!(".{}.tmp", exporter.file_name()));
-        std::fs::write(&tmp, exporter.render(results))
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            exporter.file_name(),
+            std::process::id()
+        ));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io("cannot write results", e))?;
+        file.write_all(exporter.render(results).as_bytes())
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
