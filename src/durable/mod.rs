@@ -256,6 +256,11 @@ impl LogOptions {
     /// its name is durable before any record is acknowledged), and recovers its end from
     /// its records. `path` must be a regular file (or not exist): a block device, FIFO or
     /// other special file is refused.
+    ///
+    /// **Give it only a file the log owns.** The frames carry no file-level signature, so a
+    /// file written by anything else reads as a log whose first record is torn: recovery
+    /// ends the log at offset 0 and cuts off everything after it (truncated, or zeroed by
+    /// the preallocating policies), exactly as it would a real torn tail.
     pub fn open(self, path: &Path) -> Result<Log> {
         Log::open_with(path, self)
     }
