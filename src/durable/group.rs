@@ -31,7 +31,7 @@
 //! record alone: the baseline group commit is measured against.
 //!
 //! **After a failed batch** every waiting and later caller gets [`Error::LogFailed`]; so
-//! after a batch whose I/O panicked (in an [`Observer`](super::Observer)), which also
+//! after a batch whose I/O panicked (in an [`Observer`]), which also
 //! unwinds its leader. The same holds without grouping, for a record's failed or panicked
 //! write or sync.
 

@@ -3,7 +3,7 @@
 //!
 //! **System calls**: `io_uring_setup(2)` per thread, then `io_uring_enter(2)` calls that
 //! submit the freed slots ([`DEVICE_BATCH`] at a time while reads go to the device, all at
-//! once while they complete inline: [`Batching`]) and wait for at least one completion;
+//! once while they complete inline: `Batching`) and wait for at least one completion;
 //! no system call per read beyond that. **When it wins**: cold reads with a deep queue,
 //! where one thread keeps many device reads in flight; warm, a buffered `READ` completes
 //! inline at submission, so it costs about what a `pread` does. **Latency** of a read is from just before its
@@ -57,7 +57,7 @@ pub(crate) struct RingPlan<'a> {
 /// rounds of 3 s gave 96.7k IOPS against fio's 90.6k (batches of 2: 93.6k, 8: 83.1k, 32:
 /// 73.6k). Buffered reads of a cold file gain the same way: 100k IOPS with batches of 4
 /// against 66k whole and fio's 74k (6 interleaved rounds of 1 s, queue depth 32).
-pub(crate) const DEVICE_BATCH: usize = 4;
+pub const DEVICE_BATCH: usize = 4;
 
 /// How many queued reads to hand over per `io_uring_enter(2)`: [`DEVICE_BATCH`] while the
 /// reads go to the device, all of them while they complete inline at submission (a

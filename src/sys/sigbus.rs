@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// Maps that can be guarded at once: 1024, more than the maps
 /// [`RandomAccessFile`](crate::file::RandomAccessFile) keeps open by default (1000) plus
 /// the scans of a few threads. The handler walks them only when a `SIGBUS` arrives.
-const SLOTS: usize = 1024;
+pub const SLOTS: usize = 1024;
 
 struct Slot {
     start: AtomicUsize,
