@@ -696,3 +696,56 @@ fn an_existing_file_opened_for_appending_gets_its_directory_synced() {
     );
     assert_eq!(fs::read(&path).unwrap(), b"synced");
 }
+
+/// Set (to a cache folder) for the re-executed child of
+/// [`a_guarded_map_chosen_by_open_turns_a_truncation_into_file_shrank`].
+const SHRINK_CHILD_ENV: &str = "IOLAB_FILE_SHRINK_CACHE";
+
+/// The child half: with a tuning file that names a map the warm winner (in its own
+/// `XDG_CACHE_HOME`), `RandomAccessFile::open` maps the file; truncated by another handle,
+/// a read of a lost page must be `FileShrank`, not a `SIGBUS` that kills the process.
+#[test]
+fn shrink_child() {
+    let Some(cache) = std::env::var_os(SHRINK_CHILD_ENV) else {
+        return;
+    };
+    let winner = iolab::tuning::RandomWinner {
+        size_class: "warm".to_string(),
+        method: "mmap-random".to_string(),
+        iops: 1.0,
+    };
+    iolab::tuning::save_random(iolab::tuning::MIN_BYTES, vec![winner]).unwrap();
+    let path = Path::new(&cache).join("table");
+    fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+    let f = RandomAccessFile::open(&path).unwrap();
+    assert_eq!(f.backing(), Backing::Mmap, "{:?}", f.choice());
+    let mut scratch = [0u8; 4096];
+    assert_eq!(f.read(8192, &mut scratch).unwrap(), &[7u8; 4096][..]);
+    File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    match f.read(512 << 10, &mut scratch) {
+        Err(Error::FileShrank) => {}
+        other => panic!("a read of a truncated map gave {other:?}"),
+    }
+}
+
+#[test]
+fn a_guarded_map_chosen_by_open_turns_a_truncation_into_file_shrank() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "shrink_child", "--nocapture", "--test-threads=1"])
+        .env(SHRINK_CHILD_ENV, cache.path())
+        .env("XDG_CACHE_HOME", cache.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the child failed ({}):\n{stderr}",
+        out.status
+    );
+}

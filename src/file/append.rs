@@ -24,8 +24,8 @@
 //! instead of one.
 //!
 //! **When it wins**: many small appends (log records, a few bytes to a few KiB): one
-//! system call per 64 KiB instead of one per record: 150–200× faster per 5-byte record
-//! than a `write` each on the development machine (`iolab bench append`).
+//! system call per 64 KiB instead of one per record: about 140–170× faster per
+//! 5-byte record than a `write` each on the development machine (`iolab bench append`).
 //!
 //! **Limits**: one writer per `AppendFile` (methods take `&mut self`); bytes are in the
 //! kernel only after [`flush`](AppendFile::flush) and on the device only after

@@ -2,8 +2,16 @@
 //! like LevelDB's `PosixRandomAccessFile` and `PosixMmapReadableFile`.
 //!
 //! **System calls**: `open`, `fstat`; then either one `pread` per read (continued after
-//! short reads and `EINTR`), or, when mapping was asked for and a slot is free, one `mmap`
+//! short reads and `EINTR`), or, when the file is mapped and a slot is free, one `mmap`
 //! at open and `munmap` at drop, with page faults instead of system calls in between.
+//!
+//! **Which**: [`RandomAccessFile::open`] maps the file when `iolab bench random` measured a
+//! map as this machine's winner for a file of its size ([`crate::random::auto`]), else
+//! reads with `pread`; such a map is read by copying into the caller's `scratch` under the
+//! `SIGBUS` guard, so a truncation is an [`Error::FileShrank`], not a crash.
+//! [`RandomAccessOptions`] reads with `pread` unless its `unsafe`
+//! [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices are returned as
+//! they are.
 //!
 //! **Map slots**: every map costs address space and a kernel VMA, and a process has at
 //! most `vm.max_map_count` (65530 by default) of them, so the live maps are capped by a
@@ -13,14 +21,15 @@
 //! [`RandomAccessFile::backing`] says which it got.
 //!
 //! **When each wins**: a map serves repeated small reads of a warm file without a system
-//! call or a copy ([`RandomAccessFile::read`] returns a slice of the map); `pread` costs
+//! call (and, with [`RandomAccessOptions::mmap`], without a copy); `pread` costs
 //! a system call and a copy per read but no page-table work, is safe against truncation,
 //! and sees the file grow.
 //!
 //! **Limits**: a mapped file is read only up to the size it had when opened. If another
 //! process truncates a mapped file, touching the lost pages raises `SIGBUS` and kills the
-//! process; if it writes the file, the bytes of a returned slice change under it. That is
-//! why mapping is opt-in through the `unsafe` [`RandomAccessOptions::mmap`].
+//! process unless the map is guarded (as [`RandomAccessFile::open`]'s are); if it writes
+//! the file, the bytes of a returned slice change under it. That is why an unguarded map
+//! is opt-in through the `unsafe` [`RandomAccessOptions::mmap`].
 //!
 //! **How it fails**: a directory is refused at open ([`Error::IsDirectory`]); read errors
 //! (`EIO`) are [`Error::Io`]; reading at or past the end returns 0 bytes, not an error.
@@ -216,8 +225,9 @@ impl RandomAccessFile {
     /// A map chosen here is safe without any promise: [`RandomAccessFile::read`] copies
     /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
     /// [`Error::FileShrank`] rather than killing the process. Falls back to `pread` when no
-    /// map slot is free, the `SIGBUS` guard has no room, or the map fails. A map reads the file only up to the size it had
-    /// when opened: for a file that grows, use `RandomAccessOptions::new().open` (`pread`).
+    /// map slot is free, the `SIGBUS` guard has no room, or the map fails. A map reads the
+    /// file only up to the size it had when opened: for a file that grows, use
+    /// `RandomAccessOptions::new().open` (`pread`).
     pub fn open(path: &Path) -> Result<RandomAccessFile> {
         let mut file = RandomAccessOptions::new().open(path)?;
         let choice = crate::random::auto::choose(file.len);

@@ -36,7 +36,7 @@
 //! `getrusage` per window, and involves no clock: an earlier version timed 1 MiB probes
 //! of each size and kept the faster, and against a reader that is the bottleneck the
 //! probes were coin tosses (it wrote 38–75% of some runs into `pv` in 64 KiB pieces,
-//! 0.64–0.74× `yes`).
+//! 0.64–0.76× `yes` over the runs).
 //!
 //! **Slow consumer, full pipe**: a reader slower than the writer on another CPU makes
 //! the writer sleep on the full pipe — voluntary switches, so the small size stays, which

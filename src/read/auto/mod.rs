@@ -1,7 +1,7 @@
 //! `auto`: picks a method for this input and machine, and says why.
 //!
-//! **The rule**, from the `count` suite's measurements on a 2-core AVX-512 VM (see the
-//! README): what matters is whether the bytes come from memory or from the device.
+//! **The rule**, from the `count` suite's measurements on 2-core EPYC VMs (AVX-512 on
+//! the first, AVX2 since; see the README): what matters is whether the bytes come from memory or from the device.
 //! - No trustworthy size (pipes, standard input, `/proc` files): `bufread-chunks`, the
 //!   only kind of method that works on them.
 //! - Under [`SMALL_FILE`]: `bufread-chunks`. One or two `read`s cost less than setting up a
@@ -32,7 +32,7 @@
 //! Every method's cold times on this disk are bimodal (a fast mode near 2.6–3 GB/s and a
 //! slow one near half that, for `wc -l` as for iolab), so one set of 8 runs cannot rank
 //! two methods within 10–20%, and sets taken minutes apart disagree (the machine is
-//! shared). Over the sets, `mmap-parallel` trailed `wc -l` in one of six (1 GiB, 836
+//! shared). Over the sets, `mmap-parallel` trailed `wc -l` in one of eight (1 GiB, 836
 //! against 748 ms) and led or tied in the others; `stream` trailed `wc -l` in five of ten,
 //! at 2 GiB by up to 1.8×, its runs landing in the slow mode more often and then with
 //! more system time than `wc -l`, although it makes the same 16 KiB reads after the same
