@@ -505,13 +505,8 @@ fn permission_denied_is_a_typed_error() {
         Err(reason) => return common::skip(reason),
     };
     let mut cmd = exe.command();
-    cmd.args([
-        "--exact",
-        "permission_child",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env(PERMISSION_CHILD_ENV, dir);
+    cmd.args(common::child_test_args("permission_child"))
+        .env(PERMISSION_CHILD_ENV, dir);
     run_as_nobody(&mut cmd);
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -737,7 +732,7 @@ fn shrink_child() {
 fn a_guarded_map_chosen_by_open_turns_a_truncation_into_file_shrank() {
     let cache = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "shrink_child", "--nocapture", "--test-threads=1"])
+        .args(common::child_test_args("shrink_child"))
         .env(SHRINK_CHILD_ENV, cache.path())
         .env("XDG_CACHE_HOME", cache.path())
         .output()

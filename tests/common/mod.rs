@@ -205,6 +205,12 @@ pub fn skip_once(reason: impl Display) {
     }
 }
 
+/// The arguments that make this test binary run only its test `child_test`, alone and
+/// with its output shown: for tests that re-execute themselves to run a child half.
+pub fn child_test_args(child_test: &str) -> [&str; 4] {
+    ["--exact", child_test, "--nocapture", "--test-threads=1"]
+}
+
 /// Re-executes this test binary's test `child_test` (a test that does nothing unless its
 /// environment says so) with `envs`, waits until the file `ready` exists (the child is
 /// writing), sleeps `delay`, and kills it with `SIGKILL`. Panics if the child exits on its
@@ -217,7 +223,7 @@ pub fn kill_child_when_ready(
 ) {
     use std::time::{Duration, Instant};
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", child_test, "--nocapture", "--test-threads=1"])
+    cmd.args(child_test_args(child_test))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
@@ -269,7 +275,7 @@ fn try_trace_syncs_of_child(child_test: &str, env: &str, value: &OsStr) -> Resul
         .args(["-f", "-y", "-e", "trace=fsync,fdatasync", "-o"])
         .arg(&trace)
         .arg(std::env::current_exe().unwrap())
-        .args(["--exact", child_test, "--nocapture", "--test-threads=1"])
+        .args(child_test_args(child_test))
         .env(env, value)
         .output()
         .unwrap();
