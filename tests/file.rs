@@ -737,10 +737,13 @@ fn a_guarded_map_chosen_by_open_turns_a_truncation_into_file_shrank() {
         .env("XDG_CACHE_HOME", cache.path())
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert!(
-        out.status.success(),
-        "the child failed ({}):\n{stderr}",
+        out.status.success() && stdout.contains("1 passed"),
+        "the child failed or did not run ({}):\n{stdout}\n{stderr}",
         out.status
     );
 }
