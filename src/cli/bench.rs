@@ -196,22 +196,9 @@ fn check_results_folder(dir: &std::path::Path) -> Result<()> {
 /// Checks that a `--file` is a regular file this user can read, without opening anything
 /// else (a FIFO is never opened: that would block, or take a writer's data).
 fn check_user_file(path: &std::path::Path) -> Result<()> {
-    use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::metadata(path).context("cannot read it")?;
     let kind = meta.file_type();
-    let what = if kind.is_dir() {
-        Some("a directory")
-    } else if kind.is_fifo() {
-        Some("a FIFO")
-    } else if kind.is_socket() {
-        Some("a socket")
-    } else if kind.is_char_device() || kind.is_block_device() {
-        Some("a device")
-    } else if !kind.is_file() {
-        Some("not a regular file")
-    } else {
-        None
-    };
+    let what = (!kind.is_file()).then(|| super::what_it_is(&kind));
     if let Some(what) = what {
         bail!("{what}: the bench measures regular files only");
     }

@@ -33,21 +33,14 @@ fn check_stdin(stdin: &std::io::Stdin) -> Result<()> {
     );
     let meta = file.metadata().context("cannot inspect standard input")?;
     let kind = meta.file_type();
-    let what = if kind.is_fifo() {
+    if kind.is_fifo() {
         return Ok(());
-    } else if kind.is_file() {
-        "a regular file"
-    } else if kind.is_dir() {
-        "a directory"
-    } else if kind.is_char_device() && meta.rdev() == libc::makedev(1, 3) {
+    }
+    let what = if kind.is_char_device() && meta.rdev() == libc::makedev(1, 3) {
         // Also what a closed standard input becomes: Rust's runtime opens /dev/null there.
         "/dev/null (or closed)"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else if kind.is_socket() {
-        "a socket"
     } else {
-        "a file of another kind"
+        super::what_it_is(&kind)
     };
     anyhow::bail!(
         "standard input is {what}, not a pipe: drain splices a pipe's pages (`WRITER | iolab drain`)"

@@ -139,3 +139,22 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 pub(crate) fn parse_method(s: &str) -> Result<iolab::Method, String> {
     s.parse().map_err(|e: iolab::Error| e.to_string())
 }
+
+/// What a file of this type is, for messages: "a regular file", "a directory", "a FIFO",
+/// "a socket", "a device" or "a file of another kind".
+pub(crate) fn what_it_is(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_file() {
+        "a regular file"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "a file of another kind"
+    }
+}
