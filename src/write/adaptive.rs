@@ -28,15 +28,45 @@
 //! | `iolab drain`, same CPU | 41 913 | 15 604 |
 //! | `pv -q`, same CPU | 16 486 | 4 185 |
 //!
-//! A reader elsewhere never preempts the writer (its waits on a full pipe are voluntary
-//! switches), one on its CPU does so thousands of times per GiB, whatever the size. So
-//! the writer counts its involuntary switches over each [`WINDOW_BYTES`]: at least
-//! [`SHARED_SWITCHES`] means the CPU is shared, and the next window uses the large size;
-//! fewer, the small one. The choice follows the scheduler window by window, costs one
-//! `getrusage` per window, and involves no clock: an earlier version timed 1 MiB probes
-//! of each size and kept the faster, and against a reader that is the bottleneck the
-//! probes were coin tosses (it wrote 38–75% of some runs into `pv` in 64 KiB pieces,
-//! 0.64–0.76× `yes` over the runs).
+//! A reader elsewhere almost never preempts the writer (its waits on a full pipe are
+//! voluntary switches), one on its CPU does so thousands of times per GiB, whatever the
+//! size. So the writer counts its involuntary switches over windows of bytes, and calls
+//! the CPU shared when at least one write in [`WRITES_PER_PREEMPTION`] was preempted:
+//! [`shared_threshold`] switches per window, 32 for 4 MiB of 8 KiB writes and 4 for 4 MiB
+//! of 64 KiB ones. The next window then uses the large size; otherwise the small one.
+//! Per-window counts, 4 MiB windows (`iolab write` with a debugging print, 4 GiB runs):
+//!
+//! | reader | windows of 8 KiB writes | windows of 64 KiB writes |
+//! |---|---|---|
+//! | `iolab drain`, unpinned (12 runs) | 0–1; 4–7 in one window in 200; 59–93 in three windows of one run | — |
+//! | `pv -q`, unpinned (2 runs, 1 GiB) | 0–1; 5–22 in one window in 12 | — |
+//! | `iolab drain`, same CPU (3 runs, 1 GiB) | 128–159 | 31–64 |
+//! | `pv -q`, same CPU (1 GiB, from the table above) | about 64 | about 16 |
+//!
+//! An earlier rule, 4 switches in any window, took the unpinned cases' stray 4–22 for
+//! sharing: in 12 of 25 runs into `iolab drain` it wrote 1–35 windows in 64 KiB pieces,
+//! each about 10× slower than in 8 KiB ones, and the runs that did were the slow ones
+//! (333–362 ms against 326–331 ms for 4 GiB). A rate keeps those on the small size and
+//! still follows a real sharing within a window.
+//!
+//! **Windows that grow**: reading the counter is not free. A C loop of 8 KiB writes into
+//! `iolab drain` ran 1.06× `yes` bare, 1.02× with a `getrusage` every 512 writes (every
+//! 4 MiB) and 1.05× with one every 4 096 (21 shuffled rounds of 4 GiB); `iolab write`
+//! never reading it ran 1.01–1.04× `yes` where reading it every 4 MiB ran 0.96–1.00× (four
+//! sets). So the first window is [`WINDOW_BYTES`], each window of small writes that sees
+//! no sharing doubles the next up to [`MAX_WINDOW_BYTES`] (one read per 8 192 writes in a
+//! steady stream), and any change of size, or writing large, brings it back to 4 MiB:
+//! a writer that starts beside its reader is seen within 4 MiB, and one whose reader
+//! leaves returns to small writes within 4 MiB. The cost is the delay in seeing a reader
+//! that moves onto our CPU mid-stream: up to 64 MiB of small writes (about 30 ms at the
+//! same-CPU rate). Measured after the change (4 GiB, 31 shuffled rounds into `iolab
+//! drain`): 1.00× `yes`, against 0.97× before; pinned to one CPU with its reader, 1 GiB,
+//! 9 rounds: 3.83 GB/s, as before (3.71) and as fixed 64 KiB writes (3.82).
+//!
+//! The choice follows the scheduler window by window and involves no clock: an earlier
+//! version timed 1 MiB probes of each size and kept the faster, and against a reader that
+//! is the bottleneck the probes were coin tosses (it wrote 38–75% of some runs into `pv`
+//! in 64 KiB pieces, 0.64–0.76× `yes` over the runs).
 //!
 //! **Slow consumer, full pipe**: a reader slower than the writer on another CPU makes
 //! the writer sleep on the full pipe — voluntary switches, so the small size stays, which
@@ -47,12 +77,23 @@
 /// The small write: 8 KiB, the largest size that kept both sides streaming with the
 /// reader on another CPU (16 KiB fell 2.7× into a `splice` reader); also GNU `yes`'s write.
 pub const SMALL_WRITE: usize = 8 << 10;
-/// Bytes per window over which the switches are counted: 4 MiB (0.4–3 ms at the rates
-/// above; the same-CPU cases make 16–160 involuntary switches in that many bytes).
+/// Bytes of the first window over which the switches are counted, and of every window
+/// after a change of size or while writing large: 4 MiB (0.4–3 ms at the rates above; the
+/// same-CPU cases make 16–160 involuntary switches in that many bytes).
 pub const WINDOW_BYTES: u64 = 4 << 20;
-/// Involuntary switches per window that mean the CPU is shared: 4 (the unpinned cases
-/// make about 0.1 per window).
-pub const SHARED_SWITCHES: u64 = 4;
+/// The longest window: 64 MiB. Each window of small writes that sees no sharing doubles
+/// the next, up to this, so a steady stream reads the counter once per 8 192 writes.
+pub const MAX_WINDOW_BYTES: u64 = 64 << 20;
+/// The CPU counts as shared when at least one write in this many was preempted: 16 (a
+/// reader on our CPU preempts one write in 1–4; one elsewhere, fewer than one in 20 even
+/// in its worst windows).
+pub const WRITES_PER_PREEMPTION: u64 = 16;
+
+/// Involuntary switches in a window of `window` bytes of `size`-byte writes that mean the
+/// CPU is shared: one per [`WRITES_PER_PREEMPTION`] writes, and at least one.
+pub fn shared_threshold(size: usize, window: u64) -> u64 {
+    (window / size.max(1) as u64 / WRITES_PER_PREEMPTION).max(1)
+}
 
 /// Picks each write's size between [`SMALL_WRITE`] and a large size from the writer's
 /// involuntary context switches.
@@ -68,6 +109,9 @@ pub struct Adaptive {
     switches: Option<u64>,
     /// Bytes written with each size, for reports.
     written: [u64; 2],
+    /// Bytes of the current window: [`WINDOW_BYTES`], doubled after each window of small
+    /// writes without sharing, up to [`MAX_WINDOW_BYTES`].
+    window: u64,
 }
 
 impl Adaptive {
@@ -79,6 +123,7 @@ impl Adaptive {
             done: 0,
             switches: None,
             written: [0; 2],
+            window: WINDOW_BYTES,
         }
     }
 
@@ -102,14 +147,21 @@ impl Adaptive {
             return;
         }
         self.done += n;
-        if self.done < WINDOW_BYTES {
+        if self.done < self.window {
             return;
         }
         let now = read();
-        self.choice = match (self.switches, now) {
-            (Some(before), Some(now)) if now.saturating_sub(before) >= SHARED_SWITCHES => 1,
+        let threshold = shared_threshold(self.sizes[self.choice], self.done);
+        let choice = match (self.switches, now) {
+            (Some(before), Some(now)) if now.saturating_sub(before) >= threshold => 1,
             _ => 0,
         };
+        self.window = if choice == 0 && self.choice == 0 {
+            (self.window * 2).min(MAX_WINDOW_BYTES)
+        } else {
+            WINDOW_BYTES
+        };
+        self.choice = choice;
         self.switches = now;
         self.done = 0;
     }
@@ -175,19 +227,22 @@ impl Sizing {
 mod tests {
     use super::*;
 
-    /// Writes `bytes` in pieces of the current size, the switch counter rising by
-    /// `per_window` every [`WINDOW_BYTES`]; returns the sizes used, without repeats.
-    fn run(a: &mut Adaptive, counter: &mut u64, bytes: u64, per_window: u64) -> Vec<usize> {
+    /// Writes `bytes` in pieces of the current size, one involuntary switch every `every`
+    /// writes (`0`: none); returns the sizes used, without repeats.
+    fn run(a: &mut Adaptive, counter: &mut u64, bytes: u64, every: u64) -> Vec<usize> {
         let mut seen = Vec::new();
         let mut total = 0u64;
+        let mut writes = 0u64;
         while total < bytes {
             let size = a.next_size();
             if seen.last() != Some(&size) {
                 seen.push(size);
             }
-            let before = total / WINDOW_BYTES;
+            writes += 1;
+            if every > 0 && writes.is_multiple_of(every) {
+                *counter += 1;
+            }
             total += size as u64;
-            *counter += (total / WINDOW_BYTES - before) * per_window;
             let now = *counter;
             a.account(size, || Some(now));
         }
@@ -202,18 +257,59 @@ mod tests {
             run(&mut a, &mut counter, 3 * WINDOW_BYTES, 0),
             [SMALL_WRITE]
         );
-        let seen = run(&mut a, &mut counter, 3 * WINDOW_BYTES, 40);
+        let rare = WRITES_PER_PREEMPTION + 1;
+        let seen = run(&mut a, &mut counter, 4 * MAX_WINDOW_BYTES, rare);
+        assert_eq!(seen, [SMALL_WRITE], "stray switches are not sharing");
+        let seen = run(
+            &mut a,
+            &mut counter,
+            4 * MAX_WINDOW_BYTES,
+            WRITES_PER_PREEMPTION,
+        );
         assert_eq!(seen, [SMALL_WRITE, 64 << 10], "the shared CPU is seen");
-        let seen = run(&mut a, &mut counter, 3 * WINDOW_BYTES, SHARED_SWITCHES - 1);
+        let seen = run(
+            &mut a,
+            &mut counter,
+            3 * WINDOW_BYTES,
+            WRITES_PER_PREEMPTION,
+        );
+        assert_eq!(seen, [64 << 10], "sharing keeps the large size");
+        let seen = run(&mut a, &mut counter, 3 * WINDOW_BYTES, rare);
         assert_eq!(
             seen,
             [64 << 10, SMALL_WRITE],
-            "a few switches are not sharing"
+            "fewer switches are not sharing"
         );
         let [(small, s), (large, l)] = a.report();
         assert_eq!((small, large), (SMALL_WRITE, 64 << 10));
-        assert_eq!(s + l, 9 * WINDOW_BYTES);
         assert!(l >= WINDOW_BYTES, "{l}");
+        assert!(
+            s + l >= 8 * MAX_WINDOW_BYTES + 9 * WINDOW_BYTES,
+            "{s} + {l}"
+        );
+    }
+
+    #[test]
+    fn quiet_windows_grow_and_a_change_shrinks_them() {
+        let mut a = Adaptive::new(64 << 10);
+        let mut counter = 0;
+        run(&mut a, &mut counter, 8 * MAX_WINDOW_BYTES, 0);
+        assert_eq!(
+            a.window, MAX_WINDOW_BYTES,
+            "a steady stream reads the counter rarely"
+        );
+        let seen = run(&mut a, &mut counter, 3 * MAX_WINDOW_BYTES, 1);
+        assert_eq!(seen, [SMALL_WRITE, 64 << 10]);
+        assert_eq!(
+            a.window, WINDOW_BYTES,
+            "while writing large, windows stay short"
+        );
+        let seen = run(&mut a, &mut counter, 2 * WINDOW_BYTES, 0);
+        assert_eq!(
+            seen,
+            [64 << 10, SMALL_WRITE],
+            "the end of sharing is seen in a window"
+        );
     }
 
     #[test]
@@ -240,6 +336,22 @@ mod tests {
         assert_eq!(a.next_size(), 64 << 10, "a window of short writes ends");
         let [(_, small), (_, large)] = a.report();
         assert_eq!((small, large), (WINDOW_BYTES / 100 * 100 + 100, 100));
+    }
+
+    #[test]
+    fn the_threshold_is_one_preempted_write_in_sixteen() {
+        assert_eq!(shared_threshold(SMALL_WRITE, WINDOW_BYTES), 32);
+        assert_eq!(shared_threshold(SMALL_WRITE, MAX_WINDOW_BYTES), 512);
+        assert_eq!(shared_threshold(64 << 10, WINDOW_BYTES), 4);
+        assert_eq!(
+            shared_threshold(1 << 20, WINDOW_BYTES),
+            1,
+            "at least one switch"
+        );
+        assert_eq!(
+            shared_threshold(0, WINDOW_BYTES),
+            WINDOW_BYTES / WRITES_PER_PREEMPTION
+        );
     }
 
     #[test]

@@ -45,8 +45,8 @@
 //! - a writer cannot see where its reader runs, and the scheduler moves it (a run that
 //!   starts on two CPUs can end on one), but it can see the reader's effect: a reader on
 //!   its CPU preempts it thousands of times per GiB, one elsewhere almost never. The
-//!   default counts its own involuntary switches per 4 MiB and writes 8 KiB pieces
-//!   without them, the pipe's capacity with them ([`adaptive`]).
+//!   default counts its own involuntary switches and writes 8 KiB pieces while fewer
+//!   than one write in 16 is preempted, the pipe's capacity otherwise ([`adaptive`]).
 //! - into a regular file (the page cache) and into `/dev/null`, throughput rises to
 //!   32–64 KiB; beyond, the file's figures are within the noise of each other and
 //!   `/dev/null`'s runs are mostly the process start. 128 KiB is on both plateaus.
