@@ -264,6 +264,8 @@ fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::
 
 /// Runs the benchmark, prints the tables and writes the results files.
 pub fn run(args: Args) -> Result<i32> {
+    // The verdict is printed at the end: refuse before measuring, not after.
+    drop(super::stdout()?);
     if let Some(methods) = &args.methods {
         let known = known_names();
         for m in methods {
@@ -370,7 +372,7 @@ pub fn run(args: Args) -> Result<i32> {
 
     let written = bench::export::write_all(&results, &out_dir)
         .with_context(|| format!("{}", out_dir.display()))?;
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout()?;
     print_results(&mut out, &results, args.verbose).context("cannot write to stdout")?;
     writeln!(
         out,

@@ -4,7 +4,7 @@
 //! others are listed as `not comparable`, and two runs with no such row in common are
 //! refused (one line saying why) rather than printed as a table with nothing in it.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<i32> {
             }
         }
     }
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout()?;
     write!(out, "{}", compare::render(&comparisons, args.markdown))
         .context("cannot write to stdout")?;
     out.flush().context("cannot write to stdout")?;

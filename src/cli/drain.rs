@@ -5,7 +5,7 @@
 //! prints the byte count on stderr: `iolab bench write` runs it as `WRITER | iolab drain`,
 //! the way a user's pipeline starts a consumer.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use iolab::units::parse_size;
 
 /// Arguments of `iolab drain`.
@@ -49,6 +49,9 @@ fn check_stdin(stdin: &std::io::Stdin) -> Result<()> {
 
 /// Runs `iolab drain`.
 pub fn run(args: Args) -> Result<i32> {
+    if iolab::sys::stdfd::closed_at_start(0) {
+        bail!("standard input is closed (file descriptor 0)");
+    }
     let stdin = std::io::stdin();
     check_stdin(&stdin)?;
     let drained = iolab::bench::runner::drain_fd(&stdin, args.limit)

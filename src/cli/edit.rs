@@ -102,7 +102,7 @@ pub fn run(command: Command) -> Result<i32> {
             (c, report)
         }
     };
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout()?;
     if common.timings_json {
         writeln!(out, "{}", to_json(&common.file, &report))
     } else {

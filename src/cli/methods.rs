@@ -1,7 +1,7 @@
 //! `iolab methods WORKLOAD`: each method's name and whether it can run on this machine.
 //! The workloads are the suites of the suite table (`iolab::bench::SUITES`).
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValue, TypedValueParser};
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<i32> {
         .expect("clap accepts only the suite table's names");
     let rows = (suite.methods)();
     let width = rows.iter().map(|m| m.name.len()).max().unwrap_or(0);
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout()?;
     for m in rows {
         let name = m.name;
         match (m.availability, m.requirement) {

@@ -17,7 +17,18 @@ mod write;
 
 use std::io::{self, Write};
 
+use anyhow::bail;
 use clap::{Parser, Subcommand};
+
+/// Standard output, locked, for a command's results; an error when descriptor 1 was closed
+/// when the process started (`>&-`), as `wc` fails there, instead of printing into the
+/// `/dev/null` Rust's runtime put in its place ([`iolab::sys::stdfd`]).
+pub(crate) fn stdout() -> anyhow::Result<io::StdoutLock<'static>> {
+    if iolab::sys::stdfd::closed_at_start(1) {
+        bail!("cannot write to stdout: standard output is closed (file descriptor 1)");
+    }
+    Ok(io::stdout().lock())
+}
 
 /// A Linux file-I/O laboratory: finds the fastest way to do an I/O task on this machine.
 #[derive(Debug, Parser)]

@@ -2,7 +2,7 @@
 //! blocks` (or `bench random`) made it, a sample checked against a second `pread` otherwise;
 //! prints IOPS, MB/s and latency percentiles, or one JSON object.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<i32> {
             ));
         }
     }
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout()?;
     let (p50, p99, p999) = (
         report.latency_us(0.5),
         report.latency_us(0.99),

@@ -1,7 +1,7 @@
 //! `iolab sysinfo [--json] [--data DIR]`: the facts about this machine that explain its
 //! I/O figures, as an aligned `key: value` report or as JSON.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -31,7 +31,7 @@ pub fn run(args: Args) -> Result<i32> {
         anyhow::bail!("{}: not a directory", args.data.display());
     }
     let info = iolab::sysinfo::collect(&args.data);
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout()?;
     if args.json {
         // Serialized first, so that a closed stdout surfaces as the io::Error the CLI
         // recognizes (serde_json's writer error hides it).

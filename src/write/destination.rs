@@ -6,12 +6,11 @@
 //! [`set_pipe_capacity`]).
 //!
 //! **A closed standard output** is not always visible as `EBADF`: Rust's runtime, before
-//! `main`, opens `/dev/null` read-write on any of descriptors 0–2 that is closed, so a
-//! program started with `>&-` finds `/dev/null` there and every write "succeeds". A shell's
-//! `> /dev/null` opens it write-only, and so does `std::process::Stdio::null()` for a
-//! child's output; so [`probe_stdout`] reads a read-write `/dev/null` on descriptor 1 as
-//! "closed at start" and refuses it. The one false alarm is an explicit `1<>/dev/null`;
-//! the error says to use `> /dev/null` instead.
+//! `main`, opens `/dev/null` read-write on a closed standard descriptor, so a program
+//! started with `>&-` finds `/dev/null` there and every write "succeeds". [`probe_stdout`]
+//! reads a read-write `/dev/null` on descriptor 1 as "closed at start" and refuses it
+//! ([`crate::sys::stdfd`]). The one false alarm is an explicit `1<>/dev/null`; the error
+//! says to use `> /dev/null` instead.
 
 use std::io::{self, IsTerminal};
 use std::os::fd::AsRawFd;
@@ -20,10 +19,6 @@ use super::Error;
 
 /// Standard output's file descriptor.
 const STDOUT_FD: libc::c_int = 1;
-
-/// The device numbers of `/dev/null` (major 1, minor 3 on Linux).
-const DEV_NULL_MAJOR: u32 = 1;
-const DEV_NULL_MINOR: u32 = 3;
 
 /// What kind of file standard output is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -109,10 +104,7 @@ pub fn probe_stdout() -> Result<Destination, Error> {
         libc::S_IFIFO => DestinationKind::Pipe,
         libc::S_IFREG => DestinationKind::RegularFile,
         libc::S_IFSOCK => DestinationKind::Socket,
-        libc::S_IFCHR
-            if libc::major(st.st_rdev) == DEV_NULL_MAJOR
-                && libc::minor(st.st_rdev) == DEV_NULL_MINOR =>
-        {
+        libc::S_IFCHR if crate::sys::stdfd::is_dev_null(&st) => {
             if access == libc::O_RDWR {
                 return Err(Error::StdoutClosed {
                     why: "closed at start: Rust's runtime put a read-write /dev/null there",

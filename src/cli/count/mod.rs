@@ -119,7 +119,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     // Many files with the default method: counted in parallel across files. Otherwise
     // (a chosen method, --verbose) one after the other, each as asked.
-    let results: Vec<iolab::Result<FileCount>> =
+    let mut results: Vec<iolab::Result<FileCount>> =
         if args.method == Method::Auto && !args.verbose && files.len() > 1 {
             count_files(&files, &options)
         } else {
@@ -128,8 +128,19 @@ pub fn run(args: Args) -> Result<i32> {
                 .map(|path| count_one(path, args.method, &options, args.verbose))
                 .collect()
         };
+    if iolab::sys::stdfd::closed_at_start(0) {
+        // What was read there is the empty `/dev/null` Rust's runtime opened in its place.
+        for (path, result) in files.iter().zip(&mut results) {
+            if path.as_os_str() == "-" {
+                *result = Err(iolab::Error::io(
+                    "cannot use standard input",
+                    io::Error::from_raw_os_error(libc::EBADF),
+                ));
+            }
+        }
+    }
     let width = output::width(&files, &results, invalid, streamed);
-    let mut out = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
+    let mut out = io::BufWriter::with_capacity(64 << 10, super::stdout()?);
     let mut total = 0u64;
     let written = (|| -> io::Result<()> {
         for (path, result) in files.iter().zip(&results) {
