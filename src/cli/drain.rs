@@ -49,7 +49,7 @@ fn check_stdin(stdin: &std::io::Stdin) -> Result<()> {
 
 /// Runs `iolab drain`.
 pub fn run(args: Args) -> Result<i32> {
-    if iolab::sys::stdfd::closed_at_start(0) {
+    if super::closed_at_start(0) {
         bail!("standard input is closed (file descriptor 0)");
     }
     let stdin = std::io::stdin();

@@ -82,6 +82,8 @@ struct Common {
 
 /// Runs `iolab edit`.
 pub fn run(command: Command) -> Result<i32> {
+    // Refused before the file is touched, not after it is edited.
+    let mut out = super::stdout()?;
     let (common, report) = match command {
         Command::TruncateFirstLine(args) => {
             let c = args.common;
@@ -102,7 +104,6 @@ pub fn run(command: Command) -> Result<i32> {
             (c, report)
         }
     };
-    let mut out = super::stdout()?;
     if common.timings_json {
         writeln!(out, "{}", to_json(&common.file, &report))
     } else {

@@ -234,6 +234,8 @@ fn emit(
 /// Decides how to reach `path`, refusing to replace an existing file without `--force`.
 fn destination(path: &Path, force: bool) -> Result<Destination> {
     if path.as_os_str() == "-" {
+        // Closed when iolab started (`>&-`): an error, not Rust's `/dev/null` in its place.
+        drop(super::stdout()?);
         // A duplicate of descriptor 1 as a `File`: writes go straight to it, unbuffered.
         let stdout = io::stdout()
             .as_fd()

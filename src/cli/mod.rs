@@ -16,15 +16,48 @@ mod sysinfo;
 mod write;
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use anyhow::bail;
 use clap::{Parser, Subcommand};
 
+/// Which of descriptors 0, 1 and 2 were closed when the process started (bit `n` for
+/// descriptor `n`). Rust's runtime opens `/dev/null` on a closed standard descriptor before
+/// `main`, so `iolab count <&-` would read nothing and `iolab count FILE >&-` would print
+/// into nothing, and both would succeed, where `wc -l` fails with `EBADF`. A `/dev/null`
+/// the caller chose (`> /dev/null`, Python's `subprocess.DEVNULL`, which opens it
+/// read-write) is another matter, and only a look before the runtime's tells them apart.
+static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
+
+/// Notes the closed standard descriptors in [`CLOSED_AT_START`]. The C runtime calls it
+/// from `.init_array` before Rust's runtime starts and before any thread exists.
+extern "C" fn note_closed_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only asks whether the descriptor is open; it changes nothing.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            CLOSED_AT_START.fetch_or(1 << fd, Ordering::Relaxed);
+        }
+    }
+}
+
+#[used]
+// SAFETY: `.init_array` holds functions the C runtime calls once at start-up with (argc,
+// argv, envp); a function of no arguments may ignore them under the C calling convention,
+// and this one only calls `fcntl` and stores to an atomic, needing nothing of Rust's
+// runtime.
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STANDARD_FDS: extern "C" fn() = note_closed_standard_fds;
+
+/// Whether standard descriptor `fd` (0, 1 or 2) was closed when the process started.
+pub(crate) fn closed_at_start(fd: u8) -> bool {
+    CLOSED_AT_START.load(Ordering::Relaxed) & (1 << fd) != 0
+}
+
 /// Standard output, locked, for a command's results; an error when descriptor 1 was closed
 /// when the process started (`>&-`), as `wc` fails there, instead of printing into the
-/// `/dev/null` Rust's runtime put in its place ([`iolab::sys::stdfd`]).
+/// `/dev/null` Rust's runtime put in its place.
 pub(crate) fn stdout() -> anyhow::Result<io::StdoutLock<'static>> {
-    if iolab::sys::stdfd::closed_at_start(1) {
+    if closed_at_start(1) {
         bail!("cannot write to stdout: standard output is closed (file descriptor 1)");
     }
     Ok(io::stdout().lock())

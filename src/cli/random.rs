@@ -82,6 +82,8 @@ fn read_size(report: &random::Report, block: usize) -> String {
 
 /// Runs the reads and prints the figures; exits 1 when a read returned wrong bytes.
 pub fn run(args: Args) -> Result<i32> {
+    // Refused before measuring, not after.
+    let mut out = super::stdout()?;
     let stop = match (args.reads, args.seconds) {
         (_, Some(s)) => Stop::Duration(Duration::from_secs_f64(s)),
         (Some(n), None) => Stop::Reads(n),
@@ -110,7 +112,6 @@ pub fn run(args: Args) -> Result<i32> {
             ));
         }
     }
-    let mut out = super::stdout()?;
     let (p50, p99, p999) = (
         report.latency_us(0.5),
         report.latency_us(0.99),

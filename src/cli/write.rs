@@ -83,6 +83,7 @@ fn parse_pipe_size(s: &str) -> Result<usize, String> {
 
 /// Runs `iolab write`.
 pub fn run(args: Args) -> Result<i32> {
+    drop(super::stdout()?);
     let mut options = WriteOptions::new();
     if let Some(bytes) = args.buffer {
         options = options.buffer_size(bytes);

@@ -4,7 +4,6 @@
 pub mod dio;
 pub mod fiemap;
 pub mod sigbus;
-pub mod stdfd;
 pub mod uring;
 
 /// The system's page size in bytes.

@@ -128,7 +128,7 @@ pub fn run(args: Args) -> Result<i32> {
                 .map(|path| count_one(path, args.method, &options, args.verbose))
                 .collect()
         };
-    if iolab::sys::stdfd::closed_at_start(0) {
+    if super::closed_at_start(0) {
         // What was read there is the empty `/dev/null` Rust's runtime opened in its place.
         for (path, result) in files.iter().zip(&mut results) {
             if path.as_os_str() == "-" {
