@@ -55,6 +55,7 @@ fn sync_floor_measures_every_mode_and_leaves_no_file() {
         if !out.status.success() && matches!(mode, "same" | "advance") && stderr.contains("Invalid")
         {
             common::skip(format!("O_DIRECT refused here ({mode}: {stderr})"));
+            assert!(!file.exists(), "{mode} left its file behind on failing");
             continue;
         }
         assert!(out.status.success(), "{mode}: {stderr}");
@@ -62,10 +63,24 @@ fn sync_floor_measures_every_mode_and_leaves_no_file() {
         assert!(rate > 0.0, "{mode}: {rate}");
         assert!(!file.exists(), "{mode} left its file behind");
     }
-    for bad in [&["same", "20", "100"][..], &["grow", "0", "8"], &["grow"]] {
+    for bad in [
+        &["same", "20", "100"][..],
+        &["grow", "0", "8"],
+        &["grow"],
+        &["typo", "20", "8192"],
+    ] {
         let out = Command::new(&exe).args(bad).arg(&file).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
+    // A file that exists is not the probe's to truncate or remove.
+    std::fs::write(&file, b"precious").unwrap();
+    let out = Command::new(&exe)
+        .args(["bsame", "5", "4096"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&file).unwrap(), b"precious");
 }
 
 #[test]

@@ -4,8 +4,10 @@
  * "best single-writer policy >= 1.0x pg_test_fsync's best" and "group commit >= 4x" are
  * judged against it (README, "Durable appends").
  *
- * Each run creates FILE, writes it full of zeros and fsyncs it (outside the timer), then
- * times COUNT durable writes of BYTES each and prints the writes per second:
+ * Each run creates FILE (which must not exist), writes it full of zeros in 64 KiB writes, as
+ * iolab's prealloc does (larger ones leave large page-cache folios that slow an 8 KiB
+ * overwrite + fdatasync), and fsyncs it, outside the timer; then it times COUNT durable
+ * writes of BYTES each, prints the writes per second and removes FILE:
  *   same      O_DIRECT|O_DSYNC pwrite at offset 0 every time (pg_test_fsync's open_datasync)
  *   advance   O_DIRECT|O_DSYNC pwrite at advancing offsets (a log's direct-dsync)
  *   bsame     pwrite + fdatasync at offset 0 (pg_test_fsync's fdatasync)
@@ -26,8 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+static const char *path;
+
 static void die(const char *what) {
     perror(what);
+    if (path) unlink(path);
     exit(1);
 }
 
@@ -42,16 +47,25 @@ int main(int argc, char **argv) {
     int direct = !strcmp(mode, "same") || !strcmp(mode, "advance");
     int advance = !strcmp(mode, "advance") || !strcmp(mode, "badvance") || !strcmp(mode, "grow");
     int grow = !strcmp(mode, "grow");
-    if (count <= 0 || bytes == 0 || (direct && bytes % 4096)) {
+    if (!direct && !advance && strcmp(mode, "bsame")) {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    if (count <= 0 || count > 100000000 || bytes == 0 || bytes > (1 << 30) ||
+        (direct && bytes % 4096)) {
         fprintf(stderr, "bad COUNT or BYTES\n");
         return 2;
     }
     /* Four writes before the timer, as pg_test_fsync's file exists before it times. */
-    size_t total = (size_t)(count + 4) * bytes;
-    int fd = open(argv[4], O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) die(argv[4]);
+    size_t total = ((size_t)count + 4) * bytes;
+    int fd = open(argv[4], O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        perror(argv[4]);
+        return 2;
+    }
+    path = argv[4];
     if (!grow) {
-        static char zeros[1 << 20];
+        static char zeros[64 << 10];
         for (size_t off = 0; off < total; off += sizeof zeros)
             if (pwrite(fd, zeros, sizeof zeros, off) != (ssize_t)sizeof zeros) die("zero fill");
         if (fsync(fd)) die("fsync");
