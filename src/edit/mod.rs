@@ -47,7 +47,7 @@ pub mod std_whole;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -552,17 +552,7 @@ fn check_regular(kind: &fs::FileType) -> Result<()> {
         Err(Error::IsDirectory)
     } else {
         Err(Error::NotRegularFile {
-            kind: if kind.is_fifo() {
-                "FIFO"
-            } else if kind.is_char_device() {
-                "character device"
-            } else if kind.is_block_device() {
-                "block device"
-            } else if kind.is_socket() {
-                "socket"
-            } else {
-                "special file"
-            },
+            kind: crate::sys::special_kind_name(kind),
         })
     }
 }

@@ -25,7 +25,6 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use super::{Error, Result};
@@ -141,7 +140,7 @@ fn check_target(path: &Path, overwrite: bool) -> Result<()> {
                 Err(Error::IsDirectory)
             } else if !kind.is_file() {
                 Err(Error::NotRegularFile {
-                    kind: kind_name(&kind),
+                    kind: crate::sys::special_kind_name(&kind),
                 })
             } else if overwrite {
                 Ok(())
@@ -151,23 +150,6 @@ fn check_target(path: &Path, overwrite: bool) -> Result<()> {
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io("cannot inspect", e)),
-    }
-}
-
-/// A name for what a file type is, for messages.
-fn kind_name(kind: &fs::FileType) -> &'static str {
-    if kind.is_symlink() {
-        "symbolic link"
-    } else if kind.is_char_device() {
-        "character device"
-    } else if kind.is_block_device() {
-        "block device"
-    } else if kind.is_fifo() {
-        "FIFO"
-    } else if kind.is_socket() {
-        "socket"
-    } else {
-        "special file"
     }
 }
 

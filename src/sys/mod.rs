@@ -6,6 +6,25 @@ pub mod fiemap;
 pub mod sigbus;
 pub mod uring;
 
+/// A name for a file type that is neither a regular file nor a directory, for messages:
+/// "symbolic link", "FIFO", "character device", "block device", "socket" or "special file".
+pub fn special_kind_name(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_symlink() {
+        "symbolic link"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_char_device() {
+        "character device"
+    } else if kind.is_block_device() {
+        "block device"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
 /// The system's page size in bytes.
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no memory effects.
