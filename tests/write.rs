@@ -175,6 +175,58 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     assert_eq!(result.unwrap(), 2500);
     assert_eq!(total, 2505);
 
+    // The writer's own buffer: any mix of piece sizes, through `write` and `write_all`,
+    // comes out whole and in order, and `written` never runs ahead of what was given.
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below
+    };
+    for case in 0..300 {
+        let capacity = 1 + next(300) as usize;
+        let path = dir.path().join(format!("pieces-{case}"));
+        let file = File::create(&path).unwrap();
+        let mut expected = Vec::new();
+        let written_before_finish = {
+            let _redirect = Redirect::to(&file);
+            let mut out = StdoutWriter::with_capacity(capacity).unwrap();
+            for _ in 0..40 {
+                let len = next(3 * capacity as u64 + 2) as usize;
+                let piece: Vec<u8> = (expected.len()..expected.len() + len)
+                    .map(|i| (i % 251) as u8)
+                    .collect();
+                if next(2) == 0 {
+                    out.write_all(&piece).unwrap();
+                } else {
+                    let mut rest = &piece[..];
+                    while !rest.is_empty() {
+                        let n = out.write(rest).unwrap();
+                        assert!(n > 0, "case {case}: write took nothing");
+                        rest = &rest[n..];
+                    }
+                }
+                expected.extend_from_slice(&piece);
+                assert!(out.written() <= expected.len() as u64, "case {case}");
+            }
+            let written = out.written();
+            out.finish().unwrap();
+            written
+        };
+        let content = std::fs::read(&path).unwrap();
+        assert_eq!(
+            content.len(),
+            expected.len(),
+            "case {case} (capacity {capacity})"
+        );
+        assert!(content == expected, "case {case}: bytes out of order");
+        assert!(
+            expected.len() as u64 - written_before_finish < capacity as u64,
+            "case {case}: more than a buffer was held back"
+        );
+    }
+
     // A full device: ENOSPC, classified, for every method that can write there.
     let full = File::options().write(true).open("/dev/full").unwrap();
     for method in [Method::RawFd, Method::Bufwriter, Method::Stdout] {
@@ -206,6 +258,27 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     );
     // The write was larger than the buffer, so it bypassed it: nothing is left to flush.
     assert!(finish_error.is_ok(), "{finish_error:?}");
+
+    // `write` fails only when it took nothing: a buffer it completed that cannot be
+    // written stays buffered, the next call reports it, and so does `finish`.
+    let (first, second, third, finished) = {
+        let _redirect = Redirect::to(&full);
+        let mut out = StdoutWriter::with_capacity(10).unwrap();
+        let first = out.write(b"abcdefgh").unwrap();
+        let second = out.write(b"ijkl").unwrap();
+        let third = out.write(b"kl").unwrap_err();
+        (first, second, third, out.finish())
+    };
+    assert_eq!(
+        (first, second),
+        (8, 2),
+        "the second write completes the buffer"
+    );
+    assert_eq!(third.kind(), io::ErrorKind::StorageFull, "{third}");
+    assert!(
+        matches!(finished, Err(Error::NoSpace { written: 0, .. })),
+        "{finished:?}"
+    );
 
     // A pipe without a reader: EPIPE, classified (Rust ignores SIGPIPE).
     for method in Method::ALL {

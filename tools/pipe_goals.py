@@ -3,7 +3,9 @@
 
 Each writer runs as `WRITER | CONSUMER` (the shell starts both, unpinned), N bytes per run,
 rounds interleaved (round r starts at writer r); prints the median throughput, the spread
-(min-max) and the ratio to `yes` per consumer. The same-CPU case pins both sides with
+(min-max), the ratio of the medians to `yes`'s and the median of the paired ratios (each
+run against `yes`'s run of the same round, which cancels the host's slower and faster
+spells: the issue's "medians of interleaved pairs"), with their spread. The same-CPU case pins both sides with
 `taskset -c 0` and compares each default with today's fixed 64 KiB.
 
     flock /tmp/iolab-measure.lock tools/pipe_goals.py target/x86_64-unknown-linux-gnu/release/iolab [GiB] [rounds]
@@ -35,6 +37,7 @@ if shutil.which("pv"):
     consumers["pv"] = f"pv -q -S -s {n} > /dev/null"
 
 def measure(cmds, consumer, pin=""):
+    """Each command's runs in GB/s, in round order."""
     runs = {c: [] for c in cmds}
     for r in range(rounds):
         for c in cmds[r % len(cmds):] + cmds[: r % len(cmds)]:
@@ -42,19 +45,29 @@ def measure(cmds, consumer, pin=""):
             subprocess.run(["bash", "-c", f"{pin}{c} | {pin}{consumer}"], check=True,
                            stderr=subprocess.DEVNULL)
             runs[c].append(n / (time.perf_counter() - t) / 1e9)
-    return {c: (statistics.median(v), min(v), max(v)) for c, v in runs.items()}
+    return runs
+
+def paired(v, base):
+    """The median of the per-round ratios of `v` to `base`, and their range."""
+    ratios = [a / b for a, b in zip(v, base)]
+    return statistics.median(ratios), min(ratios), max(ratios)
 
 for name, consumer in consumers.items():
-    res = measure(writers, consumer)
-    yes = res["yes"][0]
+    runs = measure(writers, consumer)
+    yes = statistics.median(runs["yes"])
     print(f"== into {name} ({n >> 30} GiB, median of {rounds} interleaved rounds)")
-    for c, (med, lo, hi) in res.items():
-        print(f"  {med:6.2f} GB/s  [{lo:.2f}-{hi:.2f}]  {med / yes:5.2f}x yes  {c.replace(iolab, 'iolab')}")
+    for c, v in runs.items():
+        med = statistics.median(v)
+        pr, plo, phi = paired(v, runs["yes"])
+        print(f"  {med:6.2f} GB/s  [{min(v):.2f}-{max(v):.2f}]  {med / yes:5.2f}x yes"
+              f"  paired {pr:5.2f}x [{plo:.2f}-{phi:.2f}]  {c.replace(iolab, 'iolab')}")
 
 same = [w(m) for m in ("raw-fd", "stdout", "bufwriter", "vmsplice")]
 same += [w(m, "--buffer 64K") for m in ("raw-fd", "stdout", "bufwriter", "vmsplice")]
-res = measure(same, consumers["splice reader"], pin="taskset -c 0 ")
+runs = measure(same, consumers["splice reader"], pin="taskset -c 0 ")
 print(f"== same CPU (taskset -c 0 on both sides): default against today's fixed 64 KiB")
 for m in ("raw-fd", "stdout", "bufwriter", "vmsplice"):
-    new, old = res[w(m)][0], res[w(m, "--buffer 64K")][0]
-    print(f"  {m:10} default {new:6.2f} GB/s, 64 KiB {old:6.2f} GB/s: {new / old - 1:+.0%}")
+    new, old = runs[w(m)], runs[w(m, "--buffer 64K")]
+    pr, plo, phi = paired(new, old)
+    print(f"  {m:10} default {statistics.median(new):6.2f} GB/s, 64 KiB"
+          f" {statistics.median(old):6.2f} GB/s: paired {pr - 1:+.0%} [{plo - 1:+.0%} to {phi - 1:+.0%}]")
