@@ -41,7 +41,15 @@
 //!   sleeps, and must be woken by every write. Rust's `stdout` (a `memrchr` per write) and
 //!   `bufwriter` (a copy of 128-byte records) land there at 8 KiB (2.3 and 3.0 GB/s
 //!   against `raw-fd`'s 9.4), so their defaults stay near 2.5–3 GB/s into a `splice`
-//!   reader on another CPU.
+//!   reader on another CPU. Against a consumer that limits `yes` (`head -c`, `pv`), the
+//!   same holds whenever the consumer can take more than such a writer makes: `stdout`
+//!   spends 32% of its time in std's newline search into `head -c` (`perf`), the pipe
+//!   then holds 5 KiB on average where `yes`'s 8 KiB writes keep it 36 KiB full, and it
+//!   trails `yes` by about that search (0.86–0.88× when `head` ran at 4 GB/s). No size
+//!   helps: 4–6 KiB costs more calls, and 16 KiB or more outruns `head`, filling the pipe
+//!   until both sides sleep and wake each other (0.40–0.41×). The pipe's fill level
+//!   (`FIONREAD`) is 5–7 KiB into `head -c` and `pv` alike, so it cannot choose a size
+//!   per consumer either.
 //! - a writer cannot see where its reader runs, and the scheduler moves it (a run that
 //!   starts on two CPUs can end on one), but it can see the reader's effect: a reader on
 //!   its CPU preempts it thousands of times per GiB, one elsewhere almost never. The
