@@ -148,6 +148,7 @@ impl StdoutWriter {
     /// whole buffer, which fill a 64 KiB pipe as one 64 KiB write does; into `pv -q`,
     /// 2 GiB, 5 interleaved runs: 2.27 GB/s with 64 KiB bursts, 0.69× `yes`), or the
     /// capacity.
+    ///
     /// Never below what is buffered (a failed write can leave more than a small write's
     /// worth), so `due - len` cannot underflow.
     fn update_due(&mut self) {
@@ -218,6 +219,19 @@ impl StdoutWriter {
         Ok(data.len() - rest.len())
     }
 
+    /// The fast path of every write: copies `data` when it leaves the buffer short of due,
+    /// and says whether it did. `len <= due <= capacity` holds between calls, so the
+    /// subtraction cannot underflow.
+    #[inline]
+    fn buffer_if_room(&mut self, data: &[u8]) -> bool {
+        if data.len() < self.due - self.len {
+            self.buf[self.len..self.len + data.len()].copy_from_slice(data);
+            self.len += data.len();
+            return true;
+        }
+        false
+    }
+
     /// Copies as much of `data` as fits before the buffer is due; returns the rest.
     fn top_up<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
         let take = self.due.saturating_sub(self.len).min(data.len());
@@ -265,9 +279,7 @@ fn write_out(out: &mut SizedStdout, data: &[u8]) -> (usize, io::Result<()>) {
 impl Write for StdoutWriter {
     #[inline]
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if data.len() < self.due - self.len {
-            self.buf[self.len..self.len + data.len()].copy_from_slice(data);
-            self.len += data.len();
+        if self.buffer_if_room(data) {
             return Ok(data.len());
         }
         self.write_cold(data)
@@ -275,11 +287,7 @@ impl Write for StdoutWriter {
 
     #[inline]
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        // `len <= due <= capacity` holds between calls, so this cannot underflow, and a
-        // piece that passes leaves the buffer short of due.
-        if data.len() < self.due - self.len {
-            self.buf[self.len..self.len + data.len()].copy_from_slice(data);
-            self.len += data.len();
+        if self.buffer_if_room(data) {
             return Ok(());
         }
         self.write_all_cold(data)
