@@ -280,6 +280,25 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
         "{finished:?}"
     );
 
+    // `write_all` that fails while writing out the buffer it topped up keeps nothing of its
+    // piece: what was buffered before still goes out later, the piece does not.
+    let path = dir.path().join("given-back");
+    let file = File::create(&path).unwrap();
+    let (mut out, failed) = {
+        let _redirect = Redirect::to(&full);
+        let mut out = StdoutWriter::with_capacity(10).unwrap();
+        out.write_all(b"abcd").unwrap();
+        let failed = out.write_all(b"efghijkl").unwrap_err();
+        (out, failed)
+    };
+    assert_eq!(failed.kind(), io::ErrorKind::StorageFull, "{failed}");
+    {
+        let _redirect = Redirect::to(&file);
+        out.flush().unwrap();
+    }
+    drop(out);
+    assert_eq!(std::fs::read(&path).unwrap(), b"abcd");
+
     // A pipe without a reader: EPIPE, classified (Rust ignores SIGPIPE).
     for method in Method::ALL {
         let (reader, writer) = io::pipe().unwrap();

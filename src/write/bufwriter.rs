@@ -22,7 +22,7 @@ use std::io::{self, Write};
 
 use super::adaptive::{Adaptive, Run, Sizing};
 use super::raw_fd::SizedStdout;
-use super::{DestinationKind, Error, default_buffer_size, probe_stdout, zeroed_buffer};
+use super::{DestinationKind, Error, PAGE_ALIGN, default_buffer_size, probe_stdout};
 use crate::buf::AlignedBuf;
 
 /// The record size the `bufwriter` method writes in: 128 bytes, about a line of text (the
@@ -46,8 +46,10 @@ pub const RECORD_SIZE: usize = 128;
 /// - A piece that fills the buffer tops it up to exactly the due size and writes it, so a
 ///   pipe sees writes of one size. When the buffer is empty, a piece of at least the due size
 ///   goes out directly, in whole system calls, without being copied.
-/// - Short writes are continued and `EINTR` is retried; on a failure the bytes not yet
-///   written stay buffered.
+/// - Short writes are continued and `EINTR` is retried. On a failure the bytes buffered by
+///   earlier calls and not yet written stay buffered (a later flush retries them); of the
+///   failing call's piece nothing unwritten is kept, and `write` fails only when it took
+///   nothing. The buffer is allocated, not touched: its pages cost memory once used.
 /// - Errors are [`io::Error`]s of the original kind whose inner error is an [`Error`]
 ///   with a clear message: `EPIPE` is [`Error::BrokenPipe`], `ENOSPC` [`Error::NoSpace`].
 ///   With [`StdoutWriter::exit_quietly_on_broken_pipe`] a vanished reader ends the process
@@ -103,7 +105,9 @@ impl StdoutWriter {
 
     fn unchecked(bytes: usize, sizing: Sizing) -> StdoutWriter {
         let mut writer = StdoutWriter {
-            buf: zeroed_buffer(bytes.max(1)),
+            // Not touched up front: pages get frames as the caller's bytes are copied in,
+            // so a large capacity costs nothing until it is used.
+            buf: AlignedBuf::new(bytes.max(1), PAGE_ALIGN),
             len: 0,
             due: 0,
             out: SizedStdout { sizing },
@@ -186,8 +190,16 @@ impl StdoutWriter {
     #[inline(never)]
     fn write_all_cold(&mut self, mut data: &[u8]) -> io::Result<()> {
         if self.len > 0 {
-            data = self.top_up(data);
-            self.write_buffered().map_err(|e| self.fail(e))?;
+            let rest = self.top_up(data);
+            let taken = data.len() - rest.len();
+            if let Err(e) = self.write_buffered() {
+                // Give back what of `data` is still buffered: as with std's `BufWriter`,
+                // a failure takes nothing of the piece that was not written.
+                self.len -= taken.min(self.len);
+                self.update_due();
+                return Err(self.fail(e));
+            }
+            data = rest;
         }
         if data.len() >= self.due {
             return self.write_through(data).map_err(|e| self.fail(e));
