@@ -2,7 +2,7 @@
 //! benchmark measured on this machine (and ignores stale ones). Each run gets its own
 //! `XDG_CACHE_HOME`, so the user's own `auto.json` never interferes.
 
-mod common;
+use iolab_testkit as common;
 
 use std::path::Path;
 use std::process::Command;

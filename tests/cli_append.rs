@@ -2,7 +2,7 @@
 //! its rows and keys, and that the bench leaves nothing behind and touches nothing else.
 //! Structure only: no timing is asserted.
 
-mod common;
+use iolab_testkit as common;
 
 use std::process::Command;
 

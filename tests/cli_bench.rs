@@ -1,7 +1,7 @@
 //! `iolab bench` end to end: a real quick run on tiny data, its files and exit code, bad
 //! input, and Ctrl-C. Structure only: no timing is asserted.
 
-mod common;
+use iolab_testkit as common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! before `main`, and iolab notes the closed ones before that. A `/dev/null` the caller
 //! chose, even read-write as Python's `subprocess.DEVNULL` opens it, is no error.
 
-mod common;
+use iolab_testkit as common;
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};

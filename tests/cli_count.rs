@@ -4,8 +4,8 @@
 //! Linux only (FIFOs, /proc, seccomp, io_uring). Tests that need a facility the machine
 //! lacks (an unprivileged user, seccomp) print a note and skip instead of failing.
 
-mod common;
 use common::{is_root, run_as_nobody};
+use iolab_testkit as common;
 
 use std::collections::BTreeSet;
 use std::ffi::CString;

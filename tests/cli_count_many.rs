@@ -3,7 +3,7 @@
 //! an unreadable file gets one error line and the others are still counted; `iolab gen
 //! tree` makes a folder whose counts agree with `wc -l`.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

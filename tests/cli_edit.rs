@@ -4,8 +4,8 @@
 //! asserted. One test bounds the peak memory (RSS) of a `std-stream` edit of a 2 GiB file.
 //! Tests that need an unprivileged user skip (with a note) where there is none.
 
-mod common;
 use common::{is_root, run_as_nobody};
+use iolab_testkit as common;
 
 use std::fs::{self, File};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};

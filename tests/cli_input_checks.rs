@@ -3,7 +3,7 @@
 //! no files, a tree whose files exist. Each gets one line naming the file and the cause, a
 //! non-zero exit, and leaves the user's files as they were.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs;
 use std::path::Path;

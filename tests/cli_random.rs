@@ -1,7 +1,7 @@
 //! `iolab random` and `iolab bench random` end to end: the figures, one-line errors, and
 //! the rows' documented keys. Structure only: no speed is asserted.
 
-mod common;
+use iolab_testkit as common;
 
 use std::process::Command;
 

@@ -7,7 +7,7 @@
 //! One real quick run (`iolab bench count`, 1 MiB, warm, `mmap` only) provides the
 //! results; the other cases are copies of its `results.json` with one key changed.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

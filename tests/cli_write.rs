@@ -3,7 +3,7 @@
 //! fail (closed reader, closed or read-only stdout, a full device, bad arguments). No
 //! timing is asserted.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs::File;
 use std::io::Read;
@@ -154,7 +154,7 @@ fn into_dev_null_each_method_reports_every_byte_written() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert!(output.status.success(), "{method} {bytes}: {stderr}");
             assert_eq!(
-                iolab::bench::suites::write::reported_bytes(&stderr),
+                iolab_bench::suites::write::reported_bytes(&stderr),
                 Some(bytes),
                 "{stderr}"
             );

@@ -5,7 +5,7 @@
 //! is one `iolab: ` line that names the argument and the cause, with a non-zero exit,
 //! before anything is measured or changed. No timing is asserted.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs;
 use std::io::Read;

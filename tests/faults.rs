@@ -2,7 +2,7 @@
 //! mid-way, and the memory a streaming read may use on a file far bigger than its buffers.
 //! Tests that need to mount skip with a message where they cannot (not root, no tmpfs).
 
-mod common;
+use iolab_testkit as common;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;

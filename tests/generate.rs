@@ -2,7 +2,7 @@
 //! exact line counts, determinism, the CSV shape, and atomic writes that leave nothing
 //! behind on failure. No timing assertions.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs;
 use std::io::{self, Write};

@@ -1,6 +1,6 @@
 //! Faults while reading: files that shrink or grow under a reader, and memory bounds.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -4,7 +4,7 @@
 //! the test's temporary folder. Skips (with a message) where
 //! Chromium is not installed; `.ci/run` installs it.
 
-mod common;
+use iolab_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -92,7 +92,7 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
         {
             expected.push(format!(
                 "write-sweep-{}",
-                iolab::report::html::slug(r["sink"].as_str().unwrap())
+                iolab_bench::report::html::slug(r["sink"].as_str().unwrap())
             ));
         }
     }
@@ -103,15 +103,15 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
         {
             expected.push(format!(
                 "edit-phases-{}-{}",
-                iolab::report::html::slug(r["op"].as_str().unwrap()),
-                iolab::report::html::slug(r["dataset"].as_str().unwrap())
+                iolab_bench::report::html::slug(r["op"].as_str().unwrap()),
+                iolab_bench::report::html::slug(r["dataset"].as_str().unwrap())
             ));
         }
     }
     if suites.contains(&"append") {
         for r in rows.iter().filter(|r| r["suite"] == "append") {
             if let Some(p) = r["sync_policy"].as_str() {
-                expected.push(format!("append-ns-{}", iolab::report::html::slug(p)));
+                expected.push(format!("append-ns-{}", iolab_bench::report::html::slug(p)));
             }
         }
     }

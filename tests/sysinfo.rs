@@ -3,7 +3,7 @@
 //!
 //! Only what holds on every Linux machine is asserted, not this machine's figures.
 
-mod common;
+use iolab_testkit as common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

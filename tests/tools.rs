@@ -1,7 +1,7 @@
 //! The C probes in `tools/` that the README's floors come from still build and measure
 //! what their headers say: each is compiled with the system's `cc` and run on tiny inputs.
 
-mod common;
+use iolab_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,16 +4,16 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use iolab::bench::export::table::{self, Markup};
-use iolab::bench::results::Results;
-use iolab::bench::runner::ProcessExecutor;
-use iolab::bench::{self, CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITES};
+use iolab_bench::export::table::{self, Markup};
+use iolab_bench::results::Results;
+use iolab_bench::runner::ProcessExecutor;
+use iolab_bench::{CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITES};
 
 /// The help of the SUITE argument: the names from the suite table.
 fn suites_help() -> String {
     format!(
         "Suites to run (default: all of them): {}",
-        bench::suites::names().join(", ")
+        iolab_bench::suites::names().join(", ")
     )
 }
 
@@ -71,12 +71,12 @@ pub struct Args {
 }
 
 fn parse_suite(s: &str) -> Result<String, String> {
-    if bench::suites::find(s).is_some() {
+    if iolab_bench::suites::find(s).is_some() {
         Ok(s.to_string())
     } else {
         Err(format!(
             "unknown suite (expected one of: {})",
-            bench::suites::names().join(", ")
+            iolab_bench::suites::names().join(", ")
         ))
     }
 }
@@ -134,7 +134,7 @@ fn known_names() -> Vec<String> {
 }
 
 /// The method, strategy and baseline names of one suite.
-fn suite_names(suite: &bench::suites::Suite) -> Vec<String> {
+fn suite_names(suite: &iolab_bench::suites::Suite) -> Vec<String> {
     let mut names: Vec<String> = (suite.methods)()
         .into_iter()
         .map(|m| m.name.to_string())
@@ -172,7 +172,7 @@ fn check_results_folder(dir: &std::path::Path) -> Result<()> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{label}: cannot create the results folder"))?;
-    for exporter in bench::export::all() {
+    for exporter in iolab_bench::export::all() {
         let path = dir.join(exporter.file_name());
         if std::fs::symlink_metadata(&path).is_ok() {
             bail!(
@@ -272,7 +272,7 @@ pub fn run(args: Args) -> Result<i32> {
             if !known.contains(m) {
                 bail!(
                     "--methods: unknown method '{m}' (expected names from `iolab methods {}`)",
-                    bench::suites::names().join("|")
+                    iolab_bench::suites::names().join("|")
                 );
             }
         }
@@ -299,7 +299,7 @@ pub fn run(args: Args) -> Result<i32> {
         // would otherwise measure baselines only and say nothing.
         let selected: Vec<String> = suites
             .iter()
-            .filter_map(|name| bench::suites::find(name))
+            .filter_map(|name| iolab_bench::suites::find(name))
             .flat_map(suite_names)
             .collect();
         for m in methods {
@@ -320,7 +320,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     if !args.files.is_empty() {
         for suite in &suites {
-            if bench::suites::find(suite).is_some_and(|s| !s.takes_files) {
+            if iolab_bench::suites::find(suite).is_some_and(|s| !s.takes_files) {
                 bail!(
                     "--file: the {suite} suite does not read a file (suites that do: {})",
                     SUITES
@@ -367,10 +367,10 @@ pub fn run(args: Args) -> Result<i32> {
         files: args.files,
     };
     let command: Vec<String> = std::env::args().collect();
-    let results = bench::run(&config, &mut ProcessExecutor, command)
+    let results = iolab_bench::run(&config, &mut ProcessExecutor, command)
         .with_context(|| format!("{}", data_dir.display()))?;
 
-    let written = bench::export::write_all(&results, &out_dir)
+    let written = iolab_bench::export::write_all(&results, &out_dir)
         .with_context(|| format!("{}", out_dir.display()))?;
     let mut out = super::stdout()?;
     print_results(&mut out, &results, args.verbose).context("cannot write to stdout")?;

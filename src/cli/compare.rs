@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use iolab::report::compare::{self, Change, Comparison};
+use iolab_bench::report::compare::{self, Change, Comparison};
 
 /// Arguments of `iolab compare`.
 #[derive(Debug, clap::Args)]

@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let stdin = std::io::stdin();
     check_stdin(&stdin)?;
-    let drained = iolab::bench::runner::drain_fd(&stdin, args.limit)
+    let drained = iolab_bench::runner::drain_fd(&stdin, args.limit)
         .context("cannot splice standard input to /dev/null (is it a pipe?)")?;
     eprintln!("{drained}");
     Ok(0)

@@ -1,11 +1,11 @@
 //! `iolab methods WORKLOAD`: each method's name and whether it can run on this machine.
-//! The workloads are the suites of the suite table (`iolab::bench::SUITES`).
+//! The workloads are the suites of the suite table (`iolab_bench::SUITES`).
 
 use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValue, TypedValueParser};
-use iolab::bench::SUITES;
+use iolab_bench::SUITES;
 
 /// Arguments of `iolab methods`.
 #[derive(Debug, clap::Args)]
@@ -35,11 +35,11 @@ impl TypedValueParser for Workloads {
         value: &std::ffi::OsStr,
     ) -> Result<String, clap::Error> {
         fn known(s: &str) -> Result<String, String> {
-            match iolab::bench::suites::find(s) {
+            match iolab_bench::suites::find(s) {
                 Some(suite) => Ok(suite.name.to_string()),
                 None => Err(format!(
                     "unknown workload (expected one of: {})",
-                    iolab::bench::suites::names().join(", ")
+                    iolab_bench::suites::names().join(", ")
                 )),
             }
         }
@@ -57,7 +57,7 @@ impl TypedValueParser for Workloads {
 
 /// Prints one line per method: its name, then `available` or `unavailable: <reason>`.
 pub fn run(args: Args) -> Result<i32> {
-    let suite = iolab::bench::suites::find(&args.workload)
+    let suite = iolab_bench::suites::find(&args.workload)
         .expect("clap accepts only the suite table's names");
     let rows = (suite.methods)();
     let width = rows.iter().map(|m| m.name.len()).max().unwrap_or(0);

@@ -15,9 +15,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use iolab::bench::results::Results;
 use iolab::generate::{self, AtomicOptions, write_file_atomically};
-use iolab::report;
+use iolab_bench::report;
+use iolab_bench::results::Results;
 
 /// Arguments of `iolab report`.
 #[derive(Debug, clap::Args)]

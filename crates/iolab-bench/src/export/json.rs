@@ -1,0 +1,20 @@
+//! `results.json`: the whole [`Results`] document, pretty-printed.
+
+use super::Exporter;
+use crate::results::Results;
+
+/// The JSON exporter.
+pub struct Json;
+
+impl Exporter for Json {
+    fn file_name(&self) -> &'static str {
+        "results.json"
+    }
+
+    fn render(&self, results: &Results) -> String {
+        let mut text = serde_json::to_string_pretty(results)
+            .expect("results contain only strings, numbers and maps");
+        text.push('\n');
+        text
+    }
+}

@@ -1,0 +1,197 @@
+//! The results of a benchmark run: rows, and the document written as `results.json`.
+//!
+//! The format is documented in `docs/results-format.md`; [`SCHEMA_VERSION`] changes when a
+//! key changes meaning or disappears (new keys may appear without a bump).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::Summary;
+use super::verdict::Verdict;
+use iolab::sysinfo::SysInfo;
+
+/// The version of the `results.json` layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One row: a (suite, method, cache state, …) combination and its measured runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The suite: `count`, later `write`, `edit`, `append`.
+    pub suite: String,
+    /// The method or baseline name (`mmap-avx512`, `wc -l`, …).
+    pub method: String,
+    /// `"cold"` or `"warm"`, when the suite has cache states.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+    /// Whether this is an external program rather than an iolab method.
+    #[serde(default)]
+    pub baseline: bool,
+    /// The baseline's version line, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Bytes processed per run.
+    pub bytes: u64,
+    /// Wall-clock seconds of each counted run, in the order they ran.
+    #[serde(default)]
+    pub runs: Vec<f64>,
+    /// Median of `runs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_s: Option<f64>,
+    /// `bytes / median_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput_bytes_per_s: Option<f64>,
+    /// Median user CPU seconds per run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_s: Option<f64>,
+    /// Median system CPU seconds per run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_s: Option<f64>,
+    /// Full statistics of `runs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Summary>,
+    /// What the runs computed (a line count, a hash), identical across runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// Whether every run's result equals the expected result.
+    pub verified: bool,
+    /// Page-cache residency of the input before the run: the worst over the runs (the
+    /// highest for cold rows, the lowest for warm rows), 0.0 to 1.0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residency_before: Option<f64>,
+    /// Residency before each counted run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub residency_runs: Vec<f64>,
+    /// Why the method could not run here; such rows have no timings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// A failure (wrong result, crash), shown loudly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Short remarks (outliers, cache state not reached).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Suite-specific keys (`sink`, `buffer_bytes`, `op`, `phases`, …).
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+impl Row {
+    /// A row that could not run, with the reason.
+    pub fn unavailable(suite: &str, method: &str, reason: impl Into<String>) -> Row {
+        Row {
+            suite: suite.into(),
+            method: method.into(),
+            unavailable: Some(reason.into()),
+            ..Row::default()
+        }
+    }
+
+    /// Fills the timing fields from per-run wall and CPU times.
+    pub fn set_timings(&mut self, wall: &[f64], user: &[f64], sys: &[f64]) {
+        self.runs = wall.to_vec();
+        self.stats = Summary::of(wall);
+        self.median_s = self.stats.as_ref().map(|s| s.median);
+        self.throughput_bytes_per_s = self
+            .median_s
+            .filter(|&m| m > 0.0)
+            .map(|m| self.bytes as f64 / m);
+        self.user_s = Summary::of(user).map(|s| s.median);
+        self.sys_s = Summary::of(sys).map(|s| s.median);
+        if let Some(s) = &self.stats
+            && s.outliers > 0
+        {
+            self.notes.push(format!(
+                "{} outlier run{} (modified Z-score > 3.5)",
+                s.outliers,
+                if s.outliers == 1 { "" } else { "s" }
+            ));
+        }
+    }
+
+    /// Records the residency measured before each run, and the worst of them: the highest
+    /// for a cold row, the lowest for a warm one.
+    pub fn set_residency(&mut self, cache: super::CacheState, runs: Vec<f64>) {
+        self.residency_before = match cache {
+            super::CacheState::Cold => runs.iter().copied().reduce(f64::max),
+            super::CacheState::Warm => runs.iter().copied().reduce(f64::min),
+        };
+        self.residency_runs = runs;
+    }
+
+    /// Whether the row has timings.
+    pub fn measured(&self) -> bool {
+        self.median_s.is_some()
+    }
+}
+
+/// Everything one `iolab bench` run produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Results {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The iolab version that measured.
+    pub iolab_version: String,
+    /// The command line.
+    pub command: Vec<String>,
+    /// Start time, RFC 3339 UTC.
+    pub started_at: String,
+    /// End time, RFC 3339 UTC.
+    pub finished_at: String,
+    /// `true` when the run was interrupted: only some rows were measured.
+    pub partial: bool,
+    /// The settings of the run.
+    pub config: BTreeMap<String, serde_json::Value>,
+    /// The machine.
+    pub sysinfo: SysInfo,
+    /// The rows, suite by suite.
+    pub rows: Vec<Row>,
+    /// Warnings about the measurement (tmpfs, compressed extents, cache state not reached).
+    pub warnings: Vec<String>,
+    /// Remarks (missing baselines, verdicts).
+    pub notes: Vec<String>,
+    /// The limit probes: memory-scan and device-read ceilings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceilings: Option<super::probes::Ceilings>,
+    /// The answer: per suite and condition, the winner and how to use it.
+    #[serde(default)]
+    pub verdict: Vec<Verdict>,
+}
+
+impl Results {
+    /// The rows of one suite.
+    pub fn suite_rows<'a>(&'a self, suite: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
+        self.rows.iter().filter(move |r| r.suite == suite)
+    }
+
+    /// The suites present, in order of first appearance.
+    pub fn suites(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for r in &self.rows {
+            if !seen.contains(&r.suite) {
+                seen.push(r.suite.clone());
+            }
+        }
+        seen
+    }
+
+    /// The verdict rows of every suite present, from the suite table (results of a suite
+    /// this iolab does not know have none).
+    pub fn decide(&self) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        for suite in self.suites() {
+            if let Some(entry) = super::suites::find(&suite) {
+                let rows: Vec<&Row> = self.suite_rows(&suite).collect();
+                out.extend((entry.verdict)(self, &rows));
+            }
+        }
+        out
+    }
+
+    /// Whether any row failed verification or errored.
+    pub fn has_failures(&self) -> bool {
+        self.rows
+            .iter()
+            .any(|r| r.error.is_some() || (r.measured() && !r.verified))
+    }
+}

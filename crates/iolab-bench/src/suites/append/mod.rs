@@ -1,0 +1,283 @@
+//! The `append` suite: N tiny appends to a file, five ways, with and without `fdatasync`,
+//! and C++ `std::fstream` as the baseline — the write-up's experiment, verified and with
+//! the system calls counted.
+//!
+//! The strategies are the library's ([`iolab::append`]: `write-per-record`, `bufwriter-8k`,
+//! `bufwriter-64k`, `writev-batch`, `append-file`, each documented in its own file); this
+//! suite only measures them, next to the baseline `fstream` (`std::fstream::write`;
+//! libstdc++ makes one `writev` of buffer + record per 8 KiB).
+//!
+//! | file | job |
+//! |---|---|
+//! | `mod.rs` | the plan: sections (payload, records, sync policy) and the run |
+//! | `data.rs` | the records and the working folder |
+//! | `measure.rs` | the interleaved rounds, timing and system-call counting |
+//! | `fstream.rs` | the C++ baseline: built at bench time, run as a child |
+//! | `verify.rs` | reading each file back |
+//! | `rows.rs` | rows and the run's notes |
+//! | `chart.rs` | the report's ns-per-record charts |
+//!
+//! Every file is opened with `O_APPEND` in a fresh folder inside the data folder and
+//! removed after its run; the suite touches no other file.
+//!
+//! **Sections** (one table each): sync policy `none` at payloads of 5, 64, 512 and 4096
+//! bytes, with `min(1 M, 16 MiB / payload)` records (1 M for the write-up's 5 bytes; the
+//! byte cap keeps a run of big records as short as the 5-byte one); then 5-byte records
+//! with `every-K` (an `fdatasync` every [`SYNC_EVERY_K`] records, over
+//! [`EVERY_K_RECORDS`]) and `every-record` (an `fdatasync` after each of
+//! [`EVERY_RECORD_RECORDS`]): `fdatasync` costs milliseconds on a virtual disk, so those
+//! runs are short. `--quick` divides the counts by 5 to 16.
+//!
+//! Then the **durable** section ([`durable`]): records made durable before each
+//! acknowledgement by the library's [`Log`](iolab::durable::Log), for every durability
+//! policy × record size × writer count, with and without group commit, beside
+//! PostgreSQL's `pg_test_fsync`.
+//!
+//! **Measurement**: iolab's strategies run in this process, one at a time, in interleaved
+//! rounds ([`schedule`](crate::runner::schedule)); the timer covers the append loop and the final flush (and the
+//! syncs), not opening the file. System calls are *measured*: the `syscw` counter of
+//! `/proc/thread-self/io` (write-family calls made by this thread: `write`, `writev`,
+//! `pwrite`, …; not `fdatasync`) is read before and after the loop; `fdatasync` calls are
+//! counted by the suite. CPU times are this thread's (`getrusage(RUSAGE_THREAD)`). The
+//! `fstream` baseline is compiled at bench time (`c++ -O2`) from `append_fstream.cpp` and
+//! run as a child process that measures its own loop the same way and prints the figures;
+//! it runs in the `none` sections only (`fstream` has no portable `fdatasync`). After every
+//! run, warm-up included, the file is read back with [`iolab::file::SequentialFile`] and must hold
+//! exactly the N records in order; record *i* is the bytes `(i + j) mod 256`, so a lost,
+//! repeated or reordered record is caught.
+//!
+//! **The write-up's question** — where does `fstream`'s `writev` come from, when no header
+//! mentions it? From libstdc++'s buffering, not from the kernel: `basic_filebuf::xsputn`
+//! (`<bits/fstream.tcc>`) copies a write into its 8 KiB buffer while it fits; when it does
+//! not (or the write is 1 KiB or more) it calls `std::__basic_file<char>::xsputn_2`, which
+//! is compiled into `libstdc++.so` (`config/io/basic_file_stdio.cc`) and issues one `writev`
+//! of the buffered bytes plus the new ones (`objdump -d libstdc++.so.6` shows the call).
+//! So 5-byte writes cost one system call per 1639 records (8190 buffered bytes and the one
+//! that did not fit), and 4 KiB writes one each. The write-up's own `writev` benchmark
+//! passed one `iovec` per iteration to a single `writev`; Linux refuses more than
+//! `IOV_MAX` (1024) of them with `EINVAL`, so it timed building the vector and wrote
+//! nothing. `writev-batch` here sends 1024 per call.
+
+pub mod chart;
+mod data;
+pub mod durable;
+mod durable_goals;
+mod fstream;
+mod measure;
+mod pg_test_fsync;
+mod rows;
+pub(crate) mod verdict;
+mod verify;
+
+use super::Sizes;
+use crate::results::Row;
+use crate::{Context, interrupt};
+use iolab::error::Result;
+
+pub use data::Records;
+/// The strategies measured, from the library (kept here for the old path).
+pub use iolab::append::{Strategy, WRITEV_BATCH};
+
+const SUITE: &str = "append";
+
+/// Records per run with sync policy `none`: the write-up's 1 M (capped by [`MAX_RUN_BYTES`]).
+pub const DEFAULT_RECORDS: u64 = 1_000_000;
+/// Payload sizes swept with sync policy `none`; the first is the write-up's 5 bytes, used
+/// by the sync sections too.
+pub const PAYLOADS: [usize; 4] = [5, 64, 512, 4096];
+/// Bytes per run at most: 16 MiB keeps each big-record run about as short as the 5-byte
+/// one (and well inside the page cache), so the whole suite takes about 30 s.
+pub const MAX_RUN_BYTES: u64 = 16 << 20;
+/// `every-K`: records per `fdatasync` (a group commit of 1000 records).
+pub const SYNC_EVERY_K: u64 = 1000;
+/// `every-K`: records per run, i.e. 50 `fdatasync`s.
+pub const EVERY_K_RECORDS: u64 = 50_000;
+/// `every-record`: records per run, each followed by an `fdatasync` (milliseconds each on
+/// a virtual disk).
+pub const EVERY_RECORD_RECORDS: u64 = 50;
+/// `--quick`: records per run with sync `none`.
+const QUICK_RECORDS: u64 = 100_000;
+/// `--quick`: bytes per run at most.
+const QUICK_MAX_RUN_BYTES: u64 = 1 << 20;
+/// Bytes per run at most, for the suite table; `--size` does not apply to this suite.
+pub const SIZES: Sizes = Sizes {
+    full: MAX_RUN_BYTES,
+    quick: QUICK_MAX_RUN_BYTES,
+    follows_size_option: false,
+};
+/// `--quick`: records per `every-K` run (5 syncs).
+const QUICK_EVERY_K_RECORDS: u64 = 5_000;
+/// `--quick`: records per `every-record` run.
+const QUICK_EVERY_RECORD_RECORDS: u64 = 10;
+
+/// When the records are made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncPolicy {
+    /// Never: the records end in the page cache (the write-up's experiment).
+    None,
+    /// `fdatasync` after every [`SYNC_EVERY_K`] records.
+    EveryK,
+    /// `fdatasync` after every record.
+    EveryRecord,
+}
+
+impl SyncPolicy {
+    /// `none`, `every-K` or `every-record`: the rows' `sync_policy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncPolicy::None => "none",
+            SyncPolicy::EveryK => "every-K",
+            SyncPolicy::EveryRecord => "every-record",
+        }
+    }
+
+    /// Records per `fdatasync`, if any.
+    pub fn interval(self) -> Option<u64> {
+        match self {
+            SyncPolicy::None => None,
+            SyncPolicy::EveryK => Some(SYNC_EVERY_K),
+            SyncPolicy::EveryRecord => Some(1),
+        }
+    }
+
+    /// The `fdatasync` calls of a run of `records` records: one per interval, and one
+    /// for a partial last interval.
+    pub(crate) fn syncs(self, records: u64) -> u64 {
+        self.interval().map_or(0, |k| records.div_ceil(k))
+    }
+}
+
+/// One table: a payload size, a record count and a sync policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Section {
+    /// Bytes per record.
+    pub payload: usize,
+    /// Records per run.
+    pub records: u64,
+    /// When records are made durable.
+    pub sync: SyncPolicy,
+}
+
+/// The sections measured, in order (see the module docs).
+pub fn sections(quick: bool) -> Vec<Section> {
+    let (records, max_bytes, every_k, every_record) = if quick {
+        (
+            QUICK_RECORDS,
+            QUICK_MAX_RUN_BYTES,
+            QUICK_EVERY_K_RECORDS,
+            QUICK_EVERY_RECORD_RECORDS,
+        )
+    } else {
+        (
+            DEFAULT_RECORDS,
+            MAX_RUN_BYTES,
+            EVERY_K_RECORDS,
+            EVERY_RECORD_RECORDS,
+        )
+    };
+    let mut out: Vec<Section> = PAYLOADS
+        .iter()
+        .map(|&payload| Section {
+            payload,
+            records: records.min(max_bytes / payload as u64).max(1),
+            sync: SyncPolicy::None,
+        })
+        .collect();
+    out.push(Section {
+        payload: PAYLOADS[0],
+        records: every_k,
+        sync: SyncPolicy::EveryK,
+    });
+    out.push(Section {
+        payload: PAYLOADS[0],
+        records: every_record,
+        sync: SyncPolicy::EveryRecord,
+    });
+    out
+}
+
+/// Runs the suite.
+pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+    let config = ctx.config;
+    let strategies: Vec<Strategy> = Strategy::ALL
+        .into_iter()
+        .filter(|s| config.wants(s.name()))
+        .collect();
+    let mut work = data::WorkDir::create(&config.data_dir)?;
+    let fstream = if config.baselines {
+        match fstream::build(&mut work) {
+            Ok(baseline) => Some(baseline),
+            Err(reason) => {
+                ctx.notes.push(format!(
+                    "append: baseline `{}` skipped: {reason}",
+                    fstream::FSTREAM
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    for section in sections(config.quick) {
+        if interrupt::interrupted() {
+            break;
+        }
+        let baseline = fstream
+            .as_ref()
+            .filter(|_| section.sync == SyncPolicy::None);
+        rows.extend(measure::section(
+            ctx,
+            &mut work,
+            &section,
+            &strategies,
+            baseline,
+        )?);
+    }
+    if !interrupt::interrupted() {
+        rows.extend(durable::section(ctx, &mut work));
+    }
+    if measure::thread_write_calls().is_none() {
+        ctx.notes.push(
+            "append: /proc/thread-self/io is unreadable (no task I/O accounting in this kernel): \
+             system calls per record were not measured"
+                .into(),
+        );
+    }
+    ctx.notes.extend(rows::explanations(&rows));
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_stay_within_the_byte_cap_and_sync_policies_use_5_bytes() {
+        for quick in [false, true] {
+            let s = sections(quick);
+            assert_eq!(s.len(), PAYLOADS.len() + 2);
+            for sec in &s {
+                assert!(sec.records * sec.payload as u64 <= MAX_RUN_BYTES);
+                assert!(sec.records >= 1);
+            }
+            assert_eq!(s[0].records, if quick { 100_000 } else { 1_000_000 });
+            assert!(
+                s.iter()
+                    .any(|x| x.sync == SyncPolicy::EveryK && x.payload == 5)
+            );
+            assert!(
+                s.iter()
+                    .any(|x| x.sync == SyncPolicy::EveryRecord && x.payload == 5)
+            );
+        }
+    }
+
+    #[test]
+    fn sync_counts_include_a_partial_last_interval() {
+        assert_eq!(SyncPolicy::None.syncs(10), 0);
+        assert_eq!(SyncPolicy::EveryRecord.syncs(10), 10);
+        assert_eq!(SyncPolicy::EveryK.syncs(2 * SYNC_EVERY_K), 2);
+        assert_eq!(SyncPolicy::EveryK.syncs(2 * SYNC_EVERY_K + 1), 3);
+    }
+}

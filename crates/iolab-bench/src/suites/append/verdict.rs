@@ -1,0 +1,122 @@
+//! The `append` suite's verdict: tiny records (5 bytes, no sync) and durable ones (5
+//! bytes, an `fdatasync` every K records), and how to append that way.
+
+use super::{PAYLOADS, SUITE, SYNC_EVERY_K, Strategy, SyncPolicy};
+use crate::results::{Results, Row};
+use crate::verdict::{Usage, Verdict, decide_each, group, key};
+
+/// The suite's verdict rows, for the suite table.
+pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
+    let mut verdicts = decide_each(
+        SUITE,
+        group(rows, |r| {
+            let payload = r.extra.get("payload_bytes")?.as_u64()?;
+            if payload != PAYLOADS[0] as u64 {
+                return None;
+            }
+            match key(r, "sync_policy")? {
+                p if p == SyncPolicy::None.name() => Some("tiny".into()),
+                p if p == SyncPolicy::EveryK.name() => Some(format!("synced every {SYNC_EVERY_K}")),
+                _ => None,
+            }
+        }),
+        &usage,
+        Some(&|r: &Row| {
+            r.extra
+                .get("ns_per_record")
+                .and_then(serde_json::Value::as_f64)
+                .map_or(String::new(), |ns| {
+                    format!("{} ns/record", iolab::units::three_significant(ns))
+                })
+        }),
+    );
+    verdicts.extend(durable_verdicts(rows));
+    verdicts
+}
+
+/// The durable section's conditions: one writer with 8 KiB records (beside
+/// `pg_test_fsync`, which writes 8 KiB), and each writer count with 512-byte records, all
+/// with group commit (the ` alone` rows are its baseline in the notes, not a way to win).
+fn durable_verdicts(rows: &[&Row]) -> Vec<Verdict> {
+    let num = |r: &Row, k: &str| r.extra.get(k).and_then(serde_json::Value::as_u64);
+    decide_each(
+        SUITE,
+        group(rows, |r| {
+            if key(r, "section") != Some("durable")
+                || r.extra.get("group_commit") == Some(&serde_json::json!(false)) && !r.baseline
+            {
+                return None;
+            }
+            match (num(r, "writers")?, num(r, "record_bytes")?) {
+                (1, 8192) => Some("durable, 1 writer, 8 KiB".into()),
+                (w, 512) if w > 1 => Some(format!("durable, {w} writers, 512 B")),
+                _ => None,
+            }
+        }),
+        &durable_usage,
+        Some(&|r: &Row| {
+            r.extra
+                .get("records_per_s")
+                .and_then(serde_json::Value::as_f64)
+                .map_or(String::new(), |v| format!("{v:.0} records/s"))
+        }),
+    )
+}
+
+/// `iolab::durable::Log` with the row's policy.
+fn durable_usage(row: &Row) -> Usage {
+    let policy = key(row, "policy").unwrap_or("prealloc");
+    let variant = policy
+        .parse::<iolab::durable::Policy>()
+        .map_or_else(|_| policy.to_string(), |p| format!("{p:?}"));
+    Usage {
+        cli: format!("— (library only; measured by iolab bench append --methods {policy})"),
+        library: format!(
+            "iolab::durable::LogOptions::new().policy(Policy::{variant}).open(path)?, \
+             then log.append_durable(record)? from every thread"
+        ),
+    }
+}
+
+/// The library's way to append like the row's strategy (there is no `iolab append`
+/// command: the suite runs the strategies in-process).
+fn usage(row: &Row) -> Usage {
+    let durable = key(row, "sync_policy") == Some(SyncPolicy::EveryK.name());
+    let sync = |call: &str| {
+        if durable {
+            format!(", {call} every {SYNC_EVERY_K} records")
+        } else {
+            String::new()
+        }
+    };
+    let library = match row.method.parse::<Strategy>() {
+        Ok(Strategy::AppendFile) => format!(
+            "iolab::file::AppendFile::create(path)?, .append(record)?{}",
+            sync(".sync()?")
+        ),
+        Ok(Strategy::BufWriter64k) => format!(
+            "std::io::BufWriter::with_capacity(64 << 10, file), write_all(record)?{}",
+            sync("flush + sync_data")
+        ),
+        Ok(Strategy::BufWriter8k) => format!(
+            "std::io::BufWriter::new(file), write_all(record)?{}",
+            sync("flush + sync_data")
+        ),
+        Ok(Strategy::WritePerRecord) => format!(
+            "file.write_all(record)? on an O_APPEND file{}",
+            sync("sync_data")
+        ),
+        Ok(Strategy::WritevBatch) => {
+            "iolab::append::append_records(Strategy::WritevBatch, path, syncs, record, |run| run())"
+                .into()
+        }
+        Err(_) => "—".into(),
+    };
+    Usage {
+        cli: format!(
+            "— (library only; measured by iolab bench append --methods {})",
+            row.method
+        ),
+        library,
+    }
+}

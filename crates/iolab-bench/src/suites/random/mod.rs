@@ -1,0 +1,519 @@
+//! The `random` suite: random block reads of one generated file, every iolab method
+//! (`iolab::random`) against `fio --rw=randread` with the same parameters, in three states.
+//!
+//! | file | job |
+//! |---|---|
+//! | `mod.rs` | the plan (states, patterns, queue depths) and the interleaved rounds |
+//! | `cgroup.rs` | the `beyond-memory` state's memory cgroup |
+//! | `fio.rs` | the fio baseline: engines, arguments, its JSON |
+//! | `rows.rs` | rows, the fio comparison notes, the winners for `RandomAccessFile` |
+//! | `chart.rs` | IOPS against queue depth, and latency CDFs |
+//!
+//! **Data**: [`crate::data::blocks`], offset-derived bytes, so every read of every
+//! iolab run is verified by the child (`iolab random --json` reports `verified`); a wrong
+//! offset or a torn read fails the row. fio does not check what it reads.
+//!
+//! **States**: `warm` (the file in the page cache), `cold` (evicted with
+//! `POSIX_FADV_DONTNEED` before every run, outside the timer) and `beyond-memory` (evicted,
+//! then the child runs in a memory cgroup limited to a quarter of the file (plus
+//! [`PROCESS_HEADROOM`] for the reader itself), its cache
+//! pre-filled to the limit: every miss evicts; root only, otherwise unavailable with the
+//! reason). `--cache` selects among warm and cold; `beyond-memory` runs with cold. Each
+//! state gets a short run by default (`RandomAccessFile` follows warm and beyond memory).
+//!
+//! **Plan**: 4 KiB blocks; the synchronous methods at queue depth 1, the io_uring methods at
+//! [`DEEP_QUEUE`], each beside its fio twin (`--numjobs` for threads). `--sweep` adds the
+//! queue depths of [`SWEEP_QUEUE_DEPTHS`] and one thread per core (the synchronous
+//! methods at depth 1, the io_uring ones at [`DEEP_QUEUE`]). Uniform offsets everywhere, and Zipfian
+//! ones (θ = 0.99) beyond memory, where a skewed working set can fit the cache. Each run
+//! reads for [`RUN_SECONDS`] (a quarter with `--quick`); rounds interleave every job, and a
+//! row gives the medians over its rounds: `--runs` of them when the suite runs alone, at
+//! most [`MAX_ROUNDS`] in a run of several suites. `--quick` (a smoke run) measures `warm` and
+//! `beyond-memory` with uniform offsets only.
+
+mod cgroup;
+pub mod chart;
+mod fio;
+mod rows;
+pub(crate) mod verdict;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Sizes;
+use crate::progress::{self, Progress};
+use crate::results::Row;
+use crate::runner::{Job, schedule};
+use crate::suites::count::{version_line, which};
+use crate::suites::prepare;
+use crate::{CacheState, Context, data, interrupt};
+use iolab::error::{Error, Result};
+use iolab::random::{DEFAULT_BLOCK, Method, Pattern};
+
+/// The data set's size by default: 1 GiB.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+/// With `--quick`: 64 MiB.
+pub const QUICK_SIZE: u64 = 64 << 20;
+/// The data set's sizes, for the suite table; `--size` replaces them.
+pub const SIZES: Sizes = Sizes {
+    full: DEFAULT_SIZE,
+    quick: QUICK_SIZE,
+    follows_size_option: true,
+};
+/// Seconds each run reads: short, since IOPS settle within thousands of reads.
+pub const RUN_SECONDS: f64 = 0.2;
+/// The deep queue the io_uring methods also run at.
+pub const DEEP_QUEUE: usize = 32;
+/// `--sweep`: the queue depths of the io_uring methods, for the IOPS-against-depth chart.
+pub const SWEEP_QUEUE_DEPTHS: [usize; 6] = [1, 4, 16, 32, 64, 128];
+/// Memory the reader itself needs in the `beyond-memory` cgroup (its binary, heap,
+/// buffers, ring), added to the quarter of the file the cache may hold: 32 MiB, so a small
+/// `--quick` file does not get the reader killed by the OOM killer.
+pub const PROCESS_HEADROOM: u64 = 32 << 20;
+/// Rounds per state at most in a run of several suites (the runs setting, capped so the
+/// suite stays near 40 s of the whole bench's budget). `iolab bench random` alone takes
+/// every round `--runs` asks for: the run to quote the fio comparison from, since two
+/// rounds of a fifth of a second on a shared virtual disk scatter a ratio by ±20%.
+pub const MAX_ROUNDS: usize = 2;
+
+/// The rounds per state: `--runs`, capped at [`MAX_ROUNDS`] unless the suite runs alone.
+fn rounds(config: &crate::Config) -> usize {
+    if config.suites.len() == 1 {
+        config.runs.max(1)
+    } else {
+        config.runs.clamp(1, MAX_ROUNDS)
+    }
+}
+
+const SUITE: &str = "random";
+
+/// A state of the file for a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// In the page cache.
+    Warm,
+    /// Evicted.
+    Cold,
+    /// Evicted, and the reader's memory limited to a quarter of the file.
+    BeyondMemory,
+}
+
+impl State {
+    /// `warm`, `cold` or `beyond-memory`: the rows' `state` (and `cache`).
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Warm => "warm",
+            State::Cold => "cold",
+            State::BeyondMemory => "beyond-memory",
+        }
+    }
+}
+
+/// One run's figures, from `iolab random --json` or fio's JSON.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Sample {
+    pub iops: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub cpu_us_per_read: f64,
+    pub verified: bool,
+    pub cdf_us: Vec<(f64, f64)>,
+}
+
+/// One job of a state: an iolab method or fio, with its parameters.
+pub(crate) struct RandomJob {
+    pub job: Job,
+    pub version: Option<String>,
+    pub method: String,
+    pub pattern: Pattern,
+    pub queue_depth: usize,
+    pub threads: usize,
+    pub parse: fn(&str) -> Option<Sample>,
+}
+
+/// Runs the suite.
+pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+    let config = ctx.config;
+    let size = SIZES.pick(config);
+    let dataset = data::blocks(&config.data_dir, size, config.progress)?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let seconds = if config.quick {
+        RUN_SECONDS / 4.0
+    } else {
+        RUN_SECONDS
+    };
+    let fio = if config.baselines {
+        match which("fio") {
+            Some(path) => Some((version_line(&path, &["--version"]), path)),
+            None => {
+                ctx.notes
+                    .push("random: fio not installed: no baseline rows".into());
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut states = Vec::new();
+    if config.caches.contains(&CacheState::Warm) {
+        states.push(State::Warm);
+    }
+    if config.caches.contains(&CacheState::Cold) {
+        // A plain cold file (evicted, all memory free) and beyond memory (the uncached
+        // case a storage engine has, and the one `RandomAccessFile` follows); a smoke run
+        // has only the latter.
+        if !config.quick {
+            states.push(State::Cold);
+        }
+        states.push(State::BeyondMemory);
+    }
+    let mut rows = Vec::new();
+    for state in states {
+        if interrupt::interrupted() {
+            break;
+        }
+        let first_row = rows.len();
+        // Seconds spent on each pattern's jobs, for the section lines.
+        let mut spent: Vec<(Pattern, f64)> = Vec::new();
+        let mut jobs = Vec::new();
+        for pattern in patterns(state, config.quick) {
+            for method in Method::ALL {
+                if !config.wants(method.name()) {
+                    continue;
+                }
+                for (qd, threads) in grid(method, config.sweep, cores) {
+                    if let Err(reason) = method.availability() {
+                        rows.push(rows::unavailable(
+                            method.name(),
+                            state,
+                            pattern,
+                            (qd, threads),
+                            dataset.bytes,
+                            reason,
+                        ));
+                        continue;
+                    }
+                    jobs.push(iolab_job(
+                        config.iolab_exe.as_path(),
+                        &dataset.path,
+                        method,
+                        pattern,
+                        (qd, threads),
+                        seconds,
+                    ));
+                    if let (Some((version, path)), Some((engine, direct))) =
+                        (&fio, fio::engine(method))
+                    {
+                        jobs.push(RandomJob {
+                            job: Job::new(
+                                fio::name(engine, direct),
+                                path,
+                                fio::args(
+                                    &dataset.path,
+                                    engine,
+                                    direct,
+                                    DEFAULT_BLOCK,
+                                    (qd, threads),
+                                    pattern,
+                                    seconds,
+                                ),
+                                true,
+                            ),
+                            version: version.clone(),
+                            method: fio::name(engine, direct),
+                            pattern,
+                            queue_depth: qd,
+                            threads,
+                            parse: fio::parse,
+                        });
+                    }
+                }
+            }
+        }
+        let all_unavailable = |reason: &str| -> Vec<Row> {
+            jobs.iter()
+                .map(|j| {
+                    let mut row = rows::unavailable(
+                        &j.method,
+                        state,
+                        j.pattern,
+                        (j.queue_depth, j.threads),
+                        dataset.bytes,
+                        reason.to_string(),
+                    );
+                    row.baseline = j.job.baseline;
+                    row
+                })
+                .collect()
+        };
+        let cgroup = if state != State::Warm
+            && iolab::sysinfo::is_tmpfs(dataset.path.parent().unwrap_or(Path::new("/")))
+        {
+            Err("the data set is on tmpfs: it cannot be evicted".to_string())
+        } else if state == State::BeyondMemory {
+            cgroup::MemoryCgroup::create(dataset.bytes / 4 + PROCESS_HEADROOM).map(Some)
+        } else {
+            Ok(None)
+        };
+        match cgroup {
+            Err(reason) => rows.extend(all_unavailable(&reason)),
+            Ok(cgroup) => {
+                let (samples, seconds) = measure(
+                    ctx,
+                    &dataset.path,
+                    dataset.bytes,
+                    &jobs,
+                    state,
+                    cgroup.as_ref(),
+                )?;
+                for (job, s) in jobs.iter().zip(seconds) {
+                    match spent.iter_mut().find(|(p, _)| *p == job.pattern) {
+                        Some((_, total)) => *total += s,
+                        None => spent.push((job.pattern, s)),
+                    }
+                }
+                let measured = rows::rows(&jobs, samples, state, dataset.bytes);
+                rows::compare_with_fio(ctx, state, &measured);
+                rows.extend(measured);
+            }
+        }
+        // One line per table of results.md: a pattern in this state.
+        for pattern in patterns(state, config.quick) {
+            let n = rows[first_row..]
+                .iter()
+                .filter(|r| r.extra.get("pattern") == Some(&Value::from(pattern.name())))
+                .count();
+            let seconds = spent
+                .iter()
+                .find(|(p, _)| *p == pattern)
+                .map_or(0.0, |(_, s)| *s);
+            progress::print_section_line(
+                config.progress,
+                &format!("{SUITE} {pattern} {}", state.name()),
+                n,
+                seconds,
+            );
+        }
+    }
+    rows::remember_winners(ctx, &rows, dataset.bytes);
+    Ok(rows)
+}
+
+/// The patterns measured in `state`.
+fn patterns(state: State, quick: bool) -> Vec<Pattern> {
+    match state {
+        State::BeyondMemory if !quick => vec![Pattern::Uniform, Pattern::Zipf],
+        _ => vec![Pattern::Uniform],
+    }
+}
+
+/// The (queue depth, threads) pairs `method` runs at: a queueing method at [`DEEP_QUEUE`],
+/// a synchronous one at 1, one thread. `--sweep` adds [`SWEEP_QUEUE_DEPTHS`] for a queueing
+/// method, and the same depth with a thread per core for every method (when there are
+/// several cores).
+fn grid(method: Method, sweep: bool, cores: usize) -> Vec<(usize, usize)> {
+    let depth = if method.queues() { DEEP_QUEUE } else { 1 };
+    if !sweep {
+        return vec![(depth, 1)];
+    }
+    let mut out: Vec<(usize, usize)> = if method.queues() {
+        SWEEP_QUEUE_DEPTHS.iter().map(|&qd| (qd, 1)).collect()
+    } else {
+        vec![(1, 1)]
+    };
+    if cores > 1 {
+        out.push((depth, cores));
+    }
+    out
+}
+
+fn iolab_job(
+    exe: &Path,
+    data: &Path,
+    method: Method,
+    pattern: Pattern,
+    (qd, threads): (usize, usize),
+    seconds: f64,
+) -> RandomJob {
+    let args: Vec<OsString> = [
+        "random",
+        "--method",
+        method.name(),
+        "--queue-depth",
+        &qd.to_string(),
+        "--threads",
+        &threads.to_string(),
+        "--pattern",
+        pattern.name(),
+        "--seconds",
+        &seconds.to_string(),
+        "--json",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .chain([data.as_os_str().to_owned()])
+    .collect();
+    RandomJob {
+        job: Job::new(method.name(), exe, args, false),
+        version: None,
+        method: method.name().to_string(),
+        pattern,
+        queue_depth: qd,
+        threads,
+        parse: parse_iolab,
+    }
+}
+
+/// The figures of an `iolab random --json` run.
+fn parse_iolab(stdout: &str) -> Option<Sample> {
+    let v: Value = serde_json::from_str(stdout.trim()).ok()?;
+    let f = |k: &str| v.get(k)?.as_f64();
+    Some(Sample {
+        iops: f("iops")?,
+        p50_us: f("p50_us")?,
+        p99_us: f("p99_us")?,
+        p999_us: f("p999_us")?,
+        cpu_us_per_read: f("cpu_us_per_read")?,
+        verified: v.get("verified")?.as_bool()?,
+        cdf_us: serde_json::from_value(v.get("cdf_us")?.clone()).ok()?,
+    })
+}
+
+/// What a job's runs gave: its samples, or why it could not run.
+pub(crate) type Outcomes = Vec<std::result::Result<Vec<Sample>, (bool, String)>>;
+
+/// Runs the jobs in interleaved rounds, preparing the state before each run; returns each
+/// job's samples and the seconds spent on it.
+fn measure(
+    ctx: &mut Context<'_>,
+    data: &Path,
+    bytes: u64,
+    jobs: &[RandomJob],
+    state: State,
+    cgroup: Option<&cgroup::MemoryCgroup>,
+) -> Result<(Outcomes, Vec<f64>)> {
+    let config = ctx.config;
+    let order = schedule(jobs.len(), rounds(config));
+    let progress = Progress::new(
+        &format!("{SUITE} {}", state.name()),
+        order.len() as u64,
+        config.progress,
+    );
+    let mut out: Outcomes = jobs.iter().map(|_| Ok(Vec::new())).collect();
+    let mut seconds = vec![0.0; jobs.len()];
+    for (_, j) in order {
+        if interrupt::interrupted() {
+            break;
+        }
+        progress.inc();
+        if out[j].is_err() {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let mut job = jobs[j].job.clone();
+        let cache = if state == State::Warm {
+            CacheState::Warm
+        } else {
+            CacheState::Cold
+        };
+        prepare(data, cache, config.drop_caches, true)?;
+        if let Some(cg) = cgroup {
+            let (program, args) = cg.wrap(&job.program, &job.args, data, bytes / 4);
+            job.program = program;
+            job.args = args;
+        }
+        let outcome = ctx
+            .executor
+            .execute(&job)
+            .map_err(|e| Error::io("cannot run a benchmark job", e))?;
+        seconds[j] += started.elapsed().as_secs_f64();
+        if !outcome.success() {
+            out[j] = Err(match outcome.unavailable_reason() {
+                Some(reason) => (true, reason),
+                None => (false, outcome.failure_reason()),
+            });
+            continue;
+        }
+        match (jobs[j].parse)(&outcome.stdout) {
+            Some(sample) => {
+                if let Ok(samples) = &mut out[j] {
+                    samples.push(sample);
+                }
+            }
+            None => out[j] = Err((false, "unreadable output".into())),
+        }
+    }
+    progress.finish();
+    Ok((out, seconds))
+}
+
+/// Suite-specific keys of a row.
+pub(crate) fn keys(
+    method_pattern: Pattern,
+    state: State,
+    (qd, threads): (usize, usize),
+) -> BTreeMap<String, Value> {
+    let mut extra = BTreeMap::new();
+    extra.insert("pattern".into(), Value::from(method_pattern.name()));
+    extra.insert("state".into(), Value::from(state.name()));
+    extra.insert("block_bytes".into(), Value::from(DEFAULT_BLOCK));
+    extra.insert("queue_depth".into(), Value::from(qd));
+    extra.insert("threads".into(), Value::from(threads));
+    extra
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_grid_is_one_point_and_the_sweep_adds_depths_and_threads() {
+        assert_eq!(grid(Method::Pread, false, 2), vec![(1, 1)]);
+        assert_eq!(grid(Method::UringDirect, false, 2), vec![(DEEP_QUEUE, 1)]);
+        assert_eq!(grid(Method::Pread, true, 2), vec![(1, 1), (1, 2)]);
+        assert_eq!(grid(Method::Pread, true, 1), vec![(1, 1)]);
+        let swept = grid(Method::Uring, true, 4);
+        for qd in SWEEP_QUEUE_DEPTHS {
+            assert!(swept.contains(&(qd, 1)), "{qd}: {swept:?}");
+        }
+        assert!(swept.contains(&(DEEP_QUEUE, 4)), "{swept:?}");
+    }
+
+    #[test]
+    fn the_suite_alone_takes_every_round_and_among_others_at_most_max_rounds() {
+        let mut config = crate::Config::for_tests();
+        config.runs = 5;
+        config.suites = vec![SUITE.to_string()];
+        assert_eq!(rounds(&config), 5);
+        config.suites = vec!["count".to_string(), SUITE.to_string()];
+        assert_eq!(rounds(&config), MAX_ROUNDS);
+        config.runs = 1;
+        assert_eq!(rounds(&config), 1);
+    }
+
+    #[test]
+    fn fio_gets_a_job_per_thread_reported_as_one() {
+        let args = |threads| -> Vec<String> {
+            fio::args(
+                Path::new("/d"),
+                "psync",
+                false,
+                4096,
+                (1, threads),
+                Pattern::Uniform,
+                0.2,
+            )
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+        };
+        assert!(!args(1).iter().any(|a| a.starts_with("--numjobs")));
+        let two = args(2);
+        assert!(two.contains(&"--numjobs=2".to_string()), "{two:?}");
+        assert!(two.contains(&"--group_reporting".to_string()), "{two:?}");
+    }
+}

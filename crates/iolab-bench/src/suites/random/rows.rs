@@ -1,0 +1,227 @@
+//! The suite's rows (medians over the rounds), the fio comparison and the winners handed
+//! to [`iolab::file::RandomAccessFile`].
+
+use serde_json::{Value, json};
+
+use super::{Outcomes, RandomJob, SUITE, Sample, State, keys};
+use crate::Context;
+use crate::results::Row;
+use crate::stats::Summary;
+use iolab::random::{DEFAULT_BLOCK, Pattern};
+use iolab::read::auto::tuning;
+
+/// A row that could not run, with the reason.
+pub(super) fn unavailable(
+    method: &str,
+    state: State,
+    pattern: Pattern,
+    at: (usize, usize),
+    bytes: u64,
+    reason: String,
+) -> Row {
+    let mut row = Row::unavailable(SUITE, method, reason);
+    row.cache = Some(state.name().into());
+    row.bytes = bytes;
+    row.extra = keys(pattern, state, at);
+    row
+}
+
+fn median(samples: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
+    let v: Vec<f64> = samples.iter().map(f).collect();
+    Summary::of(&v).map_or(0.0, |s| s.median)
+}
+
+/// One row per job. `median_s` is the time per read (1 / IOPS) and `bytes` the block
+/// size, so the tables' throughput column is the MB/s of the reads.
+pub(super) fn rows(
+    jobs: &[RandomJob],
+    outcomes: Outcomes,
+    state: State,
+    file_bytes: u64,
+) -> Vec<Row> {
+    jobs.iter()
+        .zip(outcomes)
+        .map(|(j, outcome)| {
+            let mut row = Row {
+                suite: SUITE.into(),
+                method: j.method.clone(),
+                cache: Some(state.name().into()),
+                baseline: j.job.baseline,
+                version: j.version.clone(),
+                bytes: DEFAULT_BLOCK as u64,
+                extra: keys(j.pattern, state, (j.queue_depth, j.threads)),
+                ..Row::default()
+            };
+            row.extra.insert("file_bytes".into(), json!(file_bytes));
+            let variant: Vec<String> = [("qd", j.queue_depth), ("threads", j.threads)]
+                .into_iter()
+                .filter(|&(_, n)| n > 1)
+                .map(|(k, n)| format!("{k}={n}"))
+                .collect();
+            if !variant.is_empty() {
+                row.extra.insert("variant".into(), json!(variant.join(" ")));
+            }
+            let samples = match outcome {
+                Ok(s) if !s.is_empty() => s,
+                Ok(_) => return row,
+                Err((true, reason)) => {
+                    row.unavailable = Some(reason);
+                    return row;
+                }
+                Err((false, error)) => {
+                    row.error = Some(error);
+                    return row;
+                }
+            };
+            let per_read: Vec<f64> = samples.iter().map(|s| 1.0 / s.iops.max(1e-9)).collect();
+            row.set_timings(&per_read, &[], &[]);
+            let iops = median(&samples, |s| s.iops);
+            for (key, value) in [
+                ("iops", iops),
+                ("p50_us", median(&samples, |s| s.p50_us)),
+                ("p99_us", median(&samples, |s| s.p99_us)),
+                ("p999_us", median(&samples, |s| s.p999_us)),
+                ("cpu_us_per_read", median(&samples, |s| s.cpu_us_per_read)),
+            ] {
+                row.extra.insert(key.into(), json!(value));
+            }
+            row.verified = samples.iter().all(|s| s.verified);
+            if !row.verified {
+                row.error = Some("a read returned wrong bytes (wrong offset or torn)".into());
+            }
+            if row.baseline {
+                row.notes
+                    .push("fio does not check the bytes it reads".into());
+            }
+            if let Some(cdf) = samples.last().map(|s| &s.cdf_us).filter(|c| !c.is_empty()) {
+                row.extra.insert("cdf_us".into(), json!(cdf));
+            }
+            row
+        })
+        .collect()
+}
+
+/// A row's figure.
+pub(crate) fn figure(row: &Row, key: &str) -> Option<f64> {
+    row.extra.get(key).and_then(Value::as_f64)
+}
+
+fn same_params(a: &Row, b: &Row) -> bool {
+    ["pattern", "queue_depth", "threads", "block_bytes"]
+        .iter()
+        .all(|k| a.extra.get(*k) == b.extra.get(*k))
+}
+
+/// Notes: each method's IOPS against fio's with the same engine and parameters, and the
+/// lab's best against fio's best, for one state.
+pub(super) fn compare_with_fio(ctx: &mut Context<'_>, state: State, rows: &[Row]) {
+    let mut ratios = Vec::new();
+    for r in rows.iter().filter(|r| !r.baseline && r.verified) {
+        let Ok(method) = r.method.parse::<iolab::random::Method>() else {
+            continue;
+        };
+        let Some((engine, direct)) = super::fio::engine(method) else {
+            continue;
+        };
+        let twin = super::fio::name(engine, direct);
+        if let Some(f) = rows
+            .iter()
+            .find(|f| f.baseline && f.method == twin && same_params(r, f))
+            && let (Some(a), Some(b)) = (figure(r, "iops"), figure(f, "iops"))
+        {
+            let pattern = crate::export::html::extra_str(r, "pattern").unwrap_or_default();
+            let qd = figure(r, "queue_depth").unwrap_or(1.0);
+            let threads = match figure(r, "threads") {
+                Some(t) if t > 1.0 => format!(" ×{t} threads"),
+                _ => String::new(),
+            };
+            ratios.push(format!(
+                "{} {pattern} qd{qd}{threads} {:.2}×",
+                r.method,
+                a / b
+            ));
+        }
+    }
+    if ratios.is_empty() {
+        return;
+    }
+    let best = |baseline: bool| {
+        rows.iter()
+            .filter(|r| r.baseline == baseline && r.verified)
+            .filter_map(|r| figure(r, "iops").map(|i| (r, i)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let mut line = format!(
+        "random {}: iolab / fio IOPS, same engine and parameters: {}",
+        state.name(),
+        ratios.join(", ")
+    );
+    if let (Some((lab, li)), Some((f, fi))) = (best(false), best(true)) {
+        line.push_str(&format!(
+            "; best: {} {:.0} IOPS against {} {:.0} ({:.2}×)",
+            crate::export::html::label(lab),
+            li,
+            crate::export::html::label(f),
+            fi,
+            li / fi
+        ));
+    }
+    ctx.notes.push(line);
+}
+
+/// Saves, per size class, the method with the most uniform-pattern IOPS at queue depth 1
+/// (what a `RandomAccessFile` does), when it beats the runner-up beyond the noise; else the
+/// simpler of the two. `fits` is the warm winner, `beyond-memory` the beyond-memory one.
+pub(super) fn remember_winners(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
+    if crate::interrupt::interrupted() || ctx.config.methods.is_some() {
+        return;
+    }
+    let winner = |state: State| {
+        let mut candidates: Vec<(&Row, f64, f64)> = rows
+            .iter()
+            .filter(|r| !r.baseline && r.verified)
+            .filter(|r| r.cache.as_deref() == Some(state.name()))
+            .filter(|r| {
+                r.extra.get("pattern") == Some(&json!("uniform"))
+                    && r.extra.get("queue_depth") == Some(&json!(1))
+                    && r.extra.get("threads") == Some(&json!(1))
+            })
+            .filter(|r| tuning::RandomWinner::backing_of(&r.method).is_some())
+            .filter_map(|r| {
+                let s = r.stats.as_ref()?;
+                Some((r, figure(r, "iops")?, s.mad / s.median.max(1e-12)))
+            })
+            .collect();
+        candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let (first, second) = (candidates.first()?, candidates.get(1));
+        // Noise: the relative spread of the two; within it, prefer pread (no map, no SIGBUS).
+        let pick = match second {
+            Some(s) if first.1 / s.1 - 1.0 <= 2.0 * (first.2 + s.2) && s.0.method == "pread" => s,
+            _ => first,
+        };
+        Some(tuning::RandomWinner {
+            size_class: state.name().to_string(),
+            method: pick.0.method.clone(),
+            iops: pick.1,
+        })
+    };
+    let winners: Vec<tuning::RandomWinner> = [State::Warm, State::BeyondMemory]
+        .into_iter()
+        .filter_map(winner)
+        .collect();
+    match tuning::save_random(bytes, winners.clone()) {
+        Ok(Some(path)) => ctx.notes.push(format!(
+            "RandomAccessFile::open will follow these winners on this machine: {} (saved in {})",
+            winners
+                .iter()
+                .map(|w| format!("{} {}", w.size_class, w.method))
+                .collect::<Vec<_>>()
+                .join(", "),
+            path.display()
+        )),
+        Ok(None) => {}
+        Err(e) => ctx.notes.push(format!(
+            "could not save the winners for RandomAccessFile: {e}"
+        )),
+    }
+}

@@ -1,0 +1,70 @@
+//! The `random` suite's verdict: one condition per state and pattern (`warm`, `cold`,
+//! `beyond-memory`, `beyond-memory zipf`), and how to read that way.
+
+use crate::results::{Results, Row};
+use crate::verdict::{Usage, Verdict, decide_each, group, key};
+use iolab::random::Method;
+
+/// The suite's verdict rows, for the suite table.
+pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
+    decide_each(
+        super::SUITE,
+        group(rows, |r| {
+            let state = key(r, "state")?;
+            Some(match key(r, "pattern") {
+                Some("uniform") | None => state.to_string(),
+                Some(pattern) => format!("{state} {pattern}"),
+            })
+        }),
+        &usage,
+        Some(&|r: &Row| {
+            r.extra
+                .get("iops")
+                .and_then(serde_json::Value::as_f64)
+                .map_or(String::new(), |iops| format!("{iops:.0} IOPS"))
+        }),
+    )
+}
+
+/// `iolab random --method M --queue-depth N FILE` and `iolab::random::run(…)`.
+fn usage(row: &Row) -> Usage {
+    let qd = row
+        .extra
+        .get("queue_depth")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(1);
+    let threads = row
+        .extra
+        .get("threads")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(1);
+    let pattern = key(row, "pattern").unwrap_or("uniform");
+    let variant = row
+        .method
+        .parse::<Method>()
+        .map_or_else(|_| row.method.clone(), |m| format!("{m:?}"));
+    Usage {
+        cli: format!(
+            "iolab random --method {} --queue-depth {qd}{} --pattern {pattern} FILE",
+            row.method,
+            if threads > 1 {
+                format!(" --threads {threads}")
+            } else {
+                String::new()
+            }
+        ),
+        library: format!(
+            "iolab::random::run(Method::{variant}, path, &Options::new().queue_depth({qd}){}{})",
+            if threads > 1 {
+                format!(".threads({threads})")
+            } else {
+                String::new()
+            },
+            if pattern == "zipf" {
+                ".pattern(Pattern::Zipf)"
+            } else {
+                ""
+            }
+        ),
+    }
+}

@@ -1,0 +1,485 @@
+//! The `write` suite: every write method, at its default and over buffer sizes, and the
+//! baselines `yes`, `fyes`, `dd` and `pv`, writing zeros into pipes, `/dev/null` and a file.
+//!
+//! **Sinks** (one table each):
+//! - where users write, a pipe read by a consumer *process*, started as a shell starts
+//!   `WRITER | CONSUMER`, neither side pinned ([`runner::Stdout::Consumer`]): `splice-reader`
+//!   (`iolab drain`: `splice(2)` to `/dev/null`, never copying, so the writer is what is
+//!   measured and `vmsplice` can show its zero-copy path), `head` (`head -c N >
+//!   /dev/null`: `read` and `write`, the common shell consumer) and `pv` (when installed).
+//!   The verdict and the defaults are read here.
+//! - diagnostics (`role: diagnostic`), a pipe drained by the bench process itself
+//!   ([`runner::PIPE_READER`]) with both sides pinned, which isolates one placement:
+//!   `pipe-same-cpu`, `pipe-resized` (the same, the pipe enlarged by `F_SETPIPE_SZ` to
+//!   `/proc/sys/fs/pipe-max-size`) and `pipe-two-cpus`.
+//! - `/dev/null`: the cost of the system calls and of user space alone.
+//! - `file`: a regular file in the data folder, created fresh before every run (not
+//!   truncated: ext4 starts writeback on close of a file truncated to zero) and deleted at
+//!   the end; the page cache, not the disk (no `fsync`).
+//!
+//! Every method runs into the consumers, `pipe-same-cpu`, `/dev/null` and `file`; the
+//! resized and two-CPU pipes run `raw-fd`, `vmsplice` and the baselines. Each method has a
+//! row as `iolab write` runs it without `--buffer` (`default: true`: into a pipe its writes
+//! adapt, see [`iolab::write::adaptive`]), and rows for the buffer sizes of `sweep_for`.
+//!
+//! **Why consumers, unpinned**: the scheduler usually puts a pipeline's consumer on the
+//! other CPU, where small writes stream and a write that fills the pipe makes both sides
+//! sleep (the write module's docs give the figures); a run may also land on one CPU, where
+//! the order turns over. Unpinned is what users get, so those are the main tables, with
+//! the spread to show the regimes; the pinned pipes say which regime did what. Each row
+//! carries both sides' context switches per GiB, the evidence of which regime it ran in.
+//!
+//! **Same bytes for everyone**: every writer moves exactly `N` bytes into the sink. `yes`
+//! never stops, so in a pipe the reader stops after `N` bytes and closes the pipe, and `yes`
+//! ends by `SIGPIPE` (the few KiB it had already pushed into the pipe are dropped); into
+//! `/dev/null` or a file nothing could stop it, so it has no row there. `pv -S -s N
+//! /dev/zero` and `dd if=/dev/zero bs=128k count=N/128k` stop by themselves.
+//!
+//! **Verified** means every run, warm-up included, delivered exactly `N` bytes: counted by
+//! the pipe's reader, or the file's size after the run; `/dev/null` and `head -c` count
+//! nothing, so there the writer's own report is checked (`iolab write --verbose`, `dd`'s
+//! summary, `pv -n -b`; `yes` into `head` by its `SIGPIPE`, see `measure::delivered`).
+//!
+//! **Rows** carry `sink`, `buffer_bytes` (bytes per system call, or `bufwriter`'s capacity),
+//! `default`, `role`, `pipe_capacity_bytes`, `cpus` and `reader` for pipes, the context
+//! switches per GiB, `record_bytes` for `bufwriter`; the notes column marks the buffer size
+//! equal to the L1d cache and to `st_blksize × 32` (`pv`'s rule), and says what a default
+//! did.
+//!
+//! | file | job |
+//! |---|---|
+//! | `mod.rs` | the plan: sinks, the buffer sweep, sizes, and the run |
+//! | `sinks.rs` | the sinks and the consumer processes |
+//! | `baselines.rs` | `yes`, `fyes`, `dd`, `pv` as jobs |
+//! | `sinkfile.rs` | the `file` sink |
+//! | `measure.rs` | the interleaved rounds and the delivered bytes (the verification) |
+//! | `rows.rs` | rows and the buffer notes |
+//! | `chart.rs` | the report's sweep and best-of charts |
+
+mod baselines;
+pub mod chart;
+mod measure;
+mod rows;
+mod sinkfile;
+mod sinks;
+pub(crate) mod verdict;
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use baselines::baselines;
+pub use measure::reported_bytes;
+use measure::{Accumulator, measure};
+use rows::{sink_row, to_row};
+use sinkfile::SinkFile;
+use sinks::{ConsumerKind, Sink};
+
+use super::Sizes;
+use super::count::{version_line, which};
+use crate::progress::Progress;
+use crate::results::Row;
+use crate::runner::{self, Consumer, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule};
+use crate::{Context, interrupt};
+use iolab::error::{Error, Result};
+use iolab::units::format_bytes;
+use iolab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
+
+const SUITE: &str = "write";
+
+/// Bytes per run: 64 MiB. The development VM moves 1–10 GB/s into a pipe or a file
+/// depending on the method, so a run takes 6–60 ms (a 1 KiB buffer up to 150 ms): long
+/// against the process start (about 1.5 ms), short enough for 6 rounds of about 170 rows in
+/// ~40 s on 2 cores. Into `/dev/null` the large buffers' runs are then mostly the process
+/// start: a `write` there costs nothing but the system call, which is the point of that
+/// table.
+pub const BYTES: u64 = 64 << 20;
+/// Bytes per run with `--quick`.
+pub const QUICK_BYTES: u64 = 8 << 20;
+/// Bytes per run, for the suite table; `--size` does not apply to this suite.
+pub const SIZES: Sizes = Sizes {
+    full: BYTES,
+    quick: QUICK_BYTES,
+    follows_size_option: false,
+};
+
+/// The buffer sizes swept: 1 KiB to 1 MiB, powers of two (the write-up's range).
+pub const SWEEP: [usize; 11] = [
+    1 << 10,
+    2 << 10,
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+    128 << 10,
+    256 << 10,
+    512 << 10,
+    1 << 20,
+];
+/// The sizes around the cliff a pipe's reader on another CPU shows (8 KiB streams, 16 KiB
+/// does not; see [`iolab::write::adaptive`]), measured by default into pipes.
+const PIPE_SIZES: [usize; 2] = [8 << 10, 16 << 10];
+
+/// The buffer sizes measured into `sink` for a method whose default buffer is `default`:
+/// the whole [`SWEEP`] with `--sweep`; else, into a pipe, the sizes around the cliff
+/// ([`PIPE_SIZES`]) and the default rule's size (the pipe's capacity, which the adaptive
+/// default compares with 8 KiB); elsewhere 4 KiB. `--quick` and the same-CPU pipe measure
+/// 8 KiB and the default size, the resized and two-CPU pipes the default size alone. Each method's default, as it runs without `--buffer`, is a
+/// row of its own besides (elsewhere than in a pipe it is the default size, so that size
+/// is not measured twice).
+fn sweep_for(config: &crate::Config, sink: &Sink, default: usize) -> Vec<usize> {
+    if config.sweep {
+        return SWEEP.to_vec();
+    }
+    let pipe = sink.kind() == DestinationKind::Pipe;
+    let mut sizes = if matches!(sink, Sink::Pipe { resized: true, .. })
+        || matches!(
+            sink,
+            Sink::Pipe {
+                cpus: CpuPlacement::Separate,
+                ..
+            }
+        ) {
+        vec![default]
+    } else if config.quick || sink.diagnostic() {
+        vec![8 << 10, default]
+    } else if pipe {
+        let mut v = PIPE_SIZES.to_vec();
+        v.push(default);
+        v
+    } else {
+        vec![4 << 10]
+    };
+    sizes.retain(|&s| SWEEP.contains(&s) && (pipe || s != default));
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// `dd`'s block size: 128 KiB, as the issue's baseline (`pv`'s choice for a 4 KiB
+/// `st_blksize`).
+const DD_BLOCK: u64 = 128 << 10;
+
+/// One row to measure.
+struct Entry {
+    job: Job,
+    version: Option<String>,
+    buffer: Option<usize>,
+    /// Never stops by itself: the pipe's reader stops it after `N` bytes.
+    endless: bool,
+    method: Option<Method>,
+}
+
+/// What is known about the machine for the marks and the rule.
+struct Facts {
+    l1d: Option<u64>,
+    pipe_default: Option<usize>,
+    pipe_max: Option<usize>,
+    available_bytes: Option<u64>,
+}
+
+/// Runs the suite.
+pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+    let config = ctx.config;
+    let info = iolab::sysinfo::collect(&config.data_dir);
+    let facts = Facts {
+        l1d: info.cpu.l1d_bytes,
+        pipe_default: info
+            .os
+            .pipe_default_bytes
+            .and_then(|b| usize::try_from(b).ok()),
+        pipe_max: info.os.pipe_max_bytes.and_then(|b| usize::try_from(b).ok()),
+        available_bytes: info.storage.available_bytes,
+    };
+    if !config.sweep {
+        ctx.notes.push(
+            "write: buffer sizes measured are each sink's default, half and twice it, 4 KiB and \
+             1 MiB; --sweep measures every power of two from 1 KiB to 1 MiB"
+                .into(),
+        );
+    }
+    let bytes = SIZES.pick(config);
+
+    ctx.notes.push(format!(
+        "write: splice-reader, head and pv are consumer processes started as a shell starts \
+         `WRITER | CONSUMER`, unpinned; the pipe-* sinks are diagnostics drained by {} with \
+         both sides pinned",
+        runner::PIPE_READER
+    ));
+    ctx.notes.push(format!(
+        "write: L1d {}; pipe capacity {} by default, {} at most (pipe-max-size)",
+        facts.l1d.map_or("unknown".into(), format_bytes),
+        facts
+            .pipe_default
+            .map_or("unknown".into(), |b| format_bytes(b as u64)),
+        facts
+            .pipe_max
+            .map_or("unknown".into(), |b| format_bytes(b as u64)),
+    ));
+
+    let mut sinks = Vec::new();
+    for kind in ConsumerKind::ALL {
+        if kind.process(config, bytes).is_some() {
+            sinks.push(Sink::Consumer(kind));
+        } else {
+            ctx.notes.push(format!(
+                "write: no {} rows: its consumer is not installed",
+                Sink::Consumer(kind).name()
+            ));
+        }
+    }
+    let pipe = |capacity, resized, cpus| Sink::Pipe {
+        capacity,
+        resized,
+        cpus,
+    };
+    sinks.push(pipe(facts.pipe_default, false, CpuPlacement::Shared));
+    match resized_pipe(&facts) {
+        Ok(capacity) => sinks.push(pipe(Some(capacity), true, CpuPlacement::Shared)),
+        Err(reason) => ctx
+            .notes
+            .push(format!("write: no pipe-resized rows: {reason}")),
+    }
+    if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+        sinks.push(pipe(facts.pipe_default, false, CpuPlacement::Separate));
+    } else {
+        ctx.notes
+            .push("write: no pipe-two-cpus rows: this process may use one CPU only".into());
+    }
+    sinks.push(Sink::Null);
+    let file = SinkFile::create(&config.data_dir)?;
+    sinks.push(Sink::File(file.path.clone()));
+
+    let mut rows = Vec::new();
+    for sink in sinks {
+        if interrupt::interrupted() {
+            break;
+        }
+        if let Sink::File(_) = sink
+            && let Some(available) = facts.available_bytes
+            && available < 4 * bytes
+        {
+            rows.push(sink_row(
+                &sink,
+                bytes,
+                "file",
+                None,
+                false,
+                Some(format!(
+                    "only {} free in the data folder; the file sink needs {}",
+                    format_bytes(available),
+                    format_bytes(4 * bytes)
+                )),
+            ));
+            continue;
+        }
+        rows.extend(run_sink(ctx, &sink, bytes, &facts)?);
+    }
+    drop(file);
+    Ok(rows)
+}
+
+/// Whether `row` is what a user gets without choosing a size: `iolab write -m raw-fd`
+/// without `--buffer`, and `bufwriter`'s default, which is `StdoutWriter::new()` (rows
+/// with `default: true`, see `rows.rs`; every method has one).
+pub(crate) fn is_default(row: &Row) -> bool {
+    (row.method == Method::Bufwriter.name() || row.method == Method::RawFd.name())
+        && row.extra.get("default") == Some(&serde_json::Value::Bool(true))
+}
+
+/// The capacity a resized pipe gets here, or why there is none.
+fn resized_pipe(facts: &Facts) -> std::result::Result<usize, String> {
+    let max = facts.pipe_max.ok_or("pipe-max-size is unknown")?;
+    if facts.pipe_default.is_some_and(|d| d >= max) {
+        return Err("the default pipe is already as large as pipe-max-size".into());
+    }
+    let (reader, _writer) = io::pipe().map_err(|e| e.to_string())?;
+    write::destination::set_pipe_capacity_of(&reader, max)
+        .map_err(|e| format!("F_SETPIPE_SZ to {} failed: {e}", format_bytes(max as u64)))
+}
+
+/// The jobs of one sink, measured in interleaved rounds.
+fn run_sink(ctx: &mut Context<'_>, sink: &Sink, bytes: u64, facts: &Facts) -> Result<Vec<Row>> {
+    let config = ctx.config;
+    let mut rows = Vec::new();
+    let mut entries = Vec::new();
+    let destination = destination_of(sink, facts);
+    let sweep = sweep_for(config, sink, write::default_buffer_size(&destination));
+    // The resized and two-CPU diagnostics show what the pipe does to the fastest methods;
+    // every method runs into the consumers, the same-CPU pipe, /dev/null and the file.
+    let methods: &[Method] = match sink {
+        Sink::Pipe { resized: true, .. }
+        | Sink::Pipe {
+            cpus: CpuPlacement::Separate,
+            ..
+        } => &[Method::RawFd, Method::Vmsplice],
+        _ => &Method::ALL,
+    };
+    for &method in methods {
+        if !config.wants(method.name()) {
+            continue;
+        }
+        let reason = method
+            .availability()
+            .err()
+            .or_else(|| method.refuses(&destination));
+        if let Some(reason) = reason {
+            rows.push(sink_row(
+                sink,
+                bytes,
+                method.name(),
+                None,
+                false,
+                Some(reason),
+            ));
+            continue;
+        }
+        // `None`: the method's default, as `iolab write` runs it without `--buffer`.
+        for buffer in std::iter::once(None).chain(sweep.iter().copied().map(Some)) {
+            let mut args: Vec<OsString> = ["write", "--method", method.name()]
+                .map(OsString::from)
+                .to_vec();
+            if let Some(b) = buffer {
+                args.extend(["--buffer".into(), b.to_string().into()]);
+            }
+            args.extend([
+                "--bytes".into(),
+                bytes.to_string().into(),
+                "--verbose".into(),
+            ]);
+            let mut job = Job::new(method.name(), &config.iolab_exe, args, false);
+            job.stdout = sink.stdout(config, bytes, None);
+            entries.push(Entry {
+                job,
+                version: None,
+                buffer,
+                endless: false,
+                method: Some(method),
+            });
+        }
+    }
+    if config.baselines {
+        baselines(ctx, sink, bytes, &mut entries, &mut rows);
+    }
+    rows.extend(measure(ctx, sink, bytes, &entries, facts, &destination)?);
+    Ok(rows)
+}
+
+/// What a writer finds on its standard output in `sink`, for the default rule and for
+/// `vmsplice`'s refusal.
+fn destination_of(sink: &Sink, facts: &Facts) -> Destination {
+    let block_size = match sink {
+        Sink::Pipe { .. } | Sink::Consumer(_) => pipe_block_size(),
+        Sink::Null => blksize_of(Path::new("/dev/null")),
+        Sink::File(path) => blksize_of(path.parent().unwrap_or(Path::new("."))),
+    };
+    Destination {
+        kind: sink.kind(),
+        block_size,
+        pipe_capacity: sink.pipe_capacity(facts),
+    }
+}
+
+fn blksize_of(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.blksize())
+}
+
+fn pipe_block_size() -> u64 {
+    io::pipe()
+        .ok()
+        .and_then(|(reader, _)| {
+            File::from(std::os::fd::OwnedFd::from(reader))
+                .metadata()
+                .ok()
+        })
+        .map_or(0, |m| m.blksize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_sweep_brackets_the_pipe_cliff_and_skips_sizes_the_default_row_measures() {
+        let mut config = crate::Config::for_tests();
+        let consumer = Sink::Consumer(ConsumerKind::Splice);
+        let same_cpu = Sink::Pipe {
+            capacity: None,
+            resized: false,
+            cpus: CpuPlacement::Shared,
+        };
+        let two_cpus = Sink::Pipe {
+            capacity: None,
+            resized: false,
+            cpus: CpuPlacement::Separate,
+        };
+        assert_eq!(
+            sweep_for(&config, &consumer, 64 << 10),
+            [8 << 10, 16 << 10, 64 << 10]
+        );
+        assert_eq!(sweep_for(&config, &same_cpu, 64 << 10), [8 << 10, 64 << 10]);
+        assert_eq!(sweep_for(&config, &two_cpus, 64 << 10), [64 << 10]);
+        assert_eq!(sweep_for(&config, &Sink::Null, 128 << 10), [4 << 10]);
+        config.quick = true;
+        assert_eq!(sweep_for(&config, &consumer, 64 << 10), [8 << 10, 64 << 10]);
+        config.sweep = true;
+        assert_eq!(sweep_for(&config, &consumer, 128 << 10), SWEEP);
+    }
+
+    #[test]
+    fn sinks_are_named_and_the_pinned_pipes_are_diagnostics() {
+        let names: Vec<&str> = ConsumerKind::ALL.map(|k| Sink::Consumer(k).name()).to_vec();
+        assert_eq!(names, ["splice-reader", "head", "pv"]);
+        assert!(
+            ConsumerKind::ALL
+                .iter()
+                .all(|&k| !Sink::Consumer(k).diagnostic())
+        );
+        let pipe = |resized, cpus| Sink::Pipe {
+            capacity: None,
+            resized,
+            cpus,
+        };
+        for (sink, name) in [
+            (pipe(false, CpuPlacement::Shared), "pipe-same-cpu"),
+            (pipe(true, CpuPlacement::Shared), "pipe-resized"),
+            (pipe(false, CpuPlacement::Separate), "pipe-two-cpus"),
+        ] {
+            assert_eq!(sink.name(), name);
+            assert!(sink.diagnostic(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_adaptive_split_is_read_back_from_the_writers_report() {
+        let report = "iolab: wrote 64 bytes with raw-fd, buffer 64.0 KiB, into a pipe of \
+                      64.0 KiB; adaptive writes: 8192 bytes for 97%, 65536 for 3%\n";
+        assert_eq!(rows::reported_sizes(report), Some([(8192, 97), (65536, 3)]));
+        assert_eq!(
+            rows::reported_sizes("iolab: wrote 64 bytes with raw-fd"),
+            None
+        );
+    }
+
+    #[test]
+    fn reported_bytes_reads_iolab_dd_and_pv() {
+        assert_eq!(
+            reported_bytes("iolab: wrote 4096 bytes with raw-fd, buffer 1 KiB, into /dev/null\n"),
+            Some(4096)
+        );
+        assert_eq!(
+            reported_bytes(
+                "512+0 records in\n512+0 records out\n67108864 bytes (67 MB, 64 MiB) copied, 0.01 s, 5 GB/s\n"
+            ),
+            Some(67108864)
+        );
+        assert_eq!(reported_bytes("1000\n67108864\n"), Some(67108864));
+        assert_eq!(reported_bytes("pv: oops\n"), None);
+        assert_eq!(reported_bytes(""), None);
+    }
+}

@@ -1,0 +1,321 @@
+//! The verdict: for each workload and condition, the method to use on this machine, with
+//! its figure, its lead over the best baseline, its share of the physical ceiling, and how
+//! to use it (the `iolab` command and the library call). It opens the terminal output,
+//! `results.md`, `report.html`, and is `verdict` in `results.json`.
+//!
+//! Each suite names its conditions and says how to use a method through its entry in the
+//! suite table ([`crate::suites::Suite::verdict`]); the decision is made here, once,
+//! for all of them ([`decide`]): among the suite's verified rows of one condition, the
+//! fastest row of each method stands for it; the fastest method wins only when it beats
+//! every other method beyond the noise ([`crate::stats::beats`], the rule of `iolab
+//! compare`); otherwise the methods within its noise are `tied`, and when the default
+//! (`auto`) is among them, the command and the library call given are the default's.
+
+use serde::{Deserialize, Serialize};
+
+use super::export::table::section_of;
+use super::results::Row;
+use super::stats::beats;
+use iolab::units::format_rate;
+
+/// The name of the method that is a suite's default where it has one (`count`'s `auto`).
+pub const DEFAULT_METHOD: &str = "auto";
+
+/// The answer for one (suite, condition).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The suite: `count`, `write`, …
+    pub suite: String,
+    /// The condition within the suite: `warm`, `pipe`, `replace`, …
+    pub condition: String,
+    /// The winning method, or `None` on a tie.
+    pub winner: Option<String>,
+    /// On a tie: the methods within the noise of the fastest, fastest first.
+    #[serde(default)]
+    pub tied: Vec<String>,
+    /// The fastest row's median, seconds.
+    pub median_s: Option<f64>,
+    /// The fastest row's figure as the tables write it (`26.8 GB/s`, `5.10 ns/record`).
+    #[serde(default)]
+    pub figure: String,
+    /// The best baseline's median divided by the fastest row's (above 1: iolab is faster).
+    pub ratio_to_best_baseline: Option<f64>,
+    /// The baseline that ratio is taken against.
+    #[serde(default)]
+    pub best_baseline: Option<String>,
+    /// The fastest row's share of the physical ceiling (0..1), where one is measured.
+    pub of_limit: Option<f64>,
+    /// The `iolab` command that does it.
+    pub cli: String,
+    /// The library call that does it.
+    pub library: String,
+    /// The table section of the condition's rows (for the compact terminal output).
+    #[serde(skip)]
+    pub section: Option<String>,
+}
+
+/// How to use a method: the command and the library call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Usage {
+    /// The `iolab …` command.
+    pub cli: String,
+    /// The library call.
+    pub library: String,
+}
+
+/// What a suite tells [`decide`] about one condition.
+pub struct Condition<'a> {
+    /// The suite's name.
+    pub suite: &'a str,
+    /// The condition's name.
+    pub name: String,
+    /// Its rows (methods and baselines; unmeasured and failed rows are ignored).
+    pub rows: Vec<&'a Row>,
+    /// How to use a row's method.
+    pub usage: &'a dyn Fn(&Row) -> Usage,
+    /// The row's figure; throughput when `None`.
+    pub figure: Option<&'a dyn Fn(&Row) -> String>,
+}
+
+/// The verdict for `condition`, or `None` when none of its methods has a verified timing.
+pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
+    let usable = |r: &&&Row| r.verified && r.error.is_none() && r.stats.is_some();
+    // The fastest row of each method stands for it.
+    let mut best: Vec<&Row> = Vec::new();
+    for r in condition.rows.iter().filter(usable).filter(|r| !r.baseline) {
+        match best.iter_mut().find(|b| b.method == r.method) {
+            Some(b) if r.median_s < b.median_s => *b = r,
+            Some(_) => {}
+            None => best.push(r),
+        }
+    }
+    best.sort_by(|a, b| {
+        a.median_s
+            .unwrap_or(f64::MAX)
+            .total_cmp(&b.median_s.unwrap_or(f64::MAX))
+    });
+    let fastest = *best.first()?;
+    let stats = |r: &Row| r.stats.clone().expect("usable rows have statistics");
+    let tied: Vec<String> = best
+        .iter()
+        .filter(|r| !beats(&stats(fastest), &stats(r)))
+        .map(|r| r.method.clone())
+        .collect();
+    let baseline = condition
+        .rows
+        .iter()
+        .filter(usable)
+        .filter(|r| r.baseline)
+        .min_by(|a, b| {
+            a.median_s
+                .unwrap_or(f64::MAX)
+                .total_cmp(&b.median_s.unwrap_or(f64::MAX))
+        });
+    // On a tie that includes `auto`, the default (it follows the winners measured here),
+    // the command and call to give are the default's: no other is faster beyond the noise.
+    let used = best
+        .iter()
+        .find(|r| tied.len() > 1 && r.method == DEFAULT_METHOD && tied.contains(&r.method))
+        .copied()
+        .unwrap_or(fastest);
+    let usage = (condition.usage)(used);
+    Some(Verdict {
+        suite: condition.suite.to_string(),
+        condition: condition.name.clone(),
+        winner: (tied.len() == 1).then(|| fastest.method.clone()),
+        tied: if tied.len() > 1 { tied } else { Vec::new() },
+        median_s: fastest.median_s,
+        figure: match condition.figure {
+            Some(figure) => figure(fastest),
+            None => fastest
+                .throughput_bytes_per_s
+                .map(format_rate)
+                .unwrap_or_default(),
+        },
+        ratio_to_best_baseline: baseline
+            .and_then(|b| Some(b.median_s? / fastest.median_s.filter(|&m| m > 0.0)?)),
+        best_baseline: baseline.map(|b| b.method.clone()),
+        of_limit: fastest
+            .extra
+            .get("ceiling_pct")
+            .and_then(serde_json::Value::as_f64)
+            .map(|p| p / 100.0),
+        cli: usage.cli,
+        library: usage.library,
+        section: Some(section_of(fastest)),
+    })
+}
+
+/// The verdict of each group of [`group`], with the same usage and figure.
+pub fn decide_each(
+    suite: &str,
+    groups: Vec<(String, Vec<&Row>)>,
+    usage: &dyn Fn(&Row) -> Usage,
+    figure: Option<&dyn Fn(&Row) -> String>,
+) -> Vec<Verdict> {
+    groups
+        .into_iter()
+        .filter_map(|(name, rows)| {
+            decide(&Condition {
+                suite,
+                name,
+                rows,
+                usage,
+                figure,
+            })
+        })
+        .collect()
+}
+
+/// `rows` grouped by `key` (rows without one are left out), in order of first appearance.
+pub fn group<'a>(
+    rows: &[&'a Row],
+    key: impl Fn(&Row) -> Option<String>,
+) -> Vec<(String, Vec<&'a Row>)> {
+    let mut groups: Vec<(String, Vec<&'a Row>)> = Vec::new();
+    for &r in rows {
+        let Some(k) = key(r) else { continue };
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, members)) => members.push(r),
+            None => groups.push((k, vec![r])),
+        }
+    }
+    groups
+}
+
+/// A row's string key, if it has one.
+pub fn key<'a>(row: &'a Row, name: &str) -> Option<&'a str> {
+    row.extra.get(name).and_then(serde_json::Value::as_str)
+}
+
+/// A byte count as `iolab`'s size arguments take it: `64K`, `1M`, `1000`.
+pub fn size_arg(bytes: u64) -> String {
+    match bytes {
+        0 => "0".into(),
+        b if b % (1 << 30) == 0 => format!("{}G", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b if b % (1 << 10) == 0 => format!("{}K", b >> 10),
+        b => b.to_string(),
+    }
+}
+
+impl Verdict {
+    /// The winner cell: the method, or `tie: A ≈ B`.
+    pub fn winner_cell(&self) -> String {
+        match &self.winner {
+            Some(w) => w.clone(),
+            None => format!("tie: {}", self.tied.join(" ≈ ")),
+        }
+    }
+
+    /// The ratio cell: `3.15× wc -l`.
+    pub fn ratio_cell(&self) -> String {
+        match (self.ratio_to_best_baseline, &self.best_baseline) {
+            (Some(x), Some(b)) => format!("{x:.2}× {b}"),
+            _ => "—".into(),
+        }
+    }
+
+    /// The limit cell: `96%`.
+    pub fn limit_cell(&self) -> String {
+        self.of_limit
+            .map_or("—".into(), |f| format!("{:.0}%", f * 100.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(method: &str, baseline: bool, runs: &[f64]) -> Row {
+        let mut r = Row {
+            suite: "count".into(),
+            method: method.into(),
+            cache: Some("warm".into()),
+            baseline,
+            bytes: 1000,
+            verified: true,
+            ..Row::default()
+        };
+        r.set_timings(runs, runs, runs);
+        r
+    }
+
+    fn usage(r: &Row) -> Usage {
+        Usage {
+            cli: format!("iolab count --method {} FILE", r.method),
+            library: "lib".into(),
+        }
+    }
+
+    fn verdict(rows: &[Row]) -> Verdict {
+        decide(&Condition {
+            suite: "count",
+            name: "warm".into(),
+            rows: rows.iter().collect(),
+            usage: &usage,
+            figure: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_clear_winner_is_named_with_its_lead_over_the_best_baseline() {
+        let v = verdict(&[
+            row("slow", false, &[2.0, 2.0, 2.0]),
+            row("fast", false, &[1.0, 1.0, 1.0]),
+            row("wc -l", true, &[4.0, 4.0, 4.0]),
+            row("fwc -l", true, &[3.0, 3.0, 3.0]),
+        ]);
+        assert_eq!(v.winner.as_deref(), Some("fast"));
+        assert!(v.tied.is_empty());
+        assert_eq!(v.best_baseline.as_deref(), Some("fwc -l"));
+        assert!((v.ratio_to_best_baseline.unwrap() - 3.0).abs() < 1e-9);
+        assert_eq!(v.cli, "iolab count --method fast FILE");
+    }
+
+    #[test]
+    fn within_the_noise_is_a_tie_naming_both() {
+        let v = verdict(&[
+            row("a", false, &[1.00, 1.01, 0.99]),
+            row("b", false, &[1.02, 1.03, 1.01]),
+            row("c", false, &[3.0, 3.0, 3.0]),
+        ]);
+        assert_eq!(v.winner, None);
+        assert_eq!(v.tied, ["a", "b"]);
+        assert_eq!(v.winner_cell(), "tie: a ≈ b");
+        assert_eq!(v.cli, "iolab count --method a FILE");
+    }
+
+    #[test]
+    fn a_tie_that_includes_the_default_gives_the_defaults_command() {
+        let v = verdict(&[
+            row("a", false, &[1.00, 1.01, 0.99]),
+            row("auto", false, &[1.02, 1.03, 1.01]),
+            row("c", false, &[3.0, 3.0, 3.0]),
+        ]);
+        assert_eq!(v.tied, ["a", "auto"]);
+        assert_eq!(v.cli, "iolab count --method auto FILE");
+        // The figure is still the fastest row's.
+        assert_eq!(v.median_s, Some(1.00));
+        // A clear winner is given as itself, even over the default.
+        let v = verdict(&[
+            row("a", false, &[1.0, 1.0, 1.0]),
+            row("auto", false, &[2.0, 2.0, 2.0]),
+        ]);
+        assert_eq!(v.cli, "iolab count --method a FILE");
+    }
+
+    #[test]
+    fn unverified_rows_and_variants_of_the_same_method_do_not_compete() {
+        let mut wrong = row("wrong", false, &[0.1, 0.1, 0.1]);
+        wrong.verified = false;
+        let v = verdict(&[
+            wrong,
+            row("m", false, &[1.0, 1.0, 1.0]),
+            row("m", false, &[1.01, 1.01, 1.01]),
+            row("n", false, &[2.0, 2.0, 2.0]),
+        ]);
+        assert_eq!(v.winner.as_deref(), Some("m"));
+    }
+}

@@ -1,0 +1,270 @@
+//! Page-cache control: how much of a file is cached, and making it cold or warm.
+//!
+//! **Residency** is asked with `cachestat(2)` (Linux 6.5+: one system call, no mapping),
+//! falling back to `mincore(2)` over a `PROT_NONE`-free read-only map (which faults in
+//! nothing; it only asks). **Eviction** is `fdatasync(2)` then
+//! `posix_fadvise(POSIX_FADV_DONTNEED)`, which needs no privilege: clean pages of the file
+//! are dropped. Pages mapped by another process stay; that is why residency is checked
+//! afterwards instead of assumed. Optionally, as root, `/proc/sys/vm/drop_caches` is
+//! written too (never through `sudo`). **Warming** reads the file once.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// The fraction of `file`'s pages in the page cache, 0.0 to 1.0 (1.0 for an empty file).
+pub fn residency(file: &File) -> Result<f64> {
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("cannot stat", e))?
+        .len();
+    if len == 0 {
+        return Ok(1.0);
+    }
+    match cachestat(file, len) {
+        Ok(fraction) => Ok(fraction),
+        Err(_) => mincore(file, len),
+    }
+}
+
+/// Like [`residency`], but cheap on every kernel: where `cachestat(2)` is missing, asks
+/// `mincore(2)` about [`SAMPLES`] windows of [`SAMPLE_LEN`] spread over the file rather
+/// than about every page.
+pub fn residency_sampled(file: &File) -> Result<f64> {
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("cannot stat", e))?
+        .len();
+    if len == 0 {
+        return Ok(1.0);
+    }
+    if let Ok(fraction) = cachestat(file, len) {
+        return Ok(fraction);
+    }
+    if len <= SAMPLES * SAMPLE_LEN {
+        return mincore(file, len);
+    }
+    let stride = len / SAMPLES / page_size() * page_size();
+    let mut sum = 0.0;
+    for i in 0..SAMPLES {
+        sum += mincore_range(file, i * stride, SAMPLE_LEN)?;
+    }
+    Ok(sum / SAMPLES as f64)
+}
+
+/// Windows sampled by [`residency_sampled`] without `cachestat`.
+pub const SAMPLES: u64 = 16;
+/// Bytes per sampled window: 256 KiB.
+pub const SAMPLE_LEN: u64 = 256 << 10;
+
+/// `residency` for a path.
+pub fn residency_of(path: &Path) -> Result<f64> {
+    residency(&File::open(path).map_err(|e| Error::io("cannot open", e))?)
+}
+
+/// Number of pages of `len` bytes, rounding up.
+fn pages(len: u64) -> u64 {
+    len.div_ceil(page_size())
+}
+
+pub use crate::sys::page_size;
+
+#[repr(C)]
+struct CachestatRange {
+    off: u64,
+    len: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Cachestat {
+    nr_cache: u64,
+    nr_dirty: u64,
+    nr_writeback: u64,
+    nr_evicted: u64,
+    nr_recently_evicted: u64,
+}
+
+/// `cachestat(2)`, Linux 6.5. Same number on every 64-bit architecture's unified table.
+const SYS_CACHESTAT: libc::c_long = 451;
+
+fn cachestat(file: &File, len: u64) -> io::Result<f64> {
+    let range = CachestatRange { off: 0, len };
+    let mut stat = Cachestat::default();
+    // SAFETY: both pointers point to live, correctly laid out `repr(C)` structs for the
+    // duration of the call; flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            SYS_CACHESTAT,
+            file.as_raw_fd(),
+            &range as *const CachestatRange,
+            &mut stat as *mut Cachestat,
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((stat.nr_cache as f64 / pages(len) as f64).min(1.0))
+}
+
+fn mincore(file: &File, len: u64) -> Result<f64> {
+    mincore_range(file, 0, len)
+}
+
+/// The resident fraction of `len` bytes from `offset` (a multiple of the page size).
+fn mincore_range(file: &File, offset: u64, len: u64) -> Result<f64> {
+    let len_usize = usize::try_from(len).map_err(|_| {
+        Error::io(
+            "mincore",
+            io::Error::other("file larger than the address space"),
+        )
+    })?;
+    // SAFETY: a fresh shared read-only mapping of an open file; no memory is touched
+    // through it (mincore only asks the kernel), and it is unmapped before returning.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len_usize,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            offset as libc::off_t,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(Error::io("mmap failed", io::Error::last_os_error()));
+    }
+    let mut vec = vec![0u8; pages(len) as usize];
+    // SAFETY: `addr..addr+len` is the mapping made above and `vec` has one byte per page.
+    let rc = unsafe { libc::mincore(addr, len_usize, vec.as_mut_ptr()) };
+    let err = io::Error::last_os_error();
+    // SAFETY: unmapping exactly the mapping made above, which nothing else refers to.
+    unsafe { libc::munmap(addr, len_usize) };
+    if rc != 0 {
+        return Err(Error::io("mincore failed", err));
+    }
+    let resident = vec.iter().filter(|&&b| b & 1 == 1).count();
+    Ok(resident as f64 / vec.len() as f64)
+}
+
+/// How eviction went.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Eviction {
+    /// Residency right after, 0.0 to 1.0.
+    pub residency: f64,
+    /// Whether `/proc/sys/vm/drop_caches` was written.
+    pub dropped_caches: bool,
+}
+
+/// Drops `file`'s clean pages from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`):
+/// the next reads come from the device. Dirty pages, and pages under writeback, stay.
+pub(crate) fn drop_clean_pages(file: &File) -> io::Result<()> {
+    // SAFETY: posix_fadvise on an open descriptor has no memory effects.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    match rc {
+        0 => Ok(()),
+        rc => Err(io::Error::from_raw_os_error(rc)),
+    }
+}
+
+/// Drops `path`'s pages from the page cache: `fdatasync`, `POSIX_FADV_DONTNEED`, and, when
+/// `drop_caches` is set and the process is root, `/proc/sys/vm/drop_caches`. Returns the
+/// residency measured afterwards.
+pub fn evict(path: &Path, drop_caches: bool) -> Result<Eviction> {
+    evict_with(path, drop_caches, true)
+}
+
+/// Drops `path`'s pages as [`evict`] does, but without the `fdatasync` when `sync` is
+/// false: for a file that is not ours (a user's `--file`), which only
+/// `POSIX_FADV_DONTNEED` (and `drop_caches`) may touch; its dirty pages, if any, stay.
+pub fn evict_with(path: &Path, drop_caches: bool, sync: bool) -> Result<Eviction> {
+    let file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
+    // Dirty pages cannot be dropped; write them out first. A read-only descriptor can be
+    // synced on Linux.
+    if sync {
+        file.sync_data()
+            .map_err(|e| Error::io("fdatasync failed", e))?;
+    }
+    drop_clean_pages(&file).map_err(|e| Error::io("posix_fadvise(DONTNEED) failed", e))?;
+    // SAFETY: geteuid has no memory effects.
+    let dropped_caches = drop_caches && unsafe { libc::geteuid() } == 0 && {
+        // SAFETY: sync has no memory effects.
+        unsafe { libc::sync() };
+        std::fs::write("/proc/sys/vm/drop_caches", "3\n").is_ok()
+    };
+    Ok(Eviction {
+        residency: residency(&file)?,
+        dropped_caches,
+    })
+}
+
+/// Reads `path` once so its pages are cached; returns the residency afterwards.
+pub fn warm(path: &Path) -> Result<f64> {
+    use std::io::Read;
+    let mut file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
+    // SAFETY: posix_fadvise is only a hint and has no memory effects.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("read failed", e)),
+        }
+    }
+    residency(&file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn data_file(len: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = iolab_testkit::scratch();
+        let path = dir.path().join("data");
+        let mut f = File::create(&path).unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            f.write_all(&chunk[..n]).unwrap();
+            left -= n;
+        }
+        (dir, path)
+    }
+
+    #[test]
+    fn evict_then_warm_moves_residency() {
+        let (_dir, path) = data_file(8 << 20);
+        if crate::sysinfo::is_tmpfs(path.parent().unwrap()) {
+            eprintln!(
+                "skipped: evict_then_warm_moves_residency: the test directory is on tmpfs, where nothing can be evicted"
+            );
+            return;
+        }
+        let evicted = evict(&path, false).unwrap();
+        assert!(
+            evicted.residency <= 0.05,
+            "residency after eviction: {}",
+            evicted.residency
+        );
+        let warmed = warm(&path).unwrap();
+        assert!(warmed >= 0.95, "residency after warming: {warmed}");
+        // Both ways of asking agree.
+        let file = File::open(&path).unwrap();
+        let by_mincore = mincore(&file, 8 << 20).unwrap();
+        assert!(by_mincore >= 0.95, "mincore says {by_mincore}");
+    }
+
+    #[test]
+    fn empty_file_is_fully_resident() {
+        let (_dir, path) = data_file(0);
+        assert_eq!(residency_of(&path).unwrap(), 1.0);
+    }
+}

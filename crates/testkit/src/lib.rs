@@ -1,0 +1,341 @@
+//! Helpers shared by the integration tests: scratch folders any user can write, the one
+//! `skipped:` line a test prints when the machine lacks what it needs, running a program
+//! as `nobody` from a place `nobody` can reach, and a small tmpfs for full-disk tests.
+//!
+//! Not every test binary uses every helper.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::fmt::Display;
+use std::fs;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tempfile::TempDir;
+
+/// uid and gid of `nobody`, for tests of permission errors (the tests run as root).
+pub const NOBODY: libc::uid_t = 65534;
+
+/// Whether the tests run as root (permission checks are bypassed for root).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The name of the running test: libtest names each test's thread after it.
+fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .filter(|name| *name != "main")
+        .unwrap_or("<test>")
+        .to_string()
+}
+
+/// Prints the one line a test leaves when the machine cannot give it what it needs:
+/// `skipped: <test>: <reason>`. The caller then returns (passes) without asserting.
+pub fn skip(reason: impl Display) {
+    eprintln!("skipped: {}: {reason}", test_name());
+}
+
+/// Whether the current user may write into `dir`.
+fn writable(dir: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path; access only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+/// Cargo's temporary folder for tests, `<target dir>/tmp`: the target folder is the test
+/// binary's nearest ancestor holding cargo's `CACHEDIR.TAG`.
+fn target_tmp() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let target = exe.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file())?;
+    let tmp = target.join("tmp");
+    fs::create_dir_all(&tmp).ok()?;
+    Some(tmp)
+}
+
+/// A fresh scratch folder on a real file system the current user can write: under cargo's
+/// per-target temporary folder when this user may write there (it keeps tests off a tmpfs
+/// `/tmp`, which refuses `O_DIRECT`), else under [`std::env::temp_dir`] (an unprivileged
+/// user running binaries built by someone else).
+pub fn scratch() -> TempDir {
+    if let Some(target) = target_tmp()
+        && writable(&target)
+        && let Ok(dir) = tempfile::tempdir_in(&target)
+    {
+        return dir;
+    }
+    tempfile::tempdir().expect("cannot make a scratch folder in the temporary directory")
+}
+
+/// A scratch folder every user can enter (mode 0755), for files an unprivileged child
+/// must reach. `tempfile` makes folders 0700.
+pub fn public_scratch() -> TempDir {
+    let dir = scratch();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// A copy of an executable in a folder that every user can enter, so that a child run as
+/// `nobody` can execute it even when the build sits under a private (0700) folder, as a
+/// clone into `mktemp -d` or a home directory does. The copy lives as long as this value.
+pub struct PublicExe {
+    dir: TempDir,
+    path: PathBuf,
+}
+
+impl PublicExe {
+    /// Copies `exe` into a fresh folder under [`std::env::temp_dir`] (not under the build
+    /// folder, whose parents may be private), both readable and executable by everyone.
+    pub fn copy(exe: &Path) -> io::Result<PublicExe> {
+        let dir = tempfile::tempdir()?;
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755))?;
+        let path = dir
+            .path()
+            .join(exe.file_name().unwrap_or(OsStr::new("exe")));
+        fs::copy(exe, &path)?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+        Ok(PublicExe { dir, path })
+    }
+
+    /// Path of the copy.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A command that runs the copy, from its own folder (the caller's working folder may
+    /// be one `nobody` cannot enter).
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.path);
+        cmd.current_dir(self.dir.path());
+        cmd
+    }
+}
+
+/// Makes `cmd` run as uid/gid 65534 (nobody) with no supplementary groups.
+pub fn run_as_nobody(cmd: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec. It only makes the
+    // async-signal-safe system calls setgroups, setgid and setuid, and allocates nothing
+    // (`last_os_error` just reads errno).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(NOBODY) != 0
+                || libc::setuid(NOBODY) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// As root: a world-runnable copy of `exe`, checked to start as `nobody` with `probe_args`
+/// (e.g. `--version`). `Err` gives the reason it cannot be had; the caller skips.
+pub fn nobody_exe(exe: &Path, probe_args: &[&str]) -> Result<PublicExe, String> {
+    let copy = PublicExe::copy(exe).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
+    let mut probe = copy.command();
+    probe.args(probe_args);
+    run_as_nobody(&mut probe);
+    match probe.output() {
+        Ok(out) if out.status.success() => Ok(copy),
+        Ok(out) => Err(format!(
+            "cannot run {} as uid {NOBODY}: {}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Err(e) => Err(format!("cannot run {} as uid {NOBODY}: {e}", exe.display())),
+    }
+}
+
+/// A tmpfs of a given size mounted on a fresh folder, unmounted when dropped: a disk that
+/// fills up on demand. Mounting needs root (CAP_SYS_ADMIN).
+pub struct SmallFs {
+    dir: TempDir,
+}
+
+impl SmallFs {
+    /// Mounts a tmpfs of `size` (as `mount -o size=`), or says why it cannot.
+    pub fn mount(size: &str) -> Result<SmallFs, String> {
+        if !is_root() {
+            return Err("mounting a tmpfs needs root".to_string());
+        }
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cannot mount a tmpfs: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(SmallFs { dir })
+    }
+
+    /// The mount point.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("--lazy")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// [`skip`], once per test and reason: for a reason that would otherwise repeat for every
+/// file of a corpus (libtest runs each test on a thread of its own).
+pub fn skip_once(reason: impl Display) {
+    thread_local! {
+        static SAID: std::cell::RefCell<std::collections::HashSet<String>> =
+            std::cell::RefCell::default();
+    }
+    let reason = reason.to_string();
+    if SAID.with(|said| said.borrow_mut().insert(reason.clone())) {
+        skip(reason);
+    }
+}
+
+/// The arguments that make this test binary run only its test `child_test`, alone and
+/// with its output shown: for tests that re-execute themselves to run a child half.
+pub fn child_test_args(child_test: &str) -> [&str; 4] {
+    ["--exact", child_test, "--nocapture", "--test-threads=1"]
+}
+
+/// Re-executes this test binary's test `child_test` (a test that does nothing unless its
+/// environment says so) with `envs`, waits until the file `ready` exists (the child is
+/// writing), sleeps `delay`, and kills it with `SIGKILL`. Panics if the child exits on its
+/// own, with its stderr.
+pub fn kill_child_when_ready(
+    child_test: &str,
+    envs: &[(&str, &OsStr)],
+    ready: &Path,
+    delay: std::time::Duration,
+) {
+    use std::time::{Duration, Instant};
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(child_test_args(child_test))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let exited = |child: &mut std::process::Child| {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            let _ = io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr);
+            panic!("the child exited on its own ({status}):\n{stderr}");
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ready.exists() && Instant::now() < deadline {
+        exited(&mut child);
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    std::thread::sleep(delay);
+    exited(&mut child);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
+/// Re-executes this test binary's test `child_test` (a test that does nothing unless `env`
+/// is set) under `strace -f -y -e trace=fsync,fdatasync`, with `env` set to `value`, and
+/// returns the trace: each synced descriptor is named (`fsync(3</dir>) = 0`).
+/// `None`, after printing the [`skip`] line, when `strace` is missing or cannot trace;
+/// panics if the child fails.
+pub fn trace_syncs_of_child(child_test: &str, env: &str, value: &OsStr) -> Option<String> {
+    match try_trace_syncs_of_child(child_test, env, value) {
+        Ok(trace) => Some(trace),
+        Err(reason) => {
+            skip(reason);
+            None
+        }
+    }
+}
+
+fn try_trace_syncs_of_child(child_test: &str, env: &str, value: &OsStr) -> Result<String, String> {
+    let probe = Command::new("strace").arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return Err("strace is not installed".to_string());
+    }
+    let dir = scratch();
+    let trace = dir.path().join("trace");
+    let out = Command::new("strace")
+        .args(["-f", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .arg(std::env::current_exe().unwrap())
+        .args(child_test_args(child_test))
+        .env(env, value)
+        .output()
+        .unwrap();
+    let trace = fs::read_to_string(&trace).unwrap_or_default();
+    if !out.status.success() && trace.is_empty() {
+        return Err(format!(
+            "cannot trace a child: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(trace)
+}
+
+/// Whether `trace` (from [`trace_syncs_of_child`]) has a successful `fsync` of `dir`.
+pub fn trace_syncs_dir(trace: &str, dir: &Path) -> bool {
+    let dir = format!("<{}>)", dir.canonicalize().unwrap().display());
+    trace
+        .lines()
+        .any(|l| l.contains("fsync(") && l.contains(&dir) && l.ends_with("= 0"))
+}
+
+/// Runs `cmd` with at most `timeout`; panics if it does not finish in time (assert_cmd
+/// kills it then, and it has no exit code).
+pub fn run_within(cmd: Command, timeout: std::time::Duration) -> std::process::Output {
+    let out = assert_cmd::Command::from_std(cmd)
+        .timeout(timeout)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_some(),
+        "did not finish within {timeout:?}"
+    );
+    out
+}
+
+/// Asserts exit `code` and one `iolab: ` line on stderr, no panic, containing every
+/// needle; returns the line.
+pub fn assert_one_line_error(o: &std::process::Output, code: i32, needles: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
+    assert!(stderr.starts_with("iolab: "), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} missing from: {stderr}");
+    }
+    stderr
+}
