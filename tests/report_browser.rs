@@ -92,7 +92,7 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
         {
             expected.push(format!(
                 "write-sweep-{}",
-                iolab_bench::report::html::slug(r["sink"].as_str().unwrap())
+                iolab_bench::chart::slug(r["sink"].as_str().unwrap())
             ));
         }
     }
@@ -103,15 +103,15 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
         {
             expected.push(format!(
                 "edit-phases-{}-{}",
-                iolab_bench::report::html::slug(r["op"].as_str().unwrap()),
-                iolab_bench::report::html::slug(r["dataset"].as_str().unwrap())
+                iolab_bench::chart::slug(r["op"].as_str().unwrap()),
+                iolab_bench::chart::slug(r["dataset"].as_str().unwrap())
             ));
         }
     }
     if suites.contains(&"append") {
         for r in rows.iter().filter(|r| r["suite"] == "append") {
             if let Some(p) = r["sync_policy"].as_str() {
-                expected.push(format!("append-ns-{}", iolab_bench::report::html::slug(p)));
+                expected.push(format!("append-ns-{}", iolab_bench::chart::slug(p)));
             }
         }
     }

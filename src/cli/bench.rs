@@ -134,7 +134,7 @@ fn known_names() -> Vec<String> {
 }
 
 /// The method, strategy and baseline names of one suite.
-fn suite_names(suite: &iolab_bench::suites::Suite) -> Vec<String> {
+fn suite_names(suite: &iolab_bench::suite::Suite) -> Vec<String> {
     let mut names: Vec<String> = (suite.methods)()
         .into_iter()
         .map(|m| m.name.to_string())
@@ -233,7 +233,7 @@ fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::
         writeln!(out)?;
     }
     if verbose {
-        for t in table::tables(results) {
+        for t in table::tables(results, SUITES) {
             writeln!(out, "{}", t.render(Markup::Plain))?;
         }
         for n in &results.notes {
@@ -241,7 +241,7 @@ fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::
         }
         return Ok(());
     }
-    let compact = table::compact_tables(results);
+    let compact = table::compact_tables(results, SUITES);
     for t in &compact.tables {
         writeln!(out, "{}", t.render(Markup::PlainCompact))?;
     }
@@ -370,7 +370,7 @@ pub fn run(args: Args) -> Result<i32> {
     let results = iolab_bench::run(&config, &mut ProcessExecutor, command)
         .with_context(|| format!("{}", data_dir.display()))?;
 
-    let written = iolab_bench::export::write_all(&results, &out_dir)
+    let written = iolab_bench::export::write_all(&results, SUITES, &out_dir)
         .with_context(|| format!("{}", out_dir.display()))?;
     let mut out = super::stdout()?;
     print_results(&mut out, &results, args.verbose).context("cannot write to stdout")?;

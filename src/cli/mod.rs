@@ -6,6 +6,7 @@
 mod bench;
 mod compare;
 mod count;
+mod count_output;
 mod drain;
 mod edit;
 mod generate;

@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<i32> {
     // The run's own report.html is iolab's to rewrite; a file the user names is theirs.
     let html_force = args.force || args.html.is_none();
     check_output(&html_path, html_force, &inputs)?;
-    let html = report::html::render(&results);
+    let html = iolab_bench::export::html::render(&results, iolab_bench::SUITES);
     let svg = match &args.count_svg {
         Some(path) => {
             check_output(path, args.force, &inputs)?;
@@ -66,12 +66,13 @@ pub fn run(args: Args) -> Result<i32> {
                     path.display()
                 );
             }
-            let chart = report::html::count_chart_svg(&results).with_context(|| {
-                format!(
-                    "{}: the results have no count rows to chart",
-                    report::results_file(&args.results).display()
-                )
-            })?;
+            let chart =
+                iolab_bench::suites::count::chart::standalone_svg(&results).with_context(|| {
+                    format!(
+                        "{}: the results have no count rows to chart",
+                        report::results_file(&args.results).display()
+                    )
+                })?;
             Some((path, chart))
         }
         None => None,

@@ -96,18 +96,18 @@ pub struct Ceilings {
 
 impl Ceilings {
     /// The ceiling of `cache`'s rows: the memory scan for warm, the device read for cold.
-    pub fn get(&self, cache: super::CacheState) -> &Probe {
+    pub fn get(&self, cache: crate::cache_state::CacheState) -> &Probe {
         match cache {
-            super::CacheState::Warm => &self.memory_scan,
-            super::CacheState::Cold => &self.device_read,
+            crate::cache_state::CacheState::Warm => &self.memory_scan,
+            crate::cache_state::CacheState::Cold => &self.device_read,
         }
     }
 
     /// The ceiling of `cache`'s rows, to replace it.
-    pub fn get_mut(&mut self, cache: super::CacheState) -> &mut Probe {
+    pub fn get_mut(&mut self, cache: crate::cache_state::CacheState) -> &mut Probe {
         match cache {
-            super::CacheState::Warm => &mut self.memory_scan,
-            super::CacheState::Cold => &mut self.device_read,
+            crate::cache_state::CacheState::Warm => &mut self.memory_scan,
+            crate::cache_state::CacheState::Cold => &mut self.device_read,
         }
     }
 }

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::stats::Summary;
-use super::verdict::Verdict;
 use iolab::sysinfo::SysInfo;
 
 /// The version of the `results.json` layout.
@@ -77,6 +76,24 @@ pub struct Row {
 }
 
 impl Row {
+    /// The table section of this row: the values of `keys` it has (a suite's
+    /// `section_keys`), then its cache state.
+    pub fn section(&self, keys: &[&str]) -> String {
+        let mut parts = Vec::new();
+        for &key in keys {
+            if let Some(v) = self.extra.get(key) {
+                parts.push(match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => format!("{key} {other}"),
+                });
+            }
+        }
+        if let Some(c) = &self.cache {
+            parts.push(format!("{c} cache"));
+        }
+        parts.join(", ")
+    }
+
     /// A row that could not run, with the reason.
     pub fn unavailable(suite: &str, method: &str, reason: impl Into<String>) -> Row {
         Row {
@@ -111,10 +128,10 @@ impl Row {
 
     /// Records the residency measured before each run, and the worst of them: the highest
     /// for a cold row, the lowest for a warm one.
-    pub fn set_residency(&mut self, cache: super::CacheState, runs: Vec<f64>) {
+    pub fn set_residency(&mut self, cache: crate::cache_state::CacheState, runs: Vec<f64>) {
         self.residency_before = match cache {
-            super::CacheState::Cold => runs.iter().copied().reduce(f64::max),
-            super::CacheState::Warm => runs.iter().copied().reduce(f64::min),
+            crate::cache_state::CacheState::Cold => runs.iter().copied().reduce(f64::max),
+            crate::cache_state::CacheState::Warm => runs.iter().copied().reduce(f64::min),
         };
         self.residency_runs = runs;
     }
@@ -175,23 +192,67 @@ impl Results {
         seen
     }
 
-    /// The verdict rows of every suite present, from the suite table (results of a suite
-    /// this iolab does not know have none).
-    pub fn decide(&self) -> Vec<Verdict> {
-        let mut out = Vec::new();
-        for suite in self.suites() {
-            if let Some(entry) = super::suites::find(&suite) {
-                let rows: Vec<&Row> = self.suite_rows(&suite).collect();
-                out.extend((entry.verdict)(self, &rows));
-            }
-        }
-        out
-    }
-
     /// Whether any row failed verification or errored.
     pub fn has_failures(&self) -> bool {
         self.rows
             .iter()
             .any(|r| r.error.is_some() || (r.measured() && !r.verified))
+    }
+}
+
+/// The answer for one (suite, condition).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The suite: `count`, `write`, …
+    pub suite: String,
+    /// The condition within the suite: `warm`, `pipe`, `replace`, …
+    pub condition: String,
+    /// The winning method, or `None` on a tie.
+    pub winner: Option<String>,
+    /// On a tie: the methods within the noise of the fastest, fastest first.
+    #[serde(default)]
+    pub tied: Vec<String>,
+    /// The fastest row's median, seconds.
+    pub median_s: Option<f64>,
+    /// The fastest row's figure as the tables write it (`26.8 GB/s`, `5.10 ns/record`).
+    #[serde(default)]
+    pub figure: String,
+    /// The best baseline's median divided by the fastest row's (above 1: iolab is faster).
+    pub ratio_to_best_baseline: Option<f64>,
+    /// The baseline that ratio is taken against.
+    #[serde(default)]
+    pub best_baseline: Option<String>,
+    /// The fastest row's share of the physical ceiling (0..1), where one is measured.
+    pub of_limit: Option<f64>,
+    /// The `iolab` command that does it.
+    pub cli: String,
+    /// The library call that does it.
+    pub library: String,
+    /// The table section of the condition's rows (for the compact terminal output).
+    #[serde(skip)]
+    pub section: Option<String>,
+}
+
+impl Verdict {
+    /// The winner cell: the method, or `tie: A ≈ B`.
+    pub fn winner_cell(&self) -> String {
+        match &self.winner {
+            Some(w) => w.clone(),
+            None => format!("tie: {}", self.tied.join(" ≈ ")),
+        }
+    }
+
+    /// The ratio cell: `3.15× wc -l`.
+    pub fn ratio_cell(&self) -> String {
+        match (self.ratio_to_best_baseline, &self.best_baseline) {
+            (Some(x), Some(b)) => format!("{x:.2}× {b}"),
+            _ => "—".into(),
+        }
+    }
+
+    /// The limit cell: `96%`.
+    pub fn limit_cell(&self) -> String {
+        self.of_limit
+            .map_or("—".into(), |f| format!("{:.0}%", f * 100.0))
     }
 }

@@ -4,55 +4,20 @@
 //! `results.md`, `report.html`, and is `verdict` in `results.json`.
 //!
 //! Each suite names its conditions and says how to use a method through its entry in the
-//! suite table ([`crate::suites::Suite::verdict`]); the decision is made here, once,
+//! suite table ([`crate::suite::Suite::verdict`]); the decision is made here, once,
 //! for all of them ([`decide`]): among the suite's verified rows of one condition, the
 //! fastest row of each method stands for it; the fastest method wins only when it beats
 //! every other method beyond the noise ([`crate::stats::beats`], the rule of `iolab
 //! compare`); otherwise the methods within its noise are `tied`, and when the default
 //! (`auto`) is among them, the command and the library call given are the default's.
 
-use serde::{Deserialize, Serialize};
-
-use super::export::table::section_of;
-use super::results::Row;
-use super::stats::beats;
+use crate::results::Row;
+pub use crate::results::Verdict;
+use crate::stats::beats;
 use iolab::units::format_rate;
 
 /// The name of the method that is a suite's default where it has one (`count`'s `auto`).
 pub const DEFAULT_METHOD: &str = "auto";
-
-/// The answer for one (suite, condition).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The suite: `count`, `write`, …
-    pub suite: String,
-    /// The condition within the suite: `warm`, `pipe`, `replace`, …
-    pub condition: String,
-    /// The winning method, or `None` on a tie.
-    pub winner: Option<String>,
-    /// On a tie: the methods within the noise of the fastest, fastest first.
-    #[serde(default)]
-    pub tied: Vec<String>,
-    /// The fastest row's median, seconds.
-    pub median_s: Option<f64>,
-    /// The fastest row's figure as the tables write it (`26.8 GB/s`, `5.10 ns/record`).
-    #[serde(default)]
-    pub figure: String,
-    /// The best baseline's median divided by the fastest row's (above 1: iolab is faster).
-    pub ratio_to_best_baseline: Option<f64>,
-    /// The baseline that ratio is taken against.
-    #[serde(default)]
-    pub best_baseline: Option<String>,
-    /// The fastest row's share of the physical ceiling (0..1), where one is measured.
-    pub of_limit: Option<f64>,
-    /// The `iolab` command that does it.
-    pub cli: String,
-    /// The library call that does it.
-    pub library: String,
-    /// The table section of the condition's rows (for the compact terminal output).
-    #[serde(skip)]
-    pub section: Option<String>,
-}
 
 /// How to use a method: the command and the library call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +32,8 @@ pub struct Usage {
 pub struct Condition<'a> {
     /// The suite's name.
     pub suite: &'a str,
+    /// The row keys that split the suite's rows into table sections.
+    pub section_keys: &'a [&'a str],
     /// The condition's name.
     pub name: String,
     /// Its rows (methods and baselines; unmeasured and failed rows are ignored).
@@ -142,13 +109,14 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
             .map(|p| p / 100.0),
         cli: usage.cli,
         library: usage.library,
-        section: Some(section_of(fastest)),
+        section: Some(fastest.section(condition.section_keys)),
     })
 }
 
 /// The verdict of each group of [`group`], with the same usage and figure.
 pub fn decide_each(
     suite: &str,
+    section_keys: &[&str],
     groups: Vec<(String, Vec<&Row>)>,
     usage: &dyn Fn(&Row) -> Usage,
     figure: Option<&dyn Fn(&Row) -> String>,
@@ -158,6 +126,7 @@ pub fn decide_each(
         .filter_map(|(name, rows)| {
             decide(&Condition {
                 suite,
+                section_keys,
                 name,
                 rows,
                 usage,
@@ -199,30 +168,6 @@ pub fn size_arg(bytes: u64) -> String {
     }
 }
 
-impl Verdict {
-    /// The winner cell: the method, or `tie: A ≈ B`.
-    pub fn winner_cell(&self) -> String {
-        match &self.winner {
-            Some(w) => w.clone(),
-            None => format!("tie: {}", self.tied.join(" ≈ ")),
-        }
-    }
-
-    /// The ratio cell: `3.15× wc -l`.
-    pub fn ratio_cell(&self) -> String {
-        match (self.ratio_to_best_baseline, &self.best_baseline) {
-            (Some(x), Some(b)) => format!("{x:.2}× {b}"),
-            _ => "—".into(),
-        }
-    }
-
-    /// The limit cell: `96%`.
-    pub fn limit_cell(&self) -> String {
-        self.of_limit
-            .map_or("—".into(), |f| format!("{:.0}%", f * 100.0))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +196,7 @@ mod tests {
     fn verdict(rows: &[Row]) -> Verdict {
         decide(&Condition {
             suite: "count",
+            section_keys: &[],
             name: "warm".into(),
             rows: rows.iter().collect(),
             usage: &usage,

@@ -35,6 +35,6 @@ pub mod write;
 
 pub use error::{Error, Result};
 pub use input::{FileKind, Input};
-/// The measured winners `auto` follows; they live with `auto` ([`read::auto::tuning`]).
-pub use read::auto::tuning;
+/// The measured winners `auto` follows; they live with `auto` ([`read::tuning`]).
+pub use read::tuning;
 pub use read::{LineCount, Method, ReadOptions, count_lines};

@@ -339,3 +339,13 @@ pub fn assert_one_line_error(o: &std::process::Output, code: i32, needles: &[&st
     }
     stderr
 }
+
+/// The names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

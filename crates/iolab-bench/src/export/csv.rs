@@ -2,6 +2,7 @@
 
 use super::Exporter;
 use crate::results::Results;
+use crate::suite::Suite;
 
 /// The CSV exporter.
 pub struct Csv;
@@ -15,7 +16,7 @@ impl Exporter for Csv {
         "results.csv"
     }
 
-    fn render(&self, results: &Results) -> String {
+    fn render(&self, results: &Results, _suites: &[Suite]) -> String {
         let mut out = String::from(HEADER);
         out.push('\n');
         for r in &results.rows {

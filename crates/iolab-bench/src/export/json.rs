@@ -2,6 +2,7 @@
 
 use super::Exporter;
 use crate::results::Results;
+use crate::suite::Suite;
 
 /// The JSON exporter.
 pub struct Json;
@@ -11,7 +12,7 @@ impl Exporter for Json {
         "results.json"
     }
 
-    fn render(&self, results: &Results) -> String {
+    fn render(&self, results: &Results, _suites: &[Suite]) -> String {
         let mut text = serde_json::to_string_pretty(results)
             .expect("results contain only strings, numbers and maps");
         text.push('\n');

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use super::Exporter;
 use super::table::{self, Markup};
 use crate::results::Results;
+use crate::suite::Suite;
 
 /// The Markdown exporter.
 pub struct Markdown;
@@ -15,7 +16,7 @@ impl Exporter for Markdown {
         "results.md"
     }
 
-    fn render(&self, results: &Results) -> String {
+    fn render(&self, results: &Results, suites: &[Suite]) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# iolab results\n");
         out.push_str(&table::verdict_table(results, true).render(Markup::Markdown));
@@ -40,7 +41,7 @@ impl Exporter for Markdown {
         for w in &results.warnings {
             let _ = writeln!(out, "> **Warning:** {w}\n");
         }
-        for t in table::tables(results) {
+        for t in table::tables(results, suites) {
             out.push_str(&t.render(Markup::Markdown));
             out.push('\n');
         }

@@ -9,15 +9,16 @@ pub mod table;
 
 use std::path::Path;
 
-use super::results::Results;
+use crate::results::Results;
+use crate::suite::Suite;
 use iolab::error::{Error, Result};
 
 /// A results format.
 pub trait Exporter {
     /// The file name it writes in the results folder.
     fn file_name(&self) -> &'static str;
-    /// The file's contents.
-    fn render(&self, results: &Results) -> String;
+    /// The file's contents; `suites` is the suite table (columns, sections, charts).
+    fn render(&self, results: &Results, suites: &[Suite]) -> String;
 }
 
 /// Every format `iolab bench` writes.
@@ -33,7 +34,11 @@ pub fn all() -> Vec<Box<dyn Exporter>> {
 /// Writes every format into `dir` (created if needed); each file is written to a temporary
 /// name of this process's own (created with `O_EXCL`, so no file of anyone else's is ever
 /// written or removed) and renamed, so a reader never sees half a file.
-pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+pub fn write_all(
+    results: &Results,
+    suites: &[Suite],
+    dir: &Path,
+) -> Result<Vec<std::path::PathBuf>> {
     use std::io::Write;
     std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the results folder", e))?;
     let mut written = Vec::new();
@@ -49,7 +54,7 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<std::path::PathBuf
             .create_new(true)
             .open(&tmp)
             .map_err(|e| Error::io("cannot write results", e))?;
-        file.write_all(exporter.render(results).as_bytes())
+        file.write_all(exporter.render(results, suites).as_bytes())
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);

@@ -3,7 +3,7 @@
 //! reference baseline. Rendered as aligned text for the terminal or as Markdown.
 
 use crate::results::{Results, Row};
-use crate::suites::{self, Column, Place};
+use crate::suite::{Column, Place, Suite, find_in};
 use iolab::units::{format_duration, format_rate};
 
 /// How a table is written out.
@@ -121,25 +121,6 @@ impl Table {
     }
 }
 
-/// The section a row belongs to within its suite: its cache state and the keys its suite's
-/// entry names as sections (`sink`, `dataset`, `op`, …).
-pub(crate) fn section_of(row: &Row) -> String {
-    let mut parts = Vec::new();
-    let keys = suites::find(&row.suite).map_or(&[][..], |s| s.section_keys);
-    for &key in keys {
-        if let Some(v) = row.extra.get(key) {
-            parts.push(match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => format!("{key} {other}"),
-            });
-        }
-    }
-    if let Some(c) = &row.cache {
-        parts.push(format!("{c} cache"));
-    }
-    parts.join(", ")
-}
-
 /// The verdict as a table: per suite and condition, the winner, its figure, its lead over
 /// the best baseline, its share of the ceiling and the command; `library` adds the
 /// library call as a column.
@@ -185,10 +166,11 @@ pub fn verdict_table(results: &Results, library: bool) -> Table {
 }
 
 /// Every (suite, section) of a run with its rows, in order of first appearance.
-fn sections(results: &Results) -> Vec<(String, String, Vec<&Row>)> {
+fn sections<'a>(results: &'a Results, suites: &[Suite]) -> Vec<(String, String, Vec<&'a Row>)> {
     let mut out: Vec<(String, String, Vec<&Row>)> = Vec::new();
     for r in &results.rows {
-        let section = section_of(r);
+        let keys = find_in(suites, &r.suite).map_or(&[][..], |s| s.section_keys);
+        let section = r.section(keys);
         match out
             .iter_mut()
             .find(|(suite, s, _)| *suite == r.suite && *s == section)
@@ -200,11 +182,14 @@ fn sections(results: &Results) -> Vec<(String, String, Vec<&Row>)> {
     out
 }
 
-/// All tables of a run, every row: per suite, per section.
-pub fn tables(results: &Results) -> Vec<Table> {
-    sections(results)
+/// All tables of a run, every row: per suite, per section; `suites` is the suite table
+/// (a suite it does not know gets no columns of its own).
+pub fn tables(results: &Results, suites: &[Suite]) -> Vec<Table> {
+    sections(results, suites)
         .into_iter()
-        .map(|(suite, section, members)| section_table(&suite, &section, &members))
+        .map(|(suite, section, members)| {
+            section_table(find_in(suites, &suite), &suite, &section, &members)
+        })
         .collect()
 }
 
@@ -225,13 +210,13 @@ pub struct Compact {
     pub other_sections: Vec<String>,
 }
 
-/// The compact tables of a run.
-pub fn compact_tables(results: &Results) -> Compact {
+/// The compact tables of a run; `suites` is the suite table.
+pub fn compact_tables(results: &Results, suites: &[Suite]) -> Compact {
     let mut tables = Vec::new();
     let mut other_sections = Vec::new();
     // An unavailable method is shown once per suite (its reason does not change).
     let mut unavailable_shown: Vec<(String, String)> = Vec::new();
-    for (suite, section, members) in sections(results) {
+    for (suite, section, members) in sections(results, suites) {
         let failed = |r: &&Row| {
             r.error.is_some() || r.unavailable.is_some() || (r.measured() && !r.verified)
         };
@@ -250,7 +235,8 @@ pub fn compact_tables(results: &Results) -> Compact {
             });
             continue;
         }
-        let is_default: fn(&Row) -> bool = suites::find(&suite).map_or(|_| false, |s| s.is_default);
+        let entry = find_in(suites, &suite);
+        let is_default: fn(&Row) -> bool = entry.map_or(|_| false, |s| s.is_default);
         let mut sorted = members.clone();
         sort_by_median(&mut sorted);
         let best: Vec<&Row> = sorted
@@ -282,7 +268,7 @@ pub fn compact_tables(results: &Results) -> Compact {
             })
             .take(COMPACT_ROWS)
             .collect();
-        let mut table = section_table(&suite, &section, &kept);
+        let mut table = section_table(entry, &suite, &section, &kept);
         if kept.len() < members.len() {
             table.title.push_str(&format!(
                 " ({} of {} rows; all in results.md, or --verbose)",
@@ -308,7 +294,7 @@ fn sort_by_median(rows: &mut [&Row]) {
     });
 }
 
-fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
+fn section_table(entry: Option<&Suite>, suite: &str, section: &str, rows: &[&Row]) -> Table {
     let reference = rows.iter().find(|r| r.baseline && r.measured()).copied();
     let bytes = rows.iter().map(|r| r.bytes).max().unwrap_or(0);
     let title = if section.is_empty() {
@@ -321,7 +307,7 @@ fn section_table(suite: &str, section: &str, rows: &[&Row]) -> Table {
         None => "vs baseline".to_string(),
     };
     // The suite's own columns ("of limit", "buffer", "ns/record", …), where rows have them.
-    let columns: Vec<&Column> = suites::find(suite)
+    let columns: Vec<&Column> = entry
         .map_or(&[][..], |s| s.columns)
         .iter()
         .filter(|c| rows.iter().any(|r| r.extra.contains_key(c.key)))

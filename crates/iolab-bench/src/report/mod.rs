@@ -1,7 +1,6 @@
-//! Reading results back: loading `results.json`, comparing two runs, rendering reports.
-//!
-//! The HTML report is one of the formats `iolab bench` writes, so it lives with the other
-//! exporters ([`crate::export::html`]); it is re-exported here for `iolab report`.
+//! Reading results back: loading `results.json` and comparing two runs. The HTML report is
+//! one of the formats `iolab bench` writes, so it lives with the other exporters
+//! ([`crate::export::html`]).
 //!
 //! [`load`] refuses what it cannot read faithfully: a `schema_version` other than the one
 //! this build writes (a key may mean something else there), and timings that no run can
@@ -9,9 +8,6 @@
 //! and verdicts downstream.
 
 pub mod compare;
-
-pub use crate::export::html;
-pub use crate::export::html::svg;
 
 use std::path::{Path, PathBuf};
 
@@ -66,7 +62,7 @@ pub fn load(path: &Path) -> Result<Results> {
     check_figures(&results).map_err(invalid)?;
     if results.verdict.is_empty() {
         // Results from before the verdict: decide it now, from the same rows.
-        results.verdict = results.decide();
+        results.verdict = crate::suites::decide(&results);
     }
     Ok(results)
 }

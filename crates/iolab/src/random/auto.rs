@@ -14,7 +14,7 @@
 //!
 //! **System calls**: a read of `/proc/meminfo` and of the small tuning file.
 
-use crate::read::auto::tuning;
+use crate::read::tuning;
 
 /// A choice of backing and the reason for it.
 #[derive(Clone, Debug, PartialEq, Eq)]

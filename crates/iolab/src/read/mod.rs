@@ -32,6 +32,7 @@ pub mod mmap_parallel;
 pub mod pread_parallel;
 pub mod readv;
 pub mod stream;
+pub mod tuning;
 pub mod uring;
 pub mod uring_direct;
 pub mod uring_readv;

@@ -10,8 +10,10 @@ use std::num::NonZero;
 
 use serde::{Deserialize, Serialize};
 
-use super::{opt, or_none, read_trimmed};
+use super::or_none;
 use crate::kernel::Kernel;
+use crate::sys::procfs::read_trimmed;
+use crate::units::or_dash as opt;
 
 const CPU_SYSFS: &str = "/sys/devices/system/cpu";
 

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{bracketed, opt, read_trimmed};
+use crate::sys::procfs::{bracketed, read_trimmed};
+use crate::units::{bytes_exact, or_dash as opt};
 
 const THP_SYSFS: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -78,14 +79,6 @@ impl Memory {
 
 fn bytes_or_dash(bytes: Option<u64>) -> String {
     bytes.map_or_else(|| "-".into(), crate::units::format_bytes)
-}
-
-/// `23.5 GiB (25276510208 bytes)`.
-pub(super) fn bytes_exact(bytes: Option<u64>) -> String {
-    bytes.map_or_else(
-        || "-".into(),
-        |n| format!("{} ({n} bytes)", crate::units::format_bytes(n)),
-    )
 }
 
 /// A `/proc/meminfo` field (`MemTotal:  24684092 kB`) in bytes.

@@ -20,7 +20,7 @@ pub mod memory;
 pub mod os;
 pub mod storage;
 
-use std::fs;
+use crate::units::or_dash as opt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -123,30 +123,6 @@ impl SysInfo {
     }
 }
 
-/// The contents of a small text file, trimmed; `None` if it cannot be read or is empty.
-fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
-    let text = fs::read_to_string(path).ok()?;
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_string())
-}
-
-/// A small text file holding one unsigned number.
-fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
-    read_trimmed(path)?.parse().ok()
-}
-
-/// The bracketed choice of a sysfs selector such as `always [madvise] never`.
-fn bracketed(text: &str) -> Option<String> {
-    let start = text.find('[')? + 1;
-    let len = text[start..].find(']')?;
-    Some(text[start..start + len].to_string())
-}
-
-/// `value`, or `-` when it is not known.
-fn opt<T: ToString>(value: &Option<T>) -> String {
-    value.as_ref().map_or_else(|| "-".to_string(), T::to_string)
-}
-
 /// `text`, or `none` when it is empty.
 fn or_none(text: String) -> String {
     if text.is_empty() {
@@ -224,14 +200,5 @@ mod tests {
         assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
         assert_eq!(rfc3339_utc(4_102_444_799), "2099-12-31T23:59:59Z");
-    }
-
-    #[test]
-    fn bracketed_selects_the_active_mode() {
-        assert_eq!(
-            bracketed("always [madvise] never").as_deref(),
-            Some("madvise")
-        );
-        assert_eq!(bracketed("none"), None);
     }
 }

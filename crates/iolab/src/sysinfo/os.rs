@@ -4,8 +4,9 @@ use std::os::fd::AsRawFd;
 
 use serde::{Deserialize, Serialize};
 
-use super::{opt, read_u64};
+use crate::sys::procfs::read_u64;
 use crate::sys::uring;
+use crate::units::or_dash as opt;
 
 /// The running kernel.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::export::html::svg::BarChart;
-use crate::export::html::{extra_str, label, slug};
+use crate::chart::svg::BarChart;
+use crate::chart::{extra_str, label, slug};
 use crate::results::{Results, Row};
 
 /// The suite's charts, for the suite table.

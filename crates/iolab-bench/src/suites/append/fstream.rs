@@ -9,9 +9,9 @@ use std::process::Command;
 use super::Section;
 use super::data::WorkDir;
 use super::measure::Sample;
-use crate::Context;
+use crate::context::Context;
+use crate::peers::{version_line, which};
 use crate::runner::Job;
-use crate::suites::count::{version_line, which};
 use iolab::error::{Error, Result};
 
 /// C++ compilers tried for the `fstream` baseline, in order.

@@ -12,11 +12,12 @@ use super::data::{Records, WorkDir};
 use super::fstream::{self, FSTREAM, Fstream};
 use super::verify::{WRONG, verify};
 use super::{Section, Strategy, rows};
+use crate::context::Context;
+use crate::file_bench::CannotWin;
+use crate::interrupt;
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::schedule;
-use crate::suites::CannotWin;
-use crate::{Context, interrupt};
 use iolab::append::{Syncs, append_records};
 use iolab::error::Result;
 
@@ -43,7 +44,7 @@ pub(super) struct Accumulator {
     pub(super) checked: usize,
     /// Its fastest run so far, warm-up included.
     pub(super) fastest: Option<f64>,
-    /// Stopped early: it cannot win ([`CANNOT_WIN`](crate::suites::CANNOT_WIN)).
+    /// Stopped early: it cannot win ([`CANNOT_WIN`](crate::file_bench::CANNOT_WIN)).
     pub(super) stopped: bool,
 }
 

@@ -69,9 +69,11 @@ mod rows;
 pub(crate) mod verdict;
 mod verify;
 
-use super::Sizes;
+use crate::context::Context;
+use crate::interrupt;
 use crate::results::Row;
-use crate::{Context, interrupt};
+use crate::suite::Sizes;
+use crate::suite::{Column, MethodInfo, Place, Suite};
 use iolab::error::Result;
 
 pub use data::Records;
@@ -79,6 +81,50 @@ pub use data::Records;
 pub use iolab::append::{Strategy, WRITEV_BATCH};
 
 const SUITE: &str = "append";
+
+/// This suite's entry in the suite table (`crate::suites::SUITES`).
+pub const ENTRY: Suite = Suite {
+    name: SUITE,
+    description: "Small appends and durable appends (`iolab::file::AppendFile`, `iolab::durable::Log`)",
+    sizes: SIZES,
+    takes_files: false,
+    methods: || {
+        let strategies = iolab::append::Strategy::ALL
+            .into_iter()
+            .map(|s| MethodInfo::new(s.name(), s.availability()));
+        let policies = iolab::durable::Policy::ALL
+            .into_iter()
+            .map(|p| MethodInfo::new(p.name(), p.availability()));
+        strategies.chain(policies).collect()
+    },
+    baselines: &["fstream", "pg_test_fsync"],
+    section_keys: &["payload_bytes", "sync_policy", "section", "record_bytes"],
+    identity_keys: &[
+        "payload_bytes",
+        "sync_policy",
+        "section",
+        "policy",
+        "record_bytes",
+        "writers",
+        "group_commit",
+    ],
+    columns: &[
+        Column::significant("ns_per_record", "ns/record", Place::AfterThroughput),
+        Column::significant(
+            "syscalls_per_record",
+            "syscalls/record",
+            Place::AfterThroughput,
+        ),
+        Column::significant("writers", "writers", Place::AfterMethod),
+        Column::significant("records_per_s", "records/s", Place::AfterThroughput),
+        Column::significant("p50_us", "p50 µs", Place::AfterThroughput),
+        Column::significant("p99_us", "p99 µs", Place::AfterThroughput),
+    ],
+    charts: chart::charts,
+    verdict: verdict::verdicts,
+    is_default: |r| r.method == iolab::append::Strategy::AppendFile.name(),
+    run,
+};
 
 /// Records per run with sync policy `none`: the write-up's 1 M (capped by [`MAX_RUN_BYTES`]).
 pub const DEFAULT_RECORDS: u64 = 1_000_000;

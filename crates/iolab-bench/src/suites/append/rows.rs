@@ -37,7 +37,8 @@ pub(super) fn to_row(section: &Section, contender: &Contender<'_>, a: Accumulato
     row.error = a.error;
     row.set_timings(&a.wall, &a.user, &a.sys);
     if a.stopped {
-        row.notes.push(crate::suites::cannot_win_note(a.wall.len()));
+        row.notes
+            .push(crate::file_bench::cannot_win_note(a.wall.len()));
     }
     row.verified = !a.wall.is_empty() && a.wrong.is_none() && row.error.is_none();
     if let Some(wrong) = a.wrong {

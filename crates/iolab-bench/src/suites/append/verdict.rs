@@ -9,6 +9,7 @@ use crate::verdict::{Usage, Verdict, decide_each, group, key};
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
     let mut verdicts = decide_each(
         SUITE,
+        super::ENTRY.section_keys,
         group(rows, |r| {
             let payload = r.extra.get("payload_bytes")?.as_u64()?;
             if payload != PAYLOADS[0] as u64 {
@@ -41,6 +42,7 @@ fn durable_verdicts(rows: &[&Row]) -> Vec<Verdict> {
     let num = |r: &Row, k: &str| r.extra.get(k).and_then(serde_json::Value::as_u64);
     decide_each(
         SUITE,
+        super::ENTRY.section_keys,
         group(rows, |r| {
             if key(r, "section") != Some("durable")
                 || r.extra.get("group_commit") == Some(&serde_json::json!(false)) && !r.baseline

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::export::html::label;
-use crate::export::html::rate_label;
-use crate::export::html::svg::{BarChart, Marker};
+use crate::chart::label;
+use crate::chart::rate_label;
+use crate::chart::svg::{BarChart, Marker};
 use crate::results::{Results, Row};
 
 /// The chart; also drawn alone for the README (`iolab report --count-svg`).
@@ -78,4 +78,20 @@ pub fn throughput(results: &Results, rows: &[&Row]) -> String {
 /// The suite's charts, for the suite table.
 pub(crate) fn charts(results: &Results, rows: &[&Row]) -> Vec<String> {
     vec![throughput(results, rows)]
+}
+
+/// The `count` suite's chart alone, as a standalone SVG document (for the README), or
+/// `None` when the results have no count rows.
+pub fn standalone_svg(results: &Results) -> Option<String> {
+    let rows: Vec<&Row> = results.suite_rows("count").collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let chart = throughput(results, &rows);
+    // Standalone: the page's CSS is not there, so carry the text style inline.
+    Some(chart.replacen(
+        "role=\"img\">",
+        "role=\"img\"><style>text { font: 11px sans-serif; fill: #333 } .chart-title { font-weight: bold; font-size: 14px } .axis { stroke: #888 }</style><rect width=\"100%\" height=\"100%\" fill=\"white\"/>",
+        1,
+    ))
 }

@@ -3,7 +3,9 @@
 //! costs besides its bytes (open, `fstat`, setting up the method, close) decides.
 
 use super::{Counted, SIZES};
-use crate::{CacheState, Config, data};
+use crate::cache_state::CacheState;
+use crate::context::Config;
+use crate::data;
 use iolab::error::Result;
 use iolab::units::format_bytes;
 

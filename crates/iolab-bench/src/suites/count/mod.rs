@@ -5,18 +5,23 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 pub mod chart;
 mod many;
 pub(crate) mod verdict;
 mod winners;
 
-use super::{FileBench, Measured, Sizes, measure};
+use crate::cache_state::CacheState;
+use crate::context::{Config, Context};
+use crate::data;
+use crate::file_bench::{FileBench, Measured, measure};
+use crate::interrupt;
+use crate::peers::{version_line, which};
 use crate::probes::{self, Ceilings, DeviceRead, MemoryScan, Probe, Sampler};
 use crate::results::Row;
 use crate::runner::{Job, Outcome, parse_count};
-use crate::{CacheState, Config, Context, data, interrupt};
+use crate::suite::Sizes;
+use crate::suite::{Column, Format, MethodInfo, Place, Suite};
 use iolab::error::Result;
 use iolab::read::{Method, uring_direct};
 use iolab::sys::fiemap;
@@ -36,6 +41,40 @@ pub const SIZES: Sizes = Sizes {
 };
 
 const SUITE: &str = "count";
+
+/// This suite's entry in the suite table (`crate::suites::SUITES`).
+pub const ENTRY: Suite = Suite {
+    name: SUITE,
+    description: "Line counting (`iolab count`)",
+    sizes: SIZES,
+    takes_files: true,
+    methods: || {
+        iolab::read::Method::ALL
+            .into_iter()
+            .map(|m| MethodInfo::new(m.name(), m.availability()))
+            .collect()
+    },
+    baselines: &["wc -l", "fwc -l"],
+    section_keys: &["input", "file"],
+    identity_keys: &[
+        "input",
+        "file",
+        "variant",
+        "threads",
+        "queue_depth",
+        "block_bytes",
+    ],
+    columns: &[Column {
+        key: "ceiling_pct",
+        header: "of limit",
+        place: Place::AfterThroughput,
+        format: Format::Percent,
+    }],
+    charts: chart::charts,
+    verdict: verdict::verdicts,
+    is_default: |r| r.method == iolab::read::Method::Auto.name(),
+    run,
+};
 
 /// From this size on (8 GiB, a third of this project's machine's memory) a data set is
 /// "big": every run of a method reads it all from the device, seconds each, so unless
@@ -614,33 +653,6 @@ fn check_layout(ctx: &mut Context<'_>, path: &Path) {
             path.display()
         )),
     }
-}
-
-/// The path of `program` on `$PATH`, if any.
-pub fn which(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
-/// The first line a program prints when asked its version.
-pub fn version_line(program: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new(program).args(args).output().ok()?;
-    let text = if out.stdout.is_empty() {
-        out.stderr
-    } else {
-        out.stdout
-    };
-    String::from_utf8_lossy(&text)
-        .lines()
-        .next()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use iolab::read::Method;
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
     decide_each(
         super::SUITE,
+        super::ENTRY.section_keys,
         group(rows, |r| {
             let cache = r.cache.clone()?;
             Some(match (key(r, "file"), key(r, "input")) {

@@ -1,13 +1,13 @@
 //! The winners `auto` follows: after a complete run over every method, each cache state's
 //! fastest method is remembered for the data set's size class only when it beats the
 //! fastest *other* method beyond the noise (`bench::stats::beats`); a tie removes the
-//! class's previous winner, so `auto` keeps its rule (see [`iolab::read::auto::tuning`]).
+//! class's previous winner, so `auto` keeps its rule (see [`iolab::read::tuning`]).
 
-use crate::Context;
+use crate::context::Context;
 use crate::results::Row;
 use crate::stats;
 use iolab::read::Method;
-use iolab::read::auto::tuning::{self, CountWinner, Decision, SizeClass};
+use iolab::read::tuning::{self, CountWinner, Decision, SizeClass};
 use iolab::units::format_rate;
 
 /// Records the decisions of `rows` (the main data set's, `bytes` long) and notes them.

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::export::html::svg::StackedChart;
-use crate::export::html::{extra_str, label, slug};
+use crate::chart::svg::StackedChart;
+use crate::chart::{extra_str, label, slug};
 use crate::results::{Results, Row};
 use iolab::units::format_duration;
 

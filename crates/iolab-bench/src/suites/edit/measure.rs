@@ -60,7 +60,7 @@ pub(super) fn measure(
         let output = work.output();
         // The data set itself is read only by `count`; with --file it is the user's.
         let ours = op != Op::Count || !plan.users;
-        let residency = super::super::prepare(&input, cache_state, config.drop_caches, ours)?;
+        let residency = crate::file_bench::prepare(&input, cache_state, config.drop_caches, ours)?;
         let outcome = ctx
             .executor
             .execute(&job.job(&input, &output))

@@ -97,14 +97,17 @@ use rows::{base_row, to_row, verdicts};
 use verify::{digest_file, expected_for, expected_results};
 use workdir::WorkDir;
 
-use super::Sizes;
-use super::count::{version_line, which};
+use crate::cache_state::{COLD_MAX_RESIDENCY, CacheState, WARM_MIN_RESIDENCY};
+use crate::context::Context;
 use crate::data::{self, Dataset};
+use crate::interrupt;
+use crate::peers::{version_line, which};
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::{Job, Outcome, parse_count, schedule};
 use crate::stats::Summary;
-use crate::{COLD_MAX_RESIDENCY, CacheState, Context, WARM_MIN_RESIDENCY, interrupt};
+use crate::suite::Sizes;
+use crate::suite::{MethodInfo, Suite};
 use iolab::edit::Strategy;
 use iolab::error::{Error, Result};
 use iolab::generate::rows_for_size;
@@ -136,6 +139,28 @@ pub const LARGE_RUNS_DIVISOR: usize = 5;
 pub const SED_LARGE_MAX_RUNS: usize = 1;
 
 const SUITE: &str = "edit";
+
+/// This suite's entry in the suite table (`crate::suites::SUITES`).
+pub const ENTRY: Suite = Suite {
+    name: SUITE,
+    description: "In-place edits (`iolab edit`)",
+    sizes: SIZES,
+    takes_files: true,
+    methods: || {
+        iolab::edit::Strategy::ALL
+            .into_iter()
+            .map(|s| MethodInfo::new(s.name(), s.availability()))
+            .collect()
+    },
+    baselines: &["tr", "sed", "head"],
+    section_keys: &["op", "dataset"],
+    identity_keys: &["variant", "op", "dataset", "durable"],
+    columns: &[],
+    charts: chart::charts,
+    verdict: verdict::verdicts,
+    is_default,
+    run,
+};
 
 /// Room left free besides the working copies, so the suite never fills the disk.
 const FREE_SPACE_MARGIN: u64 = 256 << 20;

@@ -25,6 +25,7 @@ pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
         .collect();
     decide_each(
         super::SUITE,
+        super::ENTRY.section_keys,
         group(&candidates, |r| {
             let op = match key(r, "op")? {
                 "replace" => "replace",

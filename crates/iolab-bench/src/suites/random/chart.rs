@@ -2,8 +2,8 @@
 //! (`#random-iops-qd-STATE`), and the latency CDF at queue depth 1 per state
 //! (`#random-latency-cdf-STATE`).
 
-use crate::export::html::label;
-use crate::export::html::svg::LineChart;
+use crate::chart::label;
+use crate::chart::svg::LineChart;
 use crate::results::{Results, Row};
 
 use super::rows::figure;
@@ -72,7 +72,7 @@ pub(crate) fn charts(_results: &Results, rows: &[&Row]) -> Vec<String> {
         }
         out.push(
             LineChart {
-                id: format!("random-iops-qd-{}", crate::export::html::slug(&state)),
+                id: format!("random-iops-qd-{}", crate::chart::slug(&state)),
                 title: format!("random {state}: IOPS against queue depth (4 KiB, uniform)"),
                 x_unit: "queue depth".into(),
                 y_unit: "reads per second".into(),
@@ -86,7 +86,7 @@ pub(crate) fn charts(_results: &Results, rows: &[&Row]) -> Vec<String> {
         if !cdfs.is_empty() {
             out.push(
                 LineChart {
-                    id: format!("random-latency-cdf-{}", crate::export::html::slug(&state)),
+                    id: format!("random-latency-cdf-{}", crate::chart::slug(&state)),
                     title: format!("random {state}: latency CDF at queue depth 1 (iolab methods)"),
                     x_unit: "latency (µs)".into(),
                     y_unit: "% of reads at or below".into(),

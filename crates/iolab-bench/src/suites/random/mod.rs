@@ -43,13 +43,17 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Sizes;
+use crate::cache_state::CacheState;
+use crate::context::Context;
+use crate::data;
+use crate::file_bench::prepare;
+use crate::interrupt;
+use crate::peers::{version_line, which};
 use crate::progress::{self, Progress};
 use crate::results::Row;
 use crate::runner::{Job, schedule};
-use crate::suites::count::{version_line, which};
-use crate::suites::prepare;
-use crate::{CacheState, Context, data, interrupt};
+use crate::suite::Sizes;
+use crate::suite::{Column, MethodInfo, Place, Suite};
 use iolab::error::{Error, Result};
 use iolab::random::{DEFAULT_BLOCK, Method, Pattern};
 
@@ -80,7 +84,7 @@ pub const PROCESS_HEADROOM: u64 = 32 << 20;
 pub const MAX_ROUNDS: usize = 2;
 
 /// The rounds per state: `--runs`, capped at [`MAX_ROUNDS`] unless the suite runs alone.
-fn rounds(config: &crate::Config) -> usize {
+fn rounds(config: &crate::context::Config) -> usize {
     if config.suites.len() == 1 {
         config.runs.max(1)
     } else {
@@ -89,6 +93,34 @@ fn rounds(config: &crate::Config) -> usize {
 }
 
 const SUITE: &str = "random";
+
+/// This suite's entry in the suite table (`crate::suites::SUITES`).
+pub const ENTRY: Suite = Suite {
+    name: SUITE,
+    description: "Random block reads (`iolab random`, `iolab::file::RandomAccessFile`)",
+    sizes: SIZES,
+    methods: || {
+        iolab::random::Method::ALL
+            .into_iter()
+            .map(|m| MethodInfo::new(m.name(), m.availability()))
+            .collect()
+    },
+    baselines: &["fio"],
+    section_keys: &["pattern"],
+    identity_keys: &["pattern", "state", "block_bytes", "queue_depth", "threads"],
+    columns: &[
+        Column::significant("iops", "IOPS", Place::AfterMethod),
+        Column::significant("p50_us", "p50 µs", Place::AfterThroughput),
+        Column::significant("p99_us", "p99 µs", Place::AfterThroughput),
+        Column::significant("p999_us", "p99.9 µs", Place::AfterThroughput),
+        Column::significant("cpu_us_per_read", "CPU µs/read", Place::AfterThroughput),
+    ],
+    charts: chart::charts,
+    run,
+    takes_files: false,
+    is_default: |_| false,
+    verdict: verdict::verdicts,
+};
 
 /// A state of the file for a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -485,7 +517,7 @@ mod tests {
 
     #[test]
     fn the_suite_alone_takes_every_round_and_among_others_at_most_max_rounds() {
-        let mut config = crate::Config::for_tests();
+        let mut config = crate::context::Config::for_tests();
         config.runs = 5;
         config.suites = vec![SUITE.to_string()];
         assert_eq!(rounds(&config), 5);

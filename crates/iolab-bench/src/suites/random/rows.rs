@@ -4,11 +4,11 @@
 use serde_json::{Value, json};
 
 use super::{Outcomes, RandomJob, SUITE, Sample, State, keys};
-use crate::Context;
+use crate::context::Context;
 use crate::results::Row;
 use crate::stats::Summary;
 use iolab::random::{DEFAULT_BLOCK, Pattern};
-use iolab::read::auto::tuning;
+use iolab::read::tuning;
 
 /// A row that could not run, with the reason.
 pub(super) fn unavailable(
@@ -129,7 +129,7 @@ pub(super) fn compare_with_fio(ctx: &mut Context<'_>, state: State, rows: &[Row]
             .find(|f| f.baseline && f.method == twin && same_params(r, f))
             && let (Some(a), Some(b)) = (figure(r, "iops"), figure(f, "iops"))
         {
-            let pattern = crate::export::html::extra_str(r, "pattern").unwrap_or_default();
+            let pattern = crate::chart::extra_str(r, "pattern").unwrap_or_default();
             let qd = figure(r, "queue_depth").unwrap_or(1.0);
             let threads = match figure(r, "threads") {
                 Some(t) if t > 1.0 => format!(" ×{t} threads"),
@@ -159,9 +159,9 @@ pub(super) fn compare_with_fio(ctx: &mut Context<'_>, state: State, rows: &[Row]
     if let (Some((lab, li)), Some((f, fi))) = (best(false), best(true)) {
         line.push_str(&format!(
             "; best: {} {:.0} IOPS against {} {:.0} ({:.2}×)",
-            crate::export::html::label(lab),
+            crate::chart::label(lab),
             li,
-            crate::export::html::label(f),
+            crate::chart::label(f),
             fi,
             li / fi
         ));

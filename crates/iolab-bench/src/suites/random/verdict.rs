@@ -9,6 +9,7 @@ use iolab::random::Method;
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
     decide_each(
         super::SUITE,
+        super::ENTRY.section_keys,
         group(rows, |r| {
             let state = key(r, "state")?;
             Some(match key(r, "pattern") {

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::export::html::svg::{BarChart, LineChart};
-use crate::export::html::{extra_str, rate_label, slug};
+use crate::chart::svg::{BarChart, LineChart};
+use crate::chart::{extra_str, rate_label, slug};
 use crate::results::{Results, Row};
 use iolab::units::format_bytes;
 

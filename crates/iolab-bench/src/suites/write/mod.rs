@@ -79,17 +79,56 @@ use rows::{sink_row, to_row};
 use sinkfile::SinkFile;
 use sinks::{ConsumerKind, Sink};
 
-use super::Sizes;
-use super::count::{version_line, which};
+use crate::context::Context;
+use crate::interrupt;
+use crate::peers::{version_line, which};
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::{self, Consumer, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule};
-use crate::{Context, interrupt};
+use crate::suite::Sizes;
+use crate::suite::{Column, Format, MethodInfo, Place, Suite};
 use iolab::error::{Error, Result};
 use iolab::units::format_bytes;
 use iolab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
 
 const SUITE: &str = "write";
+
+/// This suite's entry in the suite table (`crate::suites::SUITES`).
+pub const ENTRY: Suite = Suite {
+    name: SUITE,
+    description: "Writing to stdout (`iolab write`)",
+    sizes: SIZES,
+    takes_files: false,
+    methods: || {
+        iolab::write::Method::ALL
+            .into_iter()
+            .map(|m| MethodInfo {
+                requirement: m.requirement(),
+                ..MethodInfo::new(m.name(), m.availability())
+            })
+            .collect()
+    },
+    baselines: &["yes", "fyes", "pv", "dd"],
+    section_keys: &["sink", "role"],
+    identity_keys: &[
+        "sink",
+        "default",
+        "buffer_bytes",
+        "pipe_capacity_bytes",
+        "cpus",
+        "record_bytes",
+    ],
+    columns: &[Column {
+        key: "buffer_bytes",
+        header: "buffer",
+        place: Place::AfterMethod,
+        format: Format::Bytes,
+    }],
+    charts: chart::charts,
+    verdict: verdict::verdicts,
+    is_default,
+    run,
+};
 
 /// Bytes per run: 64 MiB. The development VM moves 1–10 GB/s into a pipe or a file
 /// depending on the method, so a run takes 6–60 ms (a 1 KiB buffer up to 150 ms): long
@@ -132,7 +171,7 @@ const PIPE_SIZES: [usize; 2] = [8 << 10, 16 << 10];
 /// 8 KiB and the default size, the resized and two-CPU pipes the default size alone. Each method's default, as it runs without `--buffer`, is a
 /// row of its own besides (elsewhere than in a pipe it is the default size, so that size
 /// is not measured twice).
-fn sweep_for(config: &crate::Config, sink: &Sink, default: usize) -> Vec<usize> {
+fn sweep_for(config: &crate::context::Config, sink: &Sink, default: usize) -> Vec<usize> {
     if config.sweep {
         return SWEEP.to_vec();
     }
@@ -406,7 +445,7 @@ mod tests {
 
     #[test]
     fn the_default_sweep_brackets_the_pipe_cliff_and_skips_sizes_the_default_row_measures() {
-        let mut config = crate::Config::for_tests();
+        let mut config = crate::context::Config::for_tests();
         let consumer = Sink::Consumer(ConsumerKind::Splice);
         let same_cpu = Sink::Pipe {
             capacity: None,

@@ -40,7 +40,7 @@ impl ConsumerKind {
         [ConsumerKind::Splice, ConsumerKind::Head, ConsumerKind::Pv];
 
     /// The consumer's process: program and arguments, reading N bytes at most.
-    pub(super) fn process(self, config: &crate::Config, bytes: u64) -> Option<Consumer> {
+    pub(super) fn process(self, config: &crate::context::Config, bytes: u64) -> Option<Consumer> {
         let n = OsString::from(bytes.to_string());
         let (program, args): (PathBuf, Vec<OsString>) = match self {
             ConsumerKind::Splice => (
@@ -110,7 +110,12 @@ impl Sink {
         }
     }
 
-    pub(super) fn stdout(&self, config: &crate::Config, bytes: u64, limit: Option<u64>) -> Stdout {
+    pub(super) fn stdout(
+        &self,
+        config: &crate::context::Config,
+        bytes: u64,
+        limit: Option<u64>,
+    ) -> Stdout {
         match self {
             Sink::Consumer(kind) => match kind.process(config, bytes) {
                 Some(consumer) => Stdout::Consumer(consumer),

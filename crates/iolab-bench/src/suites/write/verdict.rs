@@ -15,6 +15,7 @@ const CONDITIONS: &[&str] = &["splice-reader", "file"];
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
     decide_each(
         super::SUITE,
+        super::ENTRY.section_keys,
         group(rows, |r| {
             key(r, "sink")
                 .filter(|s| CONDITIONS.contains(s))

@@ -27,9 +27,9 @@ mod device;
 mod direct_io;
 mod mountinfo;
 
-use super::memory::bytes_exact;
-use super::{bracketed, opt, read_trimmed, read_u64};
 use crate::sys::dio as direct;
+use crate::sys::procfs::{bracketed, read_trimmed, read_u64};
+use crate::units::{bytes_exact, or_dash as opt};
 use device::block_device;
 use direct_io::probe_direct_io;
 use mountinfo::{MountEntry, mount_for, read_mountinfo};

@@ -1,6 +1,6 @@
 //! `iolab count`: line counts like `wc -l`, with a choice of read method.
 
-mod output;
+use super::count_output as output;
 
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;

@@ -5,11 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::super::probes::{self, Sampler};
-use super::super::progress::Progress;
-use super::super::results::Row;
-use super::super::runner::{Job, Outcome, schedule};
-use super::super::{COLD_MAX_RESIDENCY, CacheState, Context, WARM_MIN_RESIDENCY, interrupt};
+use crate::cache_state::{COLD_MAX_RESIDENCY, CacheState, WARM_MIN_RESIDENCY};
+use crate::context::Context;
+use crate::interrupt;
+use crate::probes::{self, Sampler};
+use crate::progress::Progress;
+use crate::results::Row;
+use crate::runner::{Job, Outcome, schedule};
 use iolab::cache;
 use iolab::error::{Error, Result};
 
@@ -353,7 +355,7 @@ fn warmup_for(ctx: &Context<'_>, cache_state: CacheState) -> usize {
 
 /// Puts `input` in `cache_state` and returns the residency measured afterwards. A file
 /// that is not ours (`ours` false: a user's `--file`) is evicted without `fdatasync`.
-pub(crate) fn prepare(
+pub fn prepare(
     input: &Path,
     cache_state: CacheState,
     drop_caches: bool,
@@ -443,9 +445,9 @@ mod tests {
         let events = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let mut executor = Log(events.clone());
         let mut sampler = Log(events.clone());
-        let config = crate::Config {
+        let config = crate::context::Config {
             warmup: 1,
-            ..crate::Config::for_tests()
+            ..crate::context::Config::for_tests()
         };
         let mut ctx = Context {
             config: &config,

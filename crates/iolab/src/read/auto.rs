@@ -64,7 +64,7 @@
 //! whole file, Linux 6.5; else `mincore(2)` on a sample of the file), a read of the small
 //! `auto.json` for files of 1 MiB and more, then those of the chosen method.
 
-pub mod tuning;
+use super::tuning;
 
 use super::{Method, ReadOptions};
 use crate::input::Input;

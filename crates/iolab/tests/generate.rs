@@ -1,6 +1,6 @@
-//! Tests of the data-set generators (`iolab::generate`) and of `iolab gen`: exact sizes,
-//! exact line counts, determinism, the CSV shape, and atomic writes that leave nothing
-//! behind on failure. No timing assertions.
+//! Tests of the data-set generators (`iolab::generate`): exact sizes, exact line counts,
+//! determinism, the CSV shape, and atomic writes that leave nothing behind on failure. No
+//! timing assertions. `iolab gen` itself: the binary's `tests/cli_generate.rs`.
 
 use iolab_testkit as common;
 
@@ -9,7 +9,6 @@ use std::io::{self, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 
-use assert_cmd::Command;
 use iolab::generate::{
     self, AtomicOptions, CsvSpec, Error, LinesSpec, Summary, rows_for_size, write_csv,
     write_file_atomically, write_lines,
@@ -39,16 +38,6 @@ fn digest(bytes: &[u8]) -> u64 {
     let mut hash = Fnv1a::default();
     hash.feed(bytes);
     hash.digest()
-}
-
-/// The names in `dir`, sorted.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// A writer that accepts `left` bytes, then fails every write with `error`.
@@ -377,7 +366,7 @@ fn atomic_write_puts_the_whole_file_in_place() {
     let written = fs::read(&path).unwrap();
     assert_eq!(written, lines(&spec).0);
     assert_eq!(newlines(&written), summary.lines);
-    assert_eq!(names_in(dir.path()), ["data.txt"]);
+    assert_eq!(common::names_in(dir.path()), ["data.txt"]);
 }
 
 #[test]
@@ -426,9 +415,9 @@ fn a_failed_write_leaves_nothing_behind() {
     .unwrap_err();
     assert_eq!(error.to_string(), "cannot write: injected");
     assert!(
-        names_in(dir.path()).is_empty(),
+        common::names_in(dir.path()).is_empty(),
         "{:?}",
-        names_in(dir.path())
+        common::names_in(dir.path())
     );
 }
 
@@ -456,7 +445,7 @@ fn a_full_disk_is_named_and_leaves_nothing_behind() {
     let message = error.to_string();
     assert!(message.starts_with("no space left in "), "{message}");
     assert!(message.ends_with("after writing 1.00 MiB; the partial file was removed"));
-    assert!(names_in(dir.path()).is_empty());
+    assert!(common::names_in(dir.path()).is_empty());
 }
 
 /// `ENOSPC` on Linux (the tests do not depend on the libc crate).
@@ -479,7 +468,7 @@ fn a_panicking_writer_leaves_nothing_behind() {
         )
     }));
     assert!(result.is_err());
-    assert!(names_in(dir.path()).is_empty());
+    assert!(common::names_in(dir.path()).is_empty());
 }
 
 #[test]
@@ -500,7 +489,7 @@ fn a_missing_directory_is_an_error() {
         error.to_string(),
         "cannot open its directory: No such file or directory"
     );
-    assert!(names_in(dir.path()).is_empty());
+    assert!(common::names_in(dir.path()).is_empty());
 }
 
 #[test]
@@ -526,7 +515,7 @@ fn not_enough_space_is_refused_before_writing() {
         dir.path().display()
     );
     assert!(message.starts_with(&expected_start), "{message}");
-    assert!(names_in(dir.path()).is_empty());
+    assert!(common::names_in(dir.path()).is_empty());
 }
 
 #[test]
@@ -542,12 +531,12 @@ fn existing_files_are_replaced_only_when_allowed() {
         .unwrap_err();
     assert!(matches!(error, Error::Exists), "{error}");
     assert_eq!(fs::read(&path).unwrap(), b"keep me\n");
-    assert_eq!(names_in(dir.path()), ["data.txt"]);
+    assert_eq!(common::names_in(dir.path()), ["data.txt"]);
 
     let options = AtomicOptions::new().overwrite(true);
     write_file_atomically(&path, &options, |out| write_lines(out, &spec)).unwrap();
     assert_eq!(fs::read(&path).unwrap(), lines(&spec).0);
-    assert_eq!(names_in(dir.path()), ["data.txt"]);
+    assert_eq!(common::names_in(dir.path()), ["data.txt"]);
 }
 
 #[test]
@@ -567,7 +556,7 @@ fn directories_and_symbolic_links_are_not_replaced() {
     );
     let error = write_file_atomically(Path::new("/"), &options, |_| Ok(())).unwrap_err();
     assert!(matches!(error, Error::NoFileName), "{error}");
-    assert_eq!(names_in(dir.path()), ["link", "sub"]);
+    assert_eq!(common::names_in(dir.path()), ["link", "sub"]);
 }
 
 #[test]
@@ -585,217 +574,4 @@ fn a_taken_temporary_name_is_left_alone() {
     .unwrap();
     assert_eq!(fs::read(&path).unwrap(), b"mine\n");
     assert_eq!(fs::read(&stale).unwrap(), b"another writer's");
-}
-
-// ---------------------------------------------------------------------------------------
-// iolab gen
-
-fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
-}
-
-/// Runs `iolab ARGS`, expecting failure with exactly one line on stderr; returns it.
-fn one_line_failure(args: &[&str]) -> String {
-    let output = iolab().args(args).output().unwrap();
-    assert!(!output.status.success(), "{args:?} succeeded");
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-    stderr.trim_end().to_string()
-}
-
-#[test]
-fn cli_gen_lines_writes_the_file_and_a_summary() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("lines.txt");
-    let out = path.to_str().unwrap();
-    let output = iolab()
-        .args(["gen", "lines", "--size", "64K", "--out", out, "--seed", "9"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let data = fs::read(&path).unwrap();
-    assert_eq!(data.len(), 65536);
-    assert_eq!(data.last(), Some(&b'\n'));
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    let expected = format!(
-        "iolab: {out}: 65536 bytes (64.0 KiB), {} lines in ",
-        newlines(&data)
-    );
-    assert!(stderr.starts_with(&expected), "{stderr}");
-    let spec = LinesSpec {
-        size: 65536,
-        seed: 9,
-        ..LinesSpec::default()
-    };
-    assert!(data == lines(&spec).0, "the CLI and the library disagree");
-    assert_eq!(names_in(dir.path()), ["lines.txt"]);
-}
-
-#[test]
-fn cli_gen_is_deterministic() {
-    let dir = TempDir::new().unwrap();
-    let run = |name: &str, seed: &str| {
-        let path = dir.path().join(name);
-        iolab()
-            .args([
-                "gen",
-                "lines",
-                "--size",
-                "300000",
-                "--mean-line-length",
-                "80",
-            ])
-            .args(["--seed", seed, "--out"])
-            .arg(&path)
-            .assert()
-            .success();
-        fs::read(path).unwrap()
-    };
-    let (a, b, c) = (run("a", "1"), run("b", "1"), run("c", "2"));
-    assert!(a == b);
-    assert!(a != c);
-}
-
-#[test]
-fn cli_refuses_to_overwrite_without_force() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("data.txt");
-    fs::write(&path, "keep me\n").unwrap();
-    let out = path.to_str().unwrap();
-    let line = one_line_failure(&["gen", "lines", "--size", "1K", "--out", out]);
-    assert_eq!(
-        line,
-        format!("iolab: {out}: already exists (use --force to replace it)")
-    );
-    assert_eq!(fs::read(&path).unwrap(), b"keep me\n");
-
-    iolab()
-        .args(["gen", "lines", "--size", "1K", "--out", out, "--force"])
-        .assert()
-        .success();
-    assert_eq!(fs::metadata(&path).unwrap().len(), 1024);
-    assert_eq!(names_in(dir.path()), ["data.txt"]);
-}
-
-#[test]
-fn cli_bad_sizes_give_one_line() {
-    for (size, reason) in [
-        ("12X", "unknown suffix 'X'"),
-        ("", "empty"),
-        ("-5G", "negative"),
-        ("lots", "no number"),
-        ("1.5", "a fraction of a byte"),
-        ("20E", "too large"),
-    ] {
-        let dir = TempDir::new().unwrap();
-        let out = dir.path().join("x");
-        let line = one_line_failure(&[
-            "gen",
-            "lines",
-            "--size",
-            size,
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        let start = format!("iolab: invalid size '{size}': ");
-        assert!(line.starts_with(&start) && line.contains(reason), "{line}");
-        assert!(names_in(dir.path()).is_empty());
-    }
-}
-
-#[test]
-fn cli_errors_name_the_file() {
-    let dir = TempDir::new().unwrap();
-    let missing = dir.path().join("missing").join("x.txt");
-    let out = missing.to_str().unwrap();
-    let line = one_line_failure(&["gen", "lines", "--size", "1K", "--out", out]);
-    assert_eq!(
-        line,
-        format!("iolab: {out}: cannot open its directory: No such file or directory")
-    );
-    let dir_path = dir.path().to_str().unwrap();
-    let line = one_line_failure(&[
-        "gen", "csv", "--rows", "1", "--cols", "2", "--out", dir_path,
-    ]);
-    assert_eq!(line, format!("iolab: {dir_path}: is a directory"));
-    let line = one_line_failure(&[
-        "gen",
-        "lines",
-        "--size",
-        "1K",
-        "--mean-line-length",
-        "0",
-        "--out",
-        out,
-    ]);
-    assert!(
-        line.starts_with("iolab: the mean line length must be at least 1"),
-        "{line}"
-    );
-    let line = one_line_failure(&["gen", "csv", "--rows", "1", "--cols", "0", "--out", out]);
-    assert_eq!(line, "iolab: a CSV needs at least 1 column");
-}
-
-#[test]
-fn cli_gen_csv_rows_and_size() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("data.csv");
-    iolab()
-        .args(["gen", "csv", "--rows", "1000", "--cols", "5", "--out"])
-        .arg(&path)
-        .assert()
-        .success();
-    let data = fs::read(&path).unwrap();
-    assert_eq!(newlines(&data), 1000);
-    assert!(
-        data.split(|&b| b == b'\n').take(1000).all(|line| line
-            .iter()
-            .filter(|&&b| b == b',')
-            .count()
-            == 4)
-    );
-
-    let sized = dir.path().join("sized.csv");
-    iolab()
-        .args(["gen", "csv", "--size", "1M", "--cols", "8", "--out"])
-        .arg(&sized)
-        .assert()
-        .success();
-    let len = fs::metadata(&sized).unwrap().len() as f64;
-    assert!(
-        (len - MIB as f64).abs() / (MIB as f64) < 0.02,
-        "{len} bytes"
-    );
-
-    let output = iolab()
-        .args([
-            "gen", "csv", "--rows", "5", "--cols", "3", "--out", "x", "--size", "1K",
-        ])
-        .output()
-        .unwrap();
-    assert!(!output.status.success(), "--rows and --size together");
-}
-
-#[test]
-fn cli_writes_to_stdout_and_devices() {
-    let output = iolab()
-        .args(["gen", "lines", "--size", "100000", "--out", "-"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    assert_eq!(
-        output.stdout,
-        lines(&LinesSpec {
-            size: 100_000,
-            ..LinesSpec::default()
-        })
-        .0
-    );
-    // /dev/null exists and is no regular file: written to, without --force, and not replaced.
-    iolab()
-        .args(["gen", "lines", "--size", "3M", "--out", "/dev/null"])
-        .assert()
-        .success();
-    assert!(!fs::metadata("/dev/null").unwrap().is_file());
 }

@@ -167,7 +167,7 @@ pub fn read_files0(list: &Path) -> Result<Files0> {
     let from_stdin = list.as_os_str() == "-";
     let mut bytes = Vec::new();
     if from_stdin {
-        if super::super::closed_at_start(0) {
+        if super::closed_at_start(0) {
             anyhow::bail!(
                 "cannot read the file list from standard input: file descriptor 0 is closed"
             );

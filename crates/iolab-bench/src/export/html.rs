@@ -3,21 +3,19 @@
 //! charts), then the machine and the notes folded in `<details>`.
 //!
 //! Each suite's charts are drawn by the function its entry in the suite table names
-//! ([`crate::suites::SUITES`], `charts`), from the SVG pieces of [`svg`]; a suite
+//! (`charts`, in the suite table handed to [`render`]), from the SVG pieces of
+//! [`crate::chart`]; a suite
 //! the table does not know (results of another iolab version) gets throughput bars
 //! (`#<suite>-throughput`, [`throughput_chart`]).
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
-pub mod svg;
-
 use super::Exporter;
+use crate::chart::svg::escape;
+use crate::chart::throughput_chart;
 use crate::export::table;
 use crate::results::{Results, Row};
-use iolab::units::format_rate;
-use svg::{BarChart, escape};
+use crate::suite::{Suite, find_in};
 
 const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }
@@ -46,14 +44,14 @@ impl Exporter for Html {
         "report.html"
     }
 
-    fn render(&self, results: &Results) -> String {
-        render(results)
+    fn render(&self, results: &Results, suites: &[Suite]) -> String {
+        render(results, suites)
     }
 }
 
 /// The report for `results`: the verdict, then one chart per workload, then every table
 /// (with the suite's other charts), then the machine and the notes, folded.
-pub fn render(results: &Results) -> String {
+pub fn render(results: &Results, suites: &[Suite]) -> String {
     let mut body = String::new();
     let _ = write!(
         body,
@@ -72,12 +70,12 @@ pub fn render(results: &Results) -> String {
         let _ = write!(body, "<p class=\"warning\">Warning: {}</p>", escape(w));
     }
     body.push_str(&verdict_html(results));
-    let suites = results.suites();
-    let charts: Vec<(String, Vec<String>)> = suites
+    let charts: Vec<(String, Vec<String>)> = results
+        .suites()
         .iter()
         .map(|suite| {
             let rows: Vec<&Row> = results.suite_rows(suite).collect();
-            let charts = match crate::suites::find(suite) {
+            let charts = match find_in(suites, suite) {
                 Some(entry) => (entry.charts)(results, &rows),
                 None => vec![throughput_chart(
                     &format!("{suite}-throughput"),
@@ -94,7 +92,7 @@ pub fn render(results: &Results) -> String {
             body.push_str(first);
         }
     }
-    let tables = table::tables(results);
+    let tables = table::tables(results, suites);
     for (suite, charts) in &charts {
         let _ = write!(
             body,
@@ -182,89 +180,4 @@ fn html_table(t: &table::Table) -> String {
     }
     out.push_str("</tbody></table>");
     out
-}
-
-/// `method` plus its variant label, as the tables show it.
-pub(crate) fn label(row: &Row) -> String {
-    let mut name = row.method.clone();
-    if let Some(Value::String(v)) = row.extra.get("variant") {
-        name = format!("{name} {v}");
-    }
-    if row.baseline {
-        name.push_str(" (baseline)");
-    }
-    name
-}
-
-/// A rate as the charts print it.
-pub(crate) fn rate_label(x: f64) -> String {
-    format_rate(x)
-}
-
-/// The `count` suite's chart alone, as a standalone SVG document (for the README), or
-/// `None` when the results have no count rows.
-pub fn count_chart_svg(results: &Results) -> Option<String> {
-    let rows: Vec<&Row> = results.suite_rows("count").collect();
-    if rows.is_empty() {
-        return None;
-    }
-    let chart = crate::suites::count::chart::throughput(results, &rows);
-    // Standalone: the page's CSS is not there, so carry the text style inline.
-    Some(chart.replacen(
-        "role=\"img\">",
-        "role=\"img\"><style>text { font: 11px sans-serif; fill: #333 } .chart-title { font-weight: bold; font-size: 14px } .axis { stroke: #888 }</style><rect width=\"100%\" height=\"100%\" fill=\"white\"/>",
-        1,
-    ))
-}
-
-/// Throughput bars, one per row: the chart of a suite without charts of its own.
-pub fn throughput_chart(id: &str, suite: &str, rows: &[&Row]) -> String {
-    BarChart {
-        id: id.into(),
-        title: format!("{suite}: throughput by method"),
-        unit: "throughput".into(),
-        series: vec!["throughput".into()],
-        rows: rows
-            .iter()
-            .map(|r| (label(r), vec![r.throughput_bytes_per_s]))
-            .collect(),
-        markers: Vec::new(),
-        log: false,
-        format: rate_label,
-    }
-    .render()
-}
-
-/// A row's extra key as text (strings unquoted), if present and not null.
-pub(crate) fn extra_str(row: &Row, key: &str) -> Option<String> {
-    match row.extra.get(key)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Null => None,
-        other => Some(other.to_string()),
-    }
-}
-
-/// A string reduced to `[a-z0-9-]` for element ids.
-pub fn slug(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::slug;
-
-    #[test]
-    fn slugs_are_id_safe() {
-        assert_eq!(slug("/dev/null"), "dev-null");
-        assert_eq!(slug("every-K"), "every-k");
-        assert_eq!(slug("a  b"), "a-b");
-    }
 }
