@@ -305,6 +305,10 @@ fn paths_in(
                 segs.push(code[k..k + seg_len].to_string());
                 j = k + seg_len;
             }
+            // A macro (`crate::named_enum!`): marked, resolved to the file defining it.
+            if code[j..].trim_start().starts_with('!') {
+                segs.push("!".into());
+            }
             found.push((line_at(start), here(&inline), segs));
             i = j;
         }
@@ -375,6 +379,20 @@ fn arrows(src: &Path) -> (BTreeSet<String>, Vec<Arrow>) {
         .map(|f| (module_path(src, f), f.clone()))
         .collect();
     let nodes: BTreeSet<String> = files.iter().map(|f| node_of(src, f)).collect();
+    // Where each `macro_rules!` is defined: a `crate::m!` call is an arrow to that file.
+    let mut macros: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for file in &files {
+        let code = strip(&fs::read_to_string(file).unwrap());
+        for (at, _) in code.match_indices("macro_rules!") {
+            let name: String = code[at + "macro_rules!".len()..]
+                .trim_start()
+                .bytes()
+                .take_while(|&c| is_ident(c))
+                .map(char::from)
+                .collect();
+            macros.insert(name, file.clone());
+        }
+    }
     let mut out = Vec::new();
     for file in &files {
         let text = fs::read_to_string(file).unwrap();
@@ -387,6 +405,25 @@ fn arrows(src: &Path) -> (BTreeSet<String>, Vec<Arrow>) {
             .map(|m| m[module.len()].clone())
             .collect();
         for (line, module, path) in paths_in(&code, &module, &children) {
+            if path.last().map(String::as_str) == Some("!") {
+                let name = &path[path.len() - 2];
+                if let Some(dest) = macros.get(name) {
+                    let to = node_of(src, dest);
+                    if to != from {
+                        let rel = file.strip_prefix(root()).unwrap_or(file);
+                        out.push(Arrow {
+                            from: from.clone(),
+                            to,
+                            at: format!(
+                                "{}:{line} {}!",
+                                rel.display(),
+                                path[..path.len() - 1].join("::")
+                            ),
+                        });
+                    }
+                }
+                continue;
+            }
             let mut target: Vec<String> = Vec::new();
             let mut rest = path.iter().peekable();
             match rest.peek().map(|s| s.as_str()) {

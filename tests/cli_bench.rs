@@ -105,7 +105,10 @@ fn a_quick_run_writes_verified_rows_for_every_method_and_cache_state() {
 fn bad_arguments_give_one_line_and_a_non_zero_exit() {
     let dir = common::scratch();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["bench".into(), "nosuchsuite".into()], "unknown suite"),
+        (
+            vec!["bench".into(), "nosuchsuite".into()],
+            "unknown suite `nosuchsuite`; one of: count, write, edit, append, random",
+        ),
         (
             vec!["bench".into(), "--size".into(), "12X".into()],
             "invalid size",
@@ -122,7 +125,7 @@ fn bad_arguments_give_one_line_and_a_non_zero_exit() {
                 "mmap,nope".into(),
                 "--quick".into(),
             ],
-            "unknown method 'nope'",
+            "--methods: unknown method `nope`; one of: bufread-lines",
         ),
         (
             vec![
@@ -550,4 +553,40 @@ fn a_missing_directory_or_fifo_file_gives_one_line_and_a_non_zero_exit() {
         .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("does not read a file"));
+}
+
+#[test]
+fn a_failed_suite_exits_non_zero_and_keeps_the_other_suites_rows() {
+    let dir = common::scratch();
+    let (data, out) = (dir.path().join("data"), dir.path().join("out"));
+    // Something that is not iolab's where the random suite's data set goes: the suite must
+    // refuse it (and fail), the count suite must still be measured and written.
+    let size = 2u64 << 20;
+    std::fs::create_dir_all(data.join(format!("blocks-{size}.bin"))).unwrap();
+    let output = iolab()
+        .args(["bench", "count", "random", "--quick", "--size", "2M"])
+        .arg("--data")
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("suite random FAILED"), "{stderr}");
+    let json = read_json(&out.join("results.json"));
+    assert_eq!(json["partial"], true);
+    assert_eq!(json["errors"][0]["suite"], "random");
+    let error = json["errors"][0]["error"].as_str().unwrap();
+    assert!(error.contains("not made by iolab"), "{error}");
+    let rows = json["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["suite"] == "count"));
+    assert!(rows.iter().all(|r| r["suite"] != "random"));
+    assert!(
+        json["verdict"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["suite"] == "count")
+    );
 }

@@ -273,11 +273,11 @@ fn bad_arguments_are_one_line_and_leave_the_file_alone() {
         ),
         (
             vec!["--from", ",", "--to", ";", "-s", "fast"],
-            "unknown strategy 'fast'",
+            "unknown strategy `fast`; one of: mmap, std-whole, std-stream",
         ),
         (
             vec!["--from", ",", "--to", ";", "--kernel", "sse9"],
-            "unknown kernel 'sse9'",
+            "unknown kernel `sse9`; one of: scalar, avx2, avx512",
         ),
         (vec!["--to", ";"], "required arguments were not provided"),
         (

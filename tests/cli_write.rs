@@ -303,8 +303,7 @@ fn bad_arguments_are_one_line_and_exit_2() {
         .unwrap();
     let line = one_error_line(&output, "unknown method");
     assert!(
-        line.contains("unknown write method 'nope'")
-            && line.contains("stdout, raw-fd, bufwriter, vmsplice"),
+        line.contains("unknown method `nope`; one of: stdout, raw-fd, bufwriter, vmsplice"),
         "{line}"
     );
     let output = iolab().args(["write"]).output().unwrap();

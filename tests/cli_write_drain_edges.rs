@@ -249,6 +249,6 @@ fn methods_of_an_unknown_workload_lists_the_known_ones() {
     one_line(
         &run(cmd),
         2,
-        &["'foo'", "count, write, edit, append, random"],
+        &["unknown suite `foo`; one of: count, write, edit, append, random"],
     );
 }

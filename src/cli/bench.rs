@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use iolab_bench::export::table::{self, Markup};
 use iolab_bench::results::Results;
+use iolab_bench::run::RunError;
 use iolab_bench::runner::ProcessExecutor;
 use iolab_bench::{CacheState, Config, DEFAULT_RUNS, DEFAULT_WARMUP, SUITES};
 
@@ -71,14 +72,9 @@ pub struct Args {
 }
 
 fn parse_suite(s: &str) -> Result<String, String> {
-    if iolab_bench::suites::find(s).is_some() {
-        Ok(s.to_string())
-    } else {
-        Err(format!(
-            "unknown suite (expected one of: {})",
-            iolab_bench::suites::names().join(", ")
-        ))
-    }
+    iolab_bench::suites::named(s)
+        .map(|suite| suite.name.to_string())
+        .map_err(|e| e.to_string())
 }
 
 fn parse_runs(s: &str) -> Result<usize, String> {
@@ -125,21 +121,22 @@ fn parse_cache(s: &str) -> Result<CacheState, String> {
 }
 
 /// Every method, strategy and baseline name a suite can run.
-fn known_names() -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
+fn known_names() -> Vec<&'static str> {
+    let mut names = Vec::new();
     for suite in SUITES {
-        names.extend(suite_names(suite));
+        for name in suite_names(suite) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
     }
     names
 }
 
 /// The method, strategy and baseline names of one suite.
-fn suite_names(suite: &iolab_bench::suite::Suite) -> Vec<String> {
-    let mut names: Vec<String> = (suite.methods)()
-        .into_iter()
-        .map(|m| m.name.to_string())
-        .collect();
-    names.extend(suite.baselines.iter().map(|s| s.to_string()));
+fn suite_names(suite: &iolab_bench::suite::Suite) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = (suite.methods)().into_iter().map(|m| m.name).collect();
+    names.extend(suite.baselines.iter().copied());
     names
 }
 
@@ -147,7 +144,7 @@ fn suite_names(suite: &iolab_bench::suite::Suite) -> Vec<String> {
 fn suites_of(method: &str) -> Vec<&'static str> {
     SUITES
         .iter()
-        .filter(|s| suite_names(s).iter().any(|n| n == method))
+        .filter(|s| suite_names(s).contains(&method))
         .map(|s| s.name)
         .collect()
 }
@@ -269,11 +266,13 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(methods) = &args.methods {
         let known = known_names();
         for m in methods {
-            if !known.contains(m) {
-                bail!(
-                    "--methods: unknown method '{m}' (expected names from `iolab methods {}`)",
-                    iolab_bench::suites::names().join("|")
-                );
+            if !known.contains(&m.as_str()) {
+                let unknown = iolab::named::UnknownName {
+                    kind: "method",
+                    name: m.clone(),
+                    expected: known.clone(),
+                };
+                bail!("--methods: {unknown}");
             }
         }
     }
@@ -286,7 +285,7 @@ pub fn run(args: Args) -> Result<i32> {
             .filter(|s| {
                 args.methods.as_ref().is_none_or(|methods| {
                     let names = suite_names(s);
-                    methods.iter().any(|m| names.contains(m))
+                    methods.iter().any(|m| names.contains(&m.as_str()))
                 })
             })
             .map(|s| s.name.to_string())
@@ -297,13 +296,13 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(methods) = &args.methods {
         // Each name must belong to a suite that runs: `bench count --methods vmsplice`
         // would otherwise measure baselines only and say nothing.
-        let selected: Vec<String> = suites
+        let selected: Vec<&'static str> = suites
             .iter()
             .filter_map(|name| iolab_bench::suites::find(name))
             .flat_map(suite_names)
             .collect();
         for m in methods {
-            if !selected.contains(m) {
+            if !selected.contains(&m.as_str()) {
                 let scope = match suites.as_slice() {
                     [] => "a suite that reads --file".to_string(),
                     [one] => format!("the {one} suite"),
@@ -367,9 +366,15 @@ pub fn run(args: Args) -> Result<i32> {
         files: args.files,
     };
     let command: Vec<String> = std::env::args().collect();
-    let results = iolab_bench::run(&config, &mut ProcessExecutor, command)
-        .with_context(|| format!("{}", data_dir.display()))?;
-
+    // The files are written after every suite, so a failure later loses nothing.
+    let mut write = |results: &iolab_bench::results::Results| {
+        iolab_bench::export::write_all(results, SUITES, &out_dir).map(drop)
+    };
+    let results = match iolab_bench::run(&config, &mut ProcessExecutor, command, &mut write) {
+        Ok(results) => results,
+        Err(RunError::Write(e)) => return Err(e).with_context(|| out_dir.display().to_string()),
+        Err(RunError::Data(e)) => return Err(e).with_context(|| data_dir.display().to_string()),
+    };
     let written = iolab_bench::export::write_all(&results, SUITES, &out_dir)
         .with_context(|| format!("{}", out_dir.display()))?;
     let mut out = super::stdout()?;
@@ -385,9 +390,16 @@ pub fn run(args: Args) -> Result<i32> {
     )
     .context("cannot write to stdout")?;
     out.flush().context("cannot write to stdout")?;
-    if results.partial {
+    for failed in &results.errors {
+        super::report(&format!("suite {} FAILED: {}", failed.suite, failed.error));
+    }
+    if results.partial && results.errors.is_empty() {
         super::report("interrupted: the results written are partial");
         return Ok(130);
+    }
+    if !results.errors.is_empty() {
+        // One line per failed suite (above); the other suites' rows are in the files.
+        return Ok(1);
     }
     if results.has_failures() {
         super::report("some methods FAILED or printed a wrong result: see the tables above");

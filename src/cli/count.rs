@@ -16,7 +16,7 @@ use iolab::{Input, Method, ReadOptions, count_lines};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The read method (see `iolab methods count`).
-    #[arg(short, long, default_value = "auto", value_parser = super::parse_method)]
+    #[arg(short, long, default_value = "auto", value_parser = super::parse_named::<Method>)]
     method: Method,
     /// Say on stderr which method and kernel counted each file, and why.
     #[arg(short, long)]
@@ -35,7 +35,7 @@ pub struct Args {
     /// Access hints, comma-separated: sequential, willneed, hugepage, populate, readahead.
     /// `auto` passes on those that belong to the method it chooses; a method named with
     /// --method refuses one that does not belong to it.
-    #[arg(long, value_delimiter = ',', value_name = "HINTS", value_parser = parse_hint)]
+    #[arg(long, value_delimiter = ',', value_name = "HINTS", value_parser = super::parse_named::<Hint>)]
     hint: Vec<Hint>,
     /// Read the files to count from F, names separated by NUL bytes (`find -print0`), as
     /// GNU `wc --files0-from`; `-` reads the names from standard input.
@@ -44,10 +44,6 @@ pub struct Args {
     /// Files to count; `-` (or none) reads standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
-}
-
-fn parse_hint(s: &str) -> Result<Hint, String> {
-    s.parse()
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {

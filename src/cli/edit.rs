@@ -49,7 +49,7 @@ pub struct ReplaceArgs {
     #[arg(long, value_name = "BYTE", value_parser = parse_byte, allow_hyphen_values = true)]
     to: u8,
     /// The replace kernel: scalar, avx2 or avx512 [default: the fastest this CPU has].
-    #[arg(long, value_name = "KERNEL", value_parser = parse_kernel)]
+    #[arg(long, value_name = "KERNEL", value_parser = super::parse_named::<Kernel>)]
     kernel: Option<Kernel>,
     #[command(flatten)]
     common: Common,
@@ -60,7 +60,7 @@ pub struct ReplaceArgs {
 struct Common {
     /// How to edit: mmap, std-whole or std-stream (see `iolab methods edit`).
     #[arg(short, long, value_name = "STRATEGY", default_value = "std-stream",
-          value_parser = parse_strategy)]
+          value_parser = super::parse_named::<Strategy>)]
     strategy: Strategy,
     /// Skip the final msync/fdatasync: faster, but a crash may lose the edit.
     #[arg(long)]
@@ -276,10 +276,6 @@ fn parse_byte(s: &str) -> Result<u8, String> {
     iolab::units::parse_byte(s)
 }
 
-fn parse_strategy(s: &str) -> Result<Strategy, String> {
-    s.parse().map_err(|e: iolab::edit::Error| e.to_string())
-}
-
 /// The largest `--buffer-size`: 1 GiB, far past any gain, and still a sane allocation.
 const MAX_BUFFER_SIZE: u64 = 1 << 30;
 
@@ -290,10 +286,6 @@ fn parse_buffer_size(s: &str) -> Result<usize, String> {
         Ok(n) => Ok(n as usize),
         Err(e) => Err(e.to_string()),
     }
-}
-
-fn parse_kernel(s: &str) -> Result<Kernel, String> {
-    s.parse()
 }
 
 #[cfg(test)]

@@ -35,13 +35,9 @@ impl TypedValueParser for Workloads {
         value: &std::ffi::OsStr,
     ) -> Result<String, clap::Error> {
         fn known(s: &str) -> Result<String, String> {
-            match iolab_bench::suites::find(s) {
-                Some(suite) => Ok(suite.name.to_string()),
-                None => Err(format!(
-                    "unknown workload (expected one of: {})",
-                    iolab_bench::suites::names().join(", ")
-                )),
-            }
+            iolab_bench::suites::named(s)
+                .map(|suite| suite.name.to_string())
+                .map_err(|e| e.to_string())
         }
         known.parse_ref(cmd, arg, value)
     }

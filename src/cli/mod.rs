@@ -180,9 +180,10 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Parses a method name for clap, with the library's message on failure.
-pub(crate) fn parse_method(s: &str) -> Result<iolab::Method, String> {
-    s.parse().map_err(|e: iolab::Error| e.to_string())
+/// Parses a name of `T` (a method, a strategy, a kernel, …) for clap, with the library's
+/// one message on failure (``unknown method `x`; one of: …``).
+pub(crate) fn parse_named<T: iolab::named::Named>(s: &str) -> Result<T, String> {
+    T::from_name(s).map_err(|e| e.to_string())
 }
 
 /// What a file of this type is, for messages: "a regular file", "a directory", "a FIFO",

@@ -15,7 +15,7 @@ use serde_json::json;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The read method (see `iolab methods random`).
-    #[arg(short, long, value_parser = parse_method)]
+    #[arg(short, long, value_parser = super::parse_named::<Method>)]
     method: Method,
     /// Bytes per read: a power of two from 512 to 1M [default: 4K].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, value_name = "S", value_parser = parse_seconds)]
     seconds: Option<f64>,
     /// How offsets are drawn: uniform, or zipf (θ = 0.99, as YCSB).
-    #[arg(long, default_value = "uniform", value_parser = parse_pattern)]
+    #[arg(long, default_value = "uniform", value_parser = super::parse_named::<Pattern>)]
     pattern: Pattern,
     /// Print one JSON object instead of text (what `iolab bench random` reads).
     #[arg(long)]
@@ -44,14 +44,6 @@ pub struct Args {
     /// The file to read.
     #[arg(value_name = "FILE")]
     file: PathBuf,
-}
-
-fn parse_method(s: &str) -> Result<Method, String> {
-    s.parse().map_err(|e: iolab::Error| e.to_string())
-}
-
-fn parse_pattern(s: &str) -> Result<Pattern, String> {
-    s.parse()
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {

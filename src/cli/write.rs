@@ -18,7 +18,7 @@ const MAX_BYTES: u64 = 1 << 50;
 pub struct Args {
     /// The write method (see `iolab methods write`): stdout, raw-fd, bufwriter or
     /// vmsplice (vmsplice needs standard output to be a pipe).
-    #[arg(short, long, value_parser = parse_method)]
+    #[arg(short, long, value_parser = super::parse_named::<Method>)]
     method: Method,
     /// Bytes per system call (stdout, raw-fd, vmsplice) or the buffer's capacity
     /// (bufwriter), e.g. 64K [default: into a pipe, 8K per write, or the pipe's capacity
@@ -43,10 +43,6 @@ pub struct Args {
     /// Say on stderr what was written, how, and where to.
     #[arg(short, long)]
     verbose: bool,
-}
-
-fn parse_method(s: &str) -> Result<Method, String> {
-    s.parse().map_err(|e: write::Error| e.to_string())
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {

@@ -40,7 +40,7 @@ pub struct Config {
     pub quick: bool,
     /// The whole grid: every buffer size and probe point, every row with all its runs
     /// (by default rows that cannot win stop early and the write sweep stays near the
-    /// defaults; see [`suites::CANNOT_WIN`]).
+    /// defaults; see [`crate::file_bench::CANNOT_WIN`]).
     pub sweep: bool,
     /// The user's own files to measure instead of generated data (suites that read a
     /// file: `count`, `edit`); opened read-only, never written.

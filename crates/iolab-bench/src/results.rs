@@ -155,7 +155,8 @@ pub struct Results {
     pub started_at: String,
     /// End time, RFC 3339 UTC.
     pub finished_at: String,
-    /// `true` when the run was interrupted: only some rows were measured.
+    /// `true` when only some rows were measured: the run was interrupted, or a suite
+    /// failed (see `errors`).
     pub partial: bool,
     /// The settings of the run.
     pub config: BTreeMap<String, serde_json::Value>,
@@ -173,6 +174,19 @@ pub struct Results {
     /// The answer: per suite and condition, the winner and how to use it.
     #[serde(default)]
     pub verdict: Vec<Verdict>,
+    /// The suites that failed as a whole (a data set that could not be made, a probe that
+    /// broke), with the error; their rows are missing, the other suites' are kept.
+    #[serde(default)]
+    pub errors: Vec<SuiteError>,
+}
+
+/// A suite that failed as a whole.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteError {
+    /// The suite's name.
+    pub suite: String,
+    /// What went wrong, one line.
+    pub error: String,
 }
 
 impl Results {

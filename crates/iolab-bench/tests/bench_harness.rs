@@ -104,6 +104,7 @@ fn run_mock(
         &config(dir.path().to_path_buf(), &methods),
         &mut mock,
         vec!["test".into()],
+        &mut |_| Ok(()),
     )
     .unwrap();
     (results, dataset.lines, mock.ran)
@@ -282,4 +283,85 @@ fn a_reused_data_set_is_not_regenerated_and_a_damaged_one_is() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
+}
+
+#[test]
+fn a_failing_suite_loses_nothing_and_marks_the_run_partial() {
+    let dir = common::scratch();
+    let dataset = iolab_bench::data::lines(dir.path(), 256 << 10, false).unwrap();
+    let methods = ["bufread-chunks", "mmap"];
+    let mut mock = MockExecutor {
+        answers: methods
+            .iter()
+            .map(|m| (m.to_string(), Ok(dataset.lines)))
+            .collect(),
+        ran: Vec::new(),
+    };
+    let mut cfg = config(dir.path().to_path_buf(), &methods);
+    // A suite that cannot run, between two that can.
+    cfg.suites = vec!["count".into(), "no-such-suite".into(), "count".into()];
+    let mut seen: Vec<(usize, bool, usize)> = Vec::new();
+    let results = iolab_bench::run(&cfg, &mut mock, vec!["test".into()], &mut |r| {
+        seen.push((r.rows.len(), r.partial, r.errors.len()));
+        Ok(())
+    })
+    .unwrap();
+    // Written after every suite: the first suite's rows before the failure, then the
+    // failure, then the last suite's rows added to them.
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let first = seen[0].0;
+    assert!(first > 0 && !seen[0].1 && seen[0].2 == 0, "{seen:?}");
+    assert_eq!(seen[1], (first, true, 1), "{seen:?}");
+    assert_eq!(seen[2], (2 * first, true, 1), "{seen:?}");
+    assert!(results.partial);
+    assert_eq!(results.errors.len(), 1);
+    assert_eq!(results.errors[0].suite, "no-such-suite");
+    assert!(
+        results.errors[0]
+            .error
+            .contains("unknown suite `no-such-suite`"),
+        "{}",
+        results.errors[0].error
+    );
+    assert_eq!(results.rows.len(), 2 * first);
+    assert!(
+        !results.verdict.is_empty(),
+        "the measured suites keep their verdict"
+    );
+    // The files say so too.
+    let out = common::scratch();
+    export::write_all(&results, iolab_bench::SUITES, out.path()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["partial"], true);
+    assert_eq!(json["errors"][0]["suite"], "no-such-suite");
+    let md = std::fs::read_to_string(out.path().join("results.md")).unwrap();
+    assert!(md.contains("the no-such-suite suite failed"), "{md}");
+}
+
+#[test]
+fn a_failing_write_stops_the_run_with_the_write_error() {
+    let dir = common::scratch();
+    let dataset = iolab_bench::data::lines(dir.path(), 256 << 10, false).unwrap();
+    let mut mock = MockExecutor {
+        answers: HashMap::from([("mmap".to_string(), Ok(dataset.lines))]),
+        ran: Vec::new(),
+    };
+    let mut cfg = config(dir.path().to_path_buf(), &["mmap"]);
+    cfg.suites = vec!["count".into(), "count".into()];
+    let mut calls = 0;
+    let err = iolab_bench::run(&cfg, &mut mock, vec!["test".into()], &mut |_| {
+        calls += 1;
+        Err(iolab::Error::io(
+            "cannot write results",
+            io::Error::other("disk full"),
+        ))
+    })
+    .unwrap_err();
+    assert_eq!(calls, 1, "the run stops at the first failed write");
+    assert!(
+        matches!(err, iolab_bench::run::RunError::Write(_)),
+        "{err:?}"
+    );
 }

@@ -98,14 +98,9 @@ pub enum Error {
     /// An option is out of its range (a block size, a queue depth, a thread count).
     #[error("{0}")]
     InvalidOption(String),
-    /// A method name that iolab does not know.
-    #[error("unknown method '{name}' (expected one of: {expected})")]
-    UnknownMethod {
-        /// The name given.
-        name: String,
-        /// The valid names, comma-separated.
-        expected: String,
-    },
+    /// A name iolab does not know (a method, a suite, …), with the valid ones.
+    #[error(transparent)]
+    UnknownName(#[from] crate::named::UnknownName),
 }
 
 impl Error {

@@ -1,4 +1,16 @@
-//! iolab: a Linux file-I/O laboratory.
+//! iolab: Linux file I/O at this machine's limits.
+//!
+//! Each workload has one entry point, re-exported here, whose default is the way
+//! `iolab bench` measured fastest on the machine it runs on:
+//!
+//! | workload | call |
+//! |---|---|
+//! | count the lines of a file | [`count_lines`]`(Method::Auto, &Input::open(path)?, &ReadOptions::new())` |
+//! | write fast to stdout | [`StdoutWriter::new`]`()` |
+//! | edit a file in place | [`replace_byte`]`(path, b',', b';', EditStrategy::Mmap)`, [`truncate_after_first_line`] |
+//! | append small records | [`AppendFile::open`]`(path)` |
+//! | durable appends, group commit | [`Log::open`]`(path)`, [`LogOptions`] |
+//! | random block reads | [`RandomAccessFile::open`]`(path)` |
 //!
 //! The library separates *how bytes reach memory* ([`read::Method`]: `read`, `readv`,
 //! `O_DIRECT`, `mmap`, io_uring, …) from *what is done with them* ([`task::Task`]: count
@@ -13,8 +25,9 @@
 //! # Ok::<(), iolab::Error>(())
 //! ```
 
-pub mod append;
+#![deny(missing_docs)]
 
+pub mod append;
 pub mod buf;
 pub mod cache;
 pub mod durable;
@@ -24,17 +37,21 @@ pub mod file;
 pub mod generate;
 pub mod input;
 pub mod kernel;
+pub mod named;
 pub mod random;
 pub mod read;
-
 pub mod sys;
 pub mod sysinfo;
 pub mod task;
 pub mod units;
 pub mod write;
 
+pub use durable::{Log, LogOptions};
+pub use edit::{Strategy as EditStrategy, replace_byte, truncate_after_first_line};
 pub use error::{Error, Result};
+pub use file::{AppendFile, RandomAccessFile};
 pub use input::{FileKind, Input};
 /// The measured winners `auto` follows; they live with `auto` ([`read::tuning`]).
 pub use read::tuning;
 pub use read::{LineCount, Method, ReadOptions, count_lines};
+pub use write::StdoutWriter;

@@ -8,8 +8,9 @@
 //!
 //! The harness never lists methods or kernels by hand: it iterates [`Method::ALL`] and
 //! [`Kernel::ALL`], so a new method or kernel is tested as soon as it is added there. The one
-//! place that must know each method, [`needs_size`], is an exhaustive `match` without a `_`
-//! arm, so a new method does not compile here until someone decides which group it is in.
+//! place that must know each method, `Method::needs_size` (which decides whether the FIFO
+//! and /proc tests expect a refusal), is an exhaustive `match` in the library, so a new
+//! method does not compile until someone decides which group it is in.
 //!
 //! Corpora are deterministic (a seeded xorshift), so a failure reproduces; the proptests add
 //! random inputs on top. Each test collects every mismatch before failing, so one run shows
@@ -37,7 +38,7 @@ fn method_list_drives_the_harness() {
     for method in Method::ALL {
         assert!(names.insert(method.name()), "duplicate name {method}");
         assert_eq!(method.name().parse::<Method>().ok(), Some(method));
-        let _ = needs_size(method);
+        let _ = method.needs_size();
     }
     // The streaming fallback everything else relies on must always run.
     assert!(Method::BufreadChunks.availability().is_ok());

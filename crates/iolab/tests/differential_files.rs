@@ -144,7 +144,7 @@ fn check_pseudo_file(path: &str, exact: bool, failures: &mut Failures) {
             let counted = count_lines(method, &open(), opts);
             let mut fnv = Fnv1a::default();
             let digested = iolab::read::run(method, &open(), opts, &mut fnv);
-            if needs_size(method) {
+            if method.needs_size() {
                 for (task, result) in [
                     ("count", counted.map(|c| c.lines)),
                     ("fnv1a", digested.map(|(_, bytes)| bytes)),
@@ -257,7 +257,7 @@ fn methods_on_a_fifo() {
         ReadOptions::new().buffer_size(7).buffers(3),
         ReadOptions::new().buffer_size(4096).buffers(2),
     ];
-    for method in available_methods().into_iter().filter(|&m| !needs_size(m)) {
+    for method in available_methods().into_iter().filter(|&m| !m.needs_size()) {
         for opts in &options {
             let context = format!("{method} on a FIFO ({opts:?})");
             let (counted, written) =
@@ -296,7 +296,7 @@ fn methods_on_a_fifo() {
 
     // Sized methods must refuse a FIFO before reading from it. Opening with O_NONBLOCK
     // needs no writer, so nothing can block if a method wrongly tries to read.
-    for method in available_methods().into_iter().filter(|&m| needs_size(m)) {
+    for method in available_methods().into_iter().filter(|&m| m.needs_size()) {
         let open = || {
             let file = OpenOptions::new()
                 .read(true)

@@ -519,7 +519,7 @@ fn the_strategies_are_listed_by_name_and_available() {
     let e = "fast".parse::<Strategy>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown strategy 'fast' (expected one of: mmap, std-whole, std-stream)"
+        "unknown strategy `fast`; one of: mmap, std-whole, std-stream"
     );
 }
 

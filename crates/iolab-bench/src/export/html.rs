@@ -61,7 +61,15 @@ pub fn render(results: &Results, suites: &[Suite]) -> String {
         escape(&results.finished_at),
         escape(&results.command.join(" "))
     );
-    if results.partial {
+    for failed in &results.errors {
+        let _ = write!(
+            body,
+            "<p class=\"partial\">Partial run: the {} suite failed: {}</p>",
+            escape(&failed.suite),
+            escape(&failed.error)
+        );
+    }
+    if results.partial && results.errors.is_empty() {
         body.push_str(
             "<p class=\"partial\">Partial run: it was interrupted before every row was measured.</p>",
         );

@@ -21,7 +21,14 @@ impl Exporter for Markdown {
         let _ = writeln!(out, "# iolab results\n");
         out.push_str(&table::verdict_table(results, true).render(Markup::Markdown));
         out.push('\n');
-        if results.partial {
+        for failed in &results.errors {
+            let _ = writeln!(
+                out,
+                "**Partial run: the {} suite failed: {}**\n",
+                failed.suite, failed.error
+            );
+        }
+        if results.partial && results.errors.is_empty() {
             let _ = writeln!(
                 out,
                 "**Partial run: interrupted before every row was measured.**\n"

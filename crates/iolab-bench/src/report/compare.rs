@@ -26,7 +26,7 @@ use iolab::units::{format_bytes, format_duration};
 pub use crate::stats::{MIN_THRESHOLD, NOISE_SIGMAS};
 /// Row keys, besides suite, method, cache and baseline, that tell rows apart, for a suite
 /// this iolab does not know; a known suite's come from its entry in the suite table
-/// ([`crate::suites::Suite::identity_keys`]).
+/// ([`crate::suite::Suite::identity_keys`]).
 pub const IDENTITY_KEYS: &[&str] = &[
     "section",
     "variant",

@@ -18,6 +18,7 @@ use crate::results::{Results, Row};
 use crate::suite::Suite;
 use crate::verdict::Verdict;
 use iolab::error::{Error, Result};
+use iolab::named::UnknownName;
 
 /// Every suite, in the order a full run takes them. **Adding a suite** adds its folder and
 /// one entry here; see `docs/architecture.md`.
@@ -34,15 +35,18 @@ pub fn find(name: &str) -> Option<&'static Suite> {
     crate::suite::find_in(SUITES, name)
 }
 
+/// The suite called `name`, or the error naming the suites there are.
+pub fn named(name: &str) -> std::result::Result<&'static Suite, UnknownName> {
+    find(name).ok_or_else(|| UnknownName {
+        kind: "suite",
+        name: name.to_string(),
+        expected: names(),
+    })
+}
+
 /// Runs the suite called `name`.
 pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Vec<Row>> {
-    match find(name) {
-        Some(suite) => (suite.run)(ctx),
-        None => Err(Error::UnknownMethod {
-            name: name.to_string(),
-            expected: names().join(", "),
-        }),
-    }
+    (named(name).map_err(Error::UnknownName)?.run)(ctx)
 }
 
 /// Every suite's name, in order.

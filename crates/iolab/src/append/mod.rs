@@ -21,52 +21,31 @@ pub mod bufwriter;
 pub mod write_per_record;
 pub mod writev_batch;
 
-use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
-use std::str::FromStr;
 
 pub use writev_batch::WRITEV_BATCH;
 
 use crate::file::AppendFile;
 
-/// A way of appending records, by its kebab-case name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    /// One `write(2)` per record.
-    WritePerRecord,
-    /// `std::io::BufWriter` with 8 KiB (std's default capacity, and libstdc++'s `BUFSIZ`).
-    BufWriter8k,
-    /// `std::io::BufWriter` with 64 KiB.
-    BufWriter64k,
-    /// One `writev(2)` per [`WRITEV_BATCH`] records, each an `iovec` of its own.
-    WritevBatch,
-    /// [`AppendFile`] with its default 64 KiB buffer.
-    AppendFile,
+crate::named_enum! {
+    /// A way of appending records, by its kebab-case name.
+    pub enum Strategy: "strategy" {
+        /// One `write(2)` per record.
+        WritePerRecord = "write-per-record",
+        /// `std::io::BufWriter` with 8 KiB (std's default capacity, and libstdc++'s `BUFSIZ`).
+        BufWriter8k = "bufwriter-8k",
+        /// `std::io::BufWriter` with 64 KiB.
+        BufWriter64k = "bufwriter-64k",
+        /// One `writev(2)` per [`WRITEV_BATCH`] records, each an `iovec` of its own.
+        WritevBatch = "writev-batch",
+        /// [`AppendFile`] with its default 64 KiB buffer.
+        AppendFile = "append-file",
+    }
 }
 
 impl Strategy {
-    /// Every strategy, in the order they are listed and measured.
-    pub const ALL: [Strategy; 5] = [
-        Strategy::WritePerRecord,
-        Strategy::BufWriter8k,
-        Strategy::BufWriter64k,
-        Strategy::WritevBatch,
-        Strategy::AppendFile,
-    ];
-
-    /// The name shared by the CLI, JSON and docs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::WritePerRecord => "write-per-record",
-            Strategy::BufWriter8k => "bufwriter-8k",
-            Strategy::BufWriter64k => "bufwriter-64k",
-            Strategy::WritevBatch => "writev-batch",
-            Strategy::AppendFile => "append-file",
-        }
-    }
-
     /// Whether the strategy can run here. All of them can: they need nothing but
     /// `write`/`writev` and `fdatasync`.
     pub fn availability(self) -> Result<(), String> {
@@ -77,27 +56,6 @@ impl Strategy {
     /// per 5-byte record applies to these).
     pub fn buffers(self) -> bool {
         self != Strategy::WritePerRecord
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Strategy, String> {
-        Strategy::ALL
-            .into_iter()
-            .find(|st| st.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown append strategy '{s}' (expected one of: {})",
-                    Strategy::ALL.map(Strategy::name).join(", ")
-                )
-            })
     }
 }
 

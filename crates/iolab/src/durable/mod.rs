@@ -62,7 +62,6 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::Arc;
 
 pub use record::{HEADER_LEN, MAX_RECORD, Recovered, read_records};
@@ -74,39 +73,22 @@ use crate::file::{Error, Result, open_error, retry_eintr};
 /// much as writing it once; larger chunks cost disk space ahead of need.
 pub const PREALLOC_CHUNK: u64 = 64 << 20;
 
-/// How a [`Log`] makes a batch of records durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Policy {
-    /// `pwrite` at the end, then `fdatasync` ([`fdatasync`]).
-    Fdatasync,
-    /// `pwrite` on an `O_DSYNC` descriptor ([`dsync`]).
-    Dsync,
-    /// Whole aligned blocks with `O_DIRECT | O_DSYNC` into a pre-zeroed file
-    /// ([`direct_dsync`]).
-    DirectDsync,
-    /// `pwrite` into a pre-zeroed file, then `fdatasync` ([`prealloc`]).
-    Prealloc,
+crate::named_enum! {
+    /// How a [`Log`] makes a batch of records durable.
+    pub enum Policy: "policy" {
+        /// `pwrite` at the end, then `fdatasync` ([`fdatasync`]).
+        Fdatasync = "fdatasync",
+        /// `pwrite` on an `O_DSYNC` descriptor ([`dsync`]).
+        Dsync = "dsync",
+        /// Whole aligned blocks with `O_DIRECT | O_DSYNC` into a pre-zeroed file
+        /// ([`direct_dsync`]).
+        DirectDsync = "direct-dsync",
+        /// `pwrite` into a pre-zeroed file, then `fdatasync` ([`prealloc`]).
+        Prealloc = "prealloc",
+    }
 }
 
 impl Policy {
-    /// Every policy, in the order they are listed and measured.
-    pub const ALL: [Policy; 4] = [
-        Policy::Fdatasync,
-        Policy::Dsync,
-        Policy::DirectDsync,
-        Policy::Prealloc,
-    ];
-
-    /// The name shared by the CLI, JSON and docs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Fdatasync => "fdatasync",
-            Policy::Dsync => "dsync",
-            Policy::DirectDsync => "direct-dsync",
-            Policy::Prealloc => "prealloc",
-        }
-    }
-
     /// Whether the policy can run on this machine at all. They all can; whether a given
     /// file system takes `O_DIRECT` is [`Policy::availability_for`].
     pub fn availability(self) -> Result<(), String> {
@@ -136,27 +118,6 @@ impl Policy {
     /// Whether the file is preallocated (written with zeros ahead of the log).
     pub fn preallocates(self) -> bool {
         matches!(self, Policy::DirectDsync | Policy::Prealloc)
-    }
-}
-
-impl fmt::Display for Policy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Policy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Policy, String> {
-        Policy::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown durability policy '{s}' (expected one of: {})",
-                    Policy::ALL.map(Policy::name).join(", ")
-                )
-            })
     }
 }
 

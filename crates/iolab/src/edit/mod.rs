@@ -44,12 +44,10 @@ pub mod mmap;
 pub mod std_stream;
 pub mod std_whole;
 
-use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use crate::input::Input;
@@ -57,53 +55,24 @@ use crate::kernel::Kernel;
 use crate::kernel::replace::Replacer;
 use crate::units::format_bytes;
 
-/// A way of editing a file, by its kebab-case name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    /// Through a shared memory map, flushed with `msync`.
-    Mmap,
-    /// Read the whole file into memory, change it, write it back (the write-up's "std").
-    StdWhole,
-    /// `pread`/`pwrite` one fixed-size buffer at a time, in place.
-    StdStream,
+crate::named_enum! {
+    /// A way of editing a file, by its kebab-case name.
+    pub enum Strategy: "strategy" {
+        /// Through a shared memory map, flushed with `msync`.
+        Mmap = "mmap",
+        /// Read the whole file into memory, change it, write it back (the write-up's "std").
+        StdWhole = "std-whole",
+        /// `pread`/`pwrite` one fixed-size buffer at a time, in place.
+        StdStream = "std-stream",
+    }
 }
 
 impl Strategy {
-    /// Every strategy, in the order they are listed and benchmarked.
-    pub const ALL: [Strategy; 3] = [Strategy::Mmap, Strategy::StdWhole, Strategy::StdStream];
-
-    /// The name shared by the CLI, JSON results and docs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Mmap => "mmap",
-            Strategy::StdWhole => "std-whole",
-            Strategy::StdStream => "std-stream",
-        }
-    }
-
     /// Whether the strategy can run on this machine. All three only need Linux system calls
     /// every supported kernel has; a particular file may still be refused (see the module
     /// docs).
     pub fn availability(self) -> Result<(), String> {
         Ok(())
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Strategy> {
-        Strategy::ALL
-            .into_iter()
-            .find(|st| st.name() == s)
-            .ok_or_else(|| Error::UnknownStrategy {
-                name: s.to_string(),
-            })
     }
 }
 
@@ -178,12 +147,6 @@ pub enum Error {
         kernel: Kernel,
         /// Why.
         reason: String,
-    },
-    /// A strategy name that iolab does not know.
-    #[error("unknown strategy '{name}' (expected one of: mmap, std-whole, std-stream)")]
-    UnknownStrategy {
-        /// The name given.
-        name: String,
     },
 }
 

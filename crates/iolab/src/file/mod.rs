@@ -191,25 +191,25 @@ impl From<Error> for io::Error {
     }
 }
 
-impl From<Error> for crate::Error {
-    fn from(e: Error) -> crate::Error {
+impl From<Error> for crate::error::Error {
+    fn from(e: Error) -> crate::error::Error {
         match e {
-            Error::IsDirectory => crate::Error::IsDirectory,
-            Error::FileShrank => crate::Error::FileShrank,
-            Error::Exists => crate::Error::io(
+            Error::IsDirectory => crate::error::Error::IsDirectory,
+            Error::FileShrank => crate::error::Error::FileShrank,
+            Error::Exists => crate::error::Error::io(
                 "cannot create",
                 io::Error::from(io::ErrorKind::AlreadyExists),
             ),
-            Error::SyncFailed { source } => crate::Error::io("cannot sync", source),
+            Error::SyncFailed { source } => crate::error::Error::io("cannot sync", source),
             Error::LogFailed { reason } => {
-                crate::Error::io("cannot append", io::Error::other(reason))
+                crate::error::Error::io("cannot append", io::Error::other(reason))
             }
             Error::SyncFailedBefore { reason } => {
-                crate::Error::io("cannot sync", io::Error::other(reason))
+                crate::error::Error::io("cannot sync", io::Error::other(reason))
             }
             Error::PermissionDenied { op, source }
             | Error::NoSpace { op, source, .. }
-            | Error::Io { op, source } => crate::Error::io(op, source),
+            | Error::Io { op, source } => crate::error::Error::io(op, source),
         }
     }
 }

@@ -12,7 +12,8 @@
 //! A [`Kernel`] names an instruction-set tier; a [`ByteCounter`] is the capability: it can
 //! only be built for a kernel this CPU supports, so calling it is always safe.
 //! [`count_byte`] dispatches to the best kernel; the choice is made once per process and
-//! cached in an atomic (memchr's pattern), so later calls cost one indirect jump.
+//! kept in a `OnceLock` (memchr's pattern), so later calls cost one load and one indirect
+//! jump.
 
 pub mod avx2;
 pub mod avx512;
@@ -20,33 +21,23 @@ pub mod replace;
 pub mod scalar;
 
 use std::fmt;
-use std::str::FromStr;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// An instruction-set tier for the kernels, from slowest to fastest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kernel {
-    /// Portable byte loop; always available.
-    Scalar,
-    /// x86-64 AVX2 (256-bit vectors).
-    Avx2,
-    /// x86-64 AVX-512 F + BW (512-bit vectors, mask registers).
-    Avx512,
+crate::named_enum! {
+    /// An instruction-set tier for the kernels, from slowest to fastest.
+    #[derive(PartialOrd, Ord)]
+    pub enum Kernel: "kernel" {
+        /// Portable byte loop; always available.
+        Scalar = "scalar",
+        /// x86-64 AVX2 (256-bit vectors).
+        Avx2 = "avx2",
+        /// x86-64 AVX-512 F + BW (512-bit vectors, mask registers).
+        Avx512 = "avx512",
+    }
 }
 
 impl Kernel {
-    /// Every kernel, slowest first.
-    pub const ALL: [Kernel; 3] = [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512];
-
-    /// The kernel's name as used in reports: `scalar`, `avx2`, `avx512`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Scalar => "scalar",
-            Kernel::Avx2 => "avx2",
-            Kernel::Avx512 => "avx512",
-        }
-    }
-
     /// `Ok(())` when this CPU can run the kernel, else the reason it cannot.
     pub fn availability(self) -> Result<(), String> {
         let ok = match self {
@@ -65,39 +56,10 @@ impl Kernel {
         }
     }
 
-    /// The fastest kernel this CPU supports, detected once and cached.
+    /// The fastest kernel this CPU supports, detected once per process (see
+    /// [`count_byte`]).
     pub fn best() -> Kernel {
-        // 0 = not detected yet; otherwise the kernel's index + 1.
-        static BEST: AtomicU8 = AtomicU8::new(0);
-        match BEST.load(Ordering::Relaxed) {
-            0 => {
-                let best = Kernel::ALL
-                    .into_iter()
-                    .rev()
-                    .find(|k| k.availability().is_ok())
-                    .unwrap_or(Kernel::Scalar);
-                let index = Kernel::ALL.iter().position(|&k| k == best).unwrap_or(0);
-                BEST.store(index as u8 + 1, Ordering::Relaxed);
-                best
-            }
-            n => Kernel::ALL[usize::from(n - 1)],
-        }
-    }
-}
-
-impl fmt::Display for Kernel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Kernel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Kernel::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown kernel '{s}' (expected scalar, avx2 or avx512)"))
+        best_counter().kernel
     }
 }
 
@@ -131,9 +93,9 @@ impl ByteCounter {
         Some(ByteCounter { kernel, count })
     }
 
-    /// A counter running the fastest kernel this CPU has.
+    /// A counter running the fastest kernel this CPU has, detected once per process.
     pub fn best() -> ByteCounter {
-        ByteCounter::new(Kernel::best()).expect("Kernel::best returns an available kernel")
+        *best_counter()
     }
 
     /// The kernel behind this counter.
@@ -150,11 +112,31 @@ impl ByteCounter {
     }
 }
 
-/// The number of bytes in `haystack` equal to `needle`, with the best kernel for this CPU.
-///
-/// The kernel is chosen on the first call and cached; see [`Kernel::best`].
+/// The fastest counter this CPU has, chosen by the first call (memchr's pattern): later
+/// calls load it and jump through its function pointer, with no feature detection.
+static BEST: OnceLock<ByteCounter> = OnceLock::new();
+
+/// How many times the CPU was asked which kernel to use: once per process.
+static DETECTIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// The counter in [`BEST`], detecting it on the first call.
+fn best_counter() -> &'static ByteCounter {
+    BEST.get_or_init(|| {
+        DETECTIONS.fetch_add(1, Ordering::Relaxed);
+        Kernel::ALL
+            .into_iter()
+            .rev()
+            .find_map(ByteCounter::new)
+            .expect("the scalar kernel is always available")
+    })
+}
+
+/// The number of bytes in `haystack` equal to `needle`, with the best kernel for this CPU
+/// (chosen on the first call and kept in a `OnceLock`: later calls make no feature
+/// detection).
+#[inline]
 pub fn count_byte(haystack: &[u8], needle: u8) -> u64 {
-    ByteCounter::best().count(haystack, needle)
+    best_counter().count(haystack, needle)
 }
 
 /// The reference: the obviously correct, slow answer every kernel is tested against.
@@ -166,4 +148,26 @@ pub fn naive_count(haystack: &[u8], needle: u8) -> u64 {
         }
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_kernel_is_detected_once_for_every_call_and_thread() {
+        let data = b"a\nb\nc\n".repeat(1000);
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let data = data.clone();
+                std::thread::spawn(move || (0..1000).map(|_| count_byte(&data, b'\n')).sum::<u64>())
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), 3000 * 1000);
+        }
+        assert_eq!(ByteCounter::best().kernel(), Kernel::best());
+        assert_eq!(Kernel::best().availability(), Ok(()));
+        assert_eq!(DETECTIONS.load(Ordering::Relaxed), 1);
+    }
 }

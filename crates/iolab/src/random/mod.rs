@@ -42,10 +42,8 @@ mod tally;
 pub mod uring;
 pub mod uring_direct;
 
-use std::fmt;
 use std::fs::File;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -74,53 +72,32 @@ pub const SAMPLE_BUDGET: usize = 16 << 20;
 /// The highest latency the histogram holds: 60 s (higher ones are clamped to it).
 const MAX_LATENCY_NS: u64 = 60_000_000_000;
 
-/// A way of reading blocks at random offsets, by its kebab-case name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// `pread(2)` through the page cache.
-    Pread,
-    /// `pread(2)` with `O_DIRECT`.
-    PreadDirect,
-    /// A shared map with default read-ahead.
-    Mmap,
-    /// A shared map with `MADV_RANDOM`.
-    MmapRandom,
-    /// io_uring, buffered.
-    Uring,
-    /// io_uring, `O_DIRECT`, registered buffers.
-    UringDirect,
+crate::named_enum! {
+    /// A way of reading blocks at random offsets, by its kebab-case name.
+    pub enum Method: "method" {
+        /// `pread(2)` through the page cache.
+        Pread = "pread",
+        /// `pread(2)` with `O_DIRECT`.
+        PreadDirect = "pread-direct",
+        /// A shared map with default read-ahead.
+        Mmap = "mmap",
+        /// A shared map with `MADV_RANDOM`.
+        MmapRandom = "mmap-random",
+        /// io_uring, buffered.
+        Uring = "uring",
+        /// io_uring, `O_DIRECT`, registered buffers.
+        UringDirect = "uring-direct",
+    }
 }
 
 impl Method {
-    /// Every method, in the order they are listed and benchmarked.
-    pub const ALL: [Method; 6] = [
-        Method::Pread,
-        Method::PreadDirect,
-        Method::Mmap,
-        Method::MmapRandom,
-        Method::Uring,
-        Method::UringDirect,
-    ];
-
-    /// The name shared by the CLI, the JSON and the docs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Pread => "pread",
-            Method::PreadDirect => "pread-direct",
-            Method::Mmap => "mmap",
-            Method::MmapRandom => "mmap-random",
-            Method::Uring => "uring",
-            Method::UringDirect => "uring-direct",
-        }
-    }
-
     /// Whether the method can run here (a file system may still refuse `O_DIRECT` for a
     /// file: that is known when it is opened).
     pub fn availability(self) -> std::result::Result<(), String> {
         match self {
             Method::Uring => uring::availability(),
             Method::UringDirect => uring_direct::availability(),
-            _ => Ok(()),
+            Method::Pread | Method::PreadDirect | Method::Mmap | Method::MmapRandom => Ok(()),
         }
     }
 
@@ -132,25 +109,6 @@ impl Method {
     /// Whether it bypasses the page cache.
     pub fn direct(self) -> bool {
         matches!(self, Method::PreadDirect | Method::UringDirect)
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Method {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Method> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| Error::UnknownMethod {
-                name: s.to_string(),
-                expected: Method::ALL.map(Method::name).join(", "),
-            })
     }
 }
 

@@ -10,9 +10,6 @@
 //! `ζ(n, θ)` is summed exactly up to [`EXACT_ZETA_LIMIT`] items (a few milliseconds) and
 //! from its Euler–Maclaurin approximation beyond, which is within 1e-6 relative there.
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::generate::rng::WyRand;
 
 /// YCSB's Zipfian constant.
@@ -20,41 +17,13 @@ pub const ZIPF_THETA: f64 = 0.99;
 /// Up to this many blocks ζ is summed term by term: 2^22 (16 GiB of 4 KiB blocks).
 pub const EXACT_ZETA_LIMIT: u64 = 1 << 22;
 
-/// How read offsets are drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Pattern {
-    /// Every block equally likely.
-    Uniform,
-    /// Zipfian over the blocks, θ = [`ZIPF_THETA`], ranks scattered over the file.
-    Zipf,
-}
-
-impl Pattern {
-    /// Both, in the order they are measured.
-    pub const ALL: [Pattern; 2] = [Pattern::Uniform, Pattern::Zipf];
-
-    /// `uniform` or `zipf`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Uniform => "uniform",
-            Pattern::Zipf => "zipf",
-        }
-    }
-}
-
-impl fmt::Display for Pattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Pattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Pattern, String> {
-        Pattern::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown pattern '{s}' (expected uniform or zipf)"))
+crate::named_enum! {
+    /// How read offsets are drawn.
+    pub enum Pattern: "pattern" {
+        /// Every block equally likely.
+        Uniform = "uniform",
+        /// Zipfian over the blocks, θ = [`ZIPF_THETA`], ranks scattered over the file.
+        Zipf = "zipf",
     }
 }
 

@@ -37,83 +37,118 @@ pub mod uring;
 pub mod uring_direct;
 pub mod uring_readv;
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::kernel::{ByteCounter, Kernel};
 use crate::task::{CountLines, Metered, SplitTask, Task};
 
-/// A way of getting a file's bytes into memory, by its kebab-case name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// `BufReader::lines()`: a `String` per line (the write-up's first method).
-    BufreadLines,
-    /// `BufReader::fill_buf`/`consume`: no per-line work.
-    BufreadChunks,
-    /// `O_DIRECT` reads into aligned buffers, bypassing the page cache.
+crate::named_enum! {
+    /// A way of getting a file's bytes into memory, by its kebab-case name.
+    pub enum Method: "method" {
+        /// `BufReader::lines()`: a `String` per line (the write-up's first method).
+        BufreadLines = "bufread-lines",
+        /// `BufReader::fill_buf`/`consume`: no per-line work.
+        BufreadChunks = "bufread-chunks",
+        /// `O_DIRECT` reads into aligned buffers, bypassing the page cache.
+        Direct = "direct",
+        /// A memory map scanned by the portable kernel.
+        Mmap = "mmap",
+        /// A memory map scanned by the AVX2 kernel.
+        MmapAvx2 = "mmap-avx2",
+        /// A memory map scanned by the AVX-512 kernel.
+        MmapAvx512 = "mmap-avx512",
+        /// `readv` into several buffers per call.
+        Readv = "readv",
+        /// io_uring with one `READ` in flight.
+        Uring = "uring",
+        /// io_uring with one vectored `READV` in flight.
+        UringReadv = "uring-readv",
+        /// One map, scanned by several threads.
+        MmapParallel = "mmap-parallel",
+        /// Several threads, each `pread`ing its own range.
+        PreadParallel = "pread-parallel",
+        /// io_uring over `O_DIRECT` with several reads in flight.
+        UringDirect = "uring-direct",
+        /// One sequential stream of reads with the read-ahead kept ahead of it.
+        Stream = "stream",
+        /// Picks one of the others for the file and machine.
+        Auto = "auto",
+    }
+}
+
+/// How a method's bytes reach memory, which decides the hints it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Through a memory map of the file.
+    Mapped,
+    /// Copied out of the page cache by read calls on a descriptor.
+    Buffered,
+    /// From the device into aligned buffers (`O_DIRECT`), around the page cache.
     Direct,
-    /// A memory map scanned by the portable kernel.
-    Mmap,
-    /// A memory map scanned by the AVX2 kernel.
-    MmapAvx2,
-    /// A memory map scanned by the AVX-512 kernel.
-    MmapAvx512,
-    /// `readv` into several buffers per call.
-    Readv,
-    /// io_uring with one `READ` in flight.
-    Uring,
-    /// io_uring with one vectored `READV` in flight.
-    UringReadv,
-    /// One map, scanned by several threads.
-    MmapParallel,
-    /// Several threads, each `pread`ing its own range.
-    PreadParallel,
-    /// io_uring over `O_DIRECT` with several reads in flight.
-    UringDirect,
-    /// One sequential stream of reads with the read-ahead kept ahead of it.
-    Stream,
-    /// Picks one of the others for the file and machine.
-    Auto,
+    /// Whatever `auto` picks for the file.
+    Chosen,
 }
 
 impl Method {
-    /// Every method, in the order they are listed and benchmarked.
-    pub const ALL: [Method; 14] = [
-        Method::BufreadLines,
-        Method::BufreadChunks,
-        Method::Direct,
-        Method::Mmap,
-        Method::MmapAvx2,
-        Method::MmapAvx512,
-        Method::Readv,
-        Method::Uring,
-        Method::UringReadv,
-        Method::MmapParallel,
-        Method::PreadParallel,
-        Method::UringDirect,
-        Method::Stream,
-        Method::Auto,
-    ];
-
-    /// The method's name, shared by the CLI, JSON results and docs.
-    pub fn name(self) -> &'static str {
+    /// How the method reaches the bytes. An exhaustive `match`: a new method does not
+    /// compile until it is classified here, in [`Method::needs_size`] and in
+    /// [`Method::reads_ahead_itself`].
+    pub const fn access(self) -> Access {
         match self {
-            Method::BufreadLines => "bufread-lines",
-            Method::BufreadChunks => "bufread-chunks",
-            Method::Direct => "direct",
-            Method::Mmap => "mmap",
-            Method::MmapAvx2 => "mmap-avx2",
-            Method::MmapAvx512 => "mmap-avx512",
-            Method::Readv => "readv",
-            Method::Uring => "uring",
-            Method::UringReadv => "uring-readv",
-            Method::MmapParallel => "mmap-parallel",
-            Method::PreadParallel => "pread-parallel",
-            Method::UringDirect => "uring-direct",
-            Method::Stream => "stream",
-            Method::Auto => "auto",
+            Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 | Method::MmapParallel => {
+                Access::Mapped
+            }
+            Method::BufreadLines
+            | Method::BufreadChunks
+            | Method::Readv
+            | Method::Uring
+            | Method::UringReadv
+            | Method::PreadParallel
+            | Method::Stream => Access::Buffered,
+            Method::Direct | Method::UringDirect => Access::Direct,
+            Method::Auto => Access::Chosen,
+        }
+    }
+
+    /// Whether the method reads the size the file reported when opened (a map, ranges
+    /// split among threads or queued reads) rather than reading until end of file; such a
+    /// method reports a file that shrank under it ([`Error::FileShrank`]).
+    pub const fn needs_size(self) -> bool {
+        match self {
+            Method::BufreadLines
+            | Method::BufreadChunks
+            | Method::Readv
+            | Method::Stream
+            | Method::Auto => false,
+            Method::Direct
+            | Method::Mmap
+            | Method::MmapAvx2
+            | Method::MmapAvx512
+            | Method::Uring
+            | Method::UringReadv
+            | Method::MmapParallel
+            | Method::PreadParallel
+            | Method::UringDirect => true,
+        }
+    }
+
+    /// Whether the method calls `readahead(2)` on its own ranges, so the `readahead` hint
+    /// must not read the whole file ahead first.
+    pub const fn reads_ahead_itself(self) -> bool {
+        match self {
+            Method::PreadParallel | Method::Stream => true,
+            Method::BufreadLines
+            | Method::BufreadChunks
+            | Method::Direct
+            | Method::Mmap
+            | Method::MmapAvx2
+            | Method::MmapAvx512
+            | Method::Readv
+            | Method::Uring
+            | Method::UringReadv
+            | Method::MmapParallel
+            | Method::UringDirect
+            | Method::Auto => false,
         }
     }
 
@@ -124,7 +159,17 @@ impl Method {
             Method::Mmap => Kernel::Scalar,
             Method::MmapAvx2 => Kernel::Avx2,
             Method::MmapAvx512 => Kernel::Avx512,
-            _ => Kernel::best(),
+            Method::BufreadLines
+            | Method::BufreadChunks
+            | Method::Direct
+            | Method::Readv
+            | Method::Uring
+            | Method::UringReadv
+            | Method::MmapParallel
+            | Method::PreadParallel
+            | Method::UringDirect
+            | Method::Stream
+            | Method::Auto => Kernel::best(),
         }
     }
 
@@ -138,7 +183,14 @@ impl Method {
             Method::Uring => uring::availability(),
             Method::UringReadv => uring_readv::availability(),
             Method::UringDirect => uring_direct::availability(),
-            _ => Ok(()),
+            Method::BufreadLines
+            | Method::BufreadChunks
+            | Method::Direct
+            | Method::Readv
+            | Method::MmapParallel
+            | Method::PreadParallel
+            | Method::Stream
+            | Method::Auto => Ok(()),
         }
     }
 
@@ -150,93 +202,37 @@ impl Method {
     }
 }
 
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+crate::named_enum! {
+    /// An access-pattern hint a method passes to the kernel. Each method accepts the hints
+    /// that belong to it ([`Hint::applies_to`]) and refuses the others.
+    pub enum Hint: "hint" {
+        /// `madvise(MADV_SEQUENTIAL)` on a map, `posix_fadvise(POSIX_FADV_SEQUENTIAL)` on a
+        /// descriptor: read-ahead more aggressively, drop pages behind.
+        Sequential = "sequential",
+        /// `madvise(MADV_WILLNEED)` / `posix_fadvise(POSIX_FADV_WILLNEED)`: start reading the
+        /// whole range now.
+        WillNeed = "willneed",
+        /// `madvise(MADV_HUGEPAGE)` on a map: back it with huge pages where the page cache can.
+        HugePage = "hugepage",
+        /// `MAP_POPULATE`: fill the page tables when mapping, instead of one fault at a time.
+        Populate = "populate",
+        /// `readahead(2)` of each thread's range before reading it.
+        Readahead = "readahead",
     }
-}
-
-impl FromStr for Method {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Method> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| Error::UnknownMethod {
-                name: s.to_string(),
-                expected: Method::ALL.map(Method::name).join(", "),
-            })
-    }
-}
-
-/// An access-pattern hint a method passes to the kernel. Each method accepts the hints
-/// that belong to it ([`Hint::applies_to`]) and refuses the others.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Hint {
-    /// `madvise(MADV_SEQUENTIAL)` on a map, `posix_fadvise(POSIX_FADV_SEQUENTIAL)` on a
-    /// descriptor: read-ahead more aggressively, drop pages behind.
-    Sequential,
-    /// `madvise(MADV_WILLNEED)` / `posix_fadvise(POSIX_FADV_WILLNEED)`: start reading the
-    /// whole range now.
-    WillNeed,
-    /// `madvise(MADV_HUGEPAGE)` on a map: back it with huge pages where the page cache can.
-    HugePage,
-    /// `MAP_POPULATE`: fill the page tables when mapping, instead of one fault at a time.
-    Populate,
-    /// `readahead(2)` of each thread's range before reading it.
-    Readahead,
 }
 
 impl Hint {
-    /// Every hint.
-    pub const ALL: [Hint; 5] = [
-        Hint::Sequential,
-        Hint::WillNeed,
-        Hint::HugePage,
-        Hint::Populate,
-        Hint::Readahead,
-    ];
-
-    /// The hint's name: `sequential`, `willneed`, `hugepage`, `populate`, `readahead`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Hint::Sequential => "sequential",
-            Hint::WillNeed => "willneed",
-            Hint::HugePage => "hugepage",
-            Hint::Populate => "populate",
-            Hint::Readahead => "readahead",
-        }
-    }
-
     /// Whether `method` takes this hint: map hints for the mmap family, descriptor hints for
     /// the methods that read through the page cache; `O_DIRECT` methods take none.
     pub fn applies_to(self, method: Method) -> bool {
-        use Method::*;
-        let mapped = matches!(method, Mmap | MmapAvx2 | MmapAvx512 | MmapParallel);
-        let buffered = matches!(
-            method,
-            BufreadLines | BufreadChunks | Readv | Uring | UringReadv | PreadParallel | Stream
-        );
+        let access = method.access();
+        let mapped = access == Access::Mapped;
+        let buffered = access == Access::Buffered;
         match self {
             Hint::Sequential | Hint::WillNeed => mapped || buffered,
             Hint::HugePage | Hint::Populate => mapped,
             Hint::Readahead => buffered,
         }
-    }
-}
-
-impl FromStr for Hint {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Hint, String> {
-        Hint::ALL
-            .into_iter()
-            .find(|h| h.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown hint '{s}' (expected one of: {})",
-                    Hint::ALL.map(Hint::name).join(", ")
-                )
-            })
     }
 }
 
@@ -382,15 +378,7 @@ pub fn run(
 /// Methods that read a size fixed at open must have delivered all of it: fewer bytes mean
 /// the file shrank meanwhile, and the result would describe a file that never existed.
 fn check_complete(method: Method, input: &Input, bytes: u64) -> Result<()> {
-    let sized = !matches!(
-        method,
-        Method::BufreadLines
-            | Method::BufreadChunks
-            | Method::Readv
-            | Method::Stream
-            | Method::Auto
-    );
-    if sized && bytes < input.reported_len() - input.start() {
+    if method.needs_size() && bytes < input.reported_len() - input.start() {
         return Err(Error::FileShrank);
     }
     Ok(())
@@ -435,11 +423,7 @@ fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<(Meth
             });
         }
     }
-    let mapped = matches!(
-        method,
-        Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 | Method::MmapParallel
-    );
-    if !mapped && input.kind() == crate::input::FileKind::Regular {
+    if method.access() != Access::Mapped && input.kind() == crate::input::FileKind::Regular {
         for (hint, advice) in [
             (Hint::Sequential, libc::POSIX_FADV_SEQUENTIAL),
             (Hint::WillNeed, libc::POSIX_FADV_WILLNEED),
@@ -449,9 +433,7 @@ fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<(Meth
                 unsafe { libc::posix_fadvise(input.fd(), 0, 0, advice) };
             }
         }
-        if options.has_hint(Hint::Readahead)
-            && !matches!(method, Method::PreadParallel | Method::Stream)
-        {
+        if options.has_hint(Hint::Readahead) && !method.reads_ahead_itself() {
             // SAFETY: readahead on an open descriptor has no memory effects; a hint.
             unsafe { libc::readahead(input.fd(), 0, input.reported_len() as usize) };
         }

@@ -66,9 +66,7 @@ pub mod raw_fd;
 pub mod stdout;
 pub mod vmsplice;
 
-use std::fmt;
 use std::io;
-use std::str::FromStr;
 
 pub use adaptive::Sizing;
 pub use bufwriter::StdoutWriter;
@@ -90,38 +88,21 @@ pub const BLOCKS_PER_BUFFER: u64 = 32;
 /// front, so a typo such as `--buffer 1T` must fail instead of exhausting memory.
 pub const MAX_BUFFER_SIZE: usize = 1 << 30;
 
-/// A way of writing bytes to standard output, by its kebab-case name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// `std::io::stdout().lock()`: Rust's line-buffered standard output, as programs use it.
-    Stdout,
-    /// `write(2)` of a whole buffer on file descriptor 1: no user-space buffer in between.
-    RawFd,
-    /// Small records into a [`StdoutWriter`] (a sized buffer over the raw descriptor).
-    Bufwriter,
-    /// `vmsplice(2)` of an unchanging zero buffer into a pipe: pages, not copies.
-    Vmsplice,
+crate::named_enum! {
+    /// A way of writing bytes to standard output, by its kebab-case name.
+    pub enum Method: "method" {
+        /// `std::io::stdout().lock()`: Rust's line-buffered standard output, as programs use it.
+        Stdout = "stdout",
+        /// `write(2)` of a whole buffer on file descriptor 1: no user-space buffer in between.
+        RawFd = "raw-fd",
+        /// Small records into a [`StdoutWriter`] (a sized buffer over the raw descriptor).
+        Bufwriter = "bufwriter",
+        /// `vmsplice(2)` of an unchanging zero buffer into a pipe: pages, not copies.
+        Vmsplice = "vmsplice",
+    }
 }
 
 impl Method {
-    /// Every method, in the order they are listed and benchmarked.
-    pub const ALL: [Method; 4] = [
-        Method::Stdout,
-        Method::RawFd,
-        Method::Bufwriter,
-        Method::Vmsplice,
-    ];
-
-    /// The method's name, shared by the CLI, JSON results and docs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Stdout => "stdout",
-            Method::RawFd => "raw-fd",
-            Method::Bufwriter => "bufwriter",
-            Method::Vmsplice => "vmsplice",
-        }
-    }
-
     /// Whether the method can run on this machine at all (the kernel's `vmsplice`).
     ///
     /// An available method may still refuse a particular standard output: see
@@ -129,7 +110,7 @@ impl Method {
     pub fn availability(self) -> Result<(), String> {
         match self {
             Method::Vmsplice => vmsplice::availability(),
-            _ => Ok(()),
+            Method::Stdout | Method::RawFd | Method::Bufwriter => Ok(()),
         }
     }
 
@@ -137,7 +118,7 @@ impl Method {
     pub fn requirement(self) -> Option<&'static str> {
         match self {
             Method::Vmsplice => Some("standard output must be a pipe"),
-            _ => None,
+            Method::Stdout | Method::RawFd | Method::Bufwriter => None,
         }
     }
 
@@ -148,27 +129,8 @@ impl Method {
                 "standard output is {}, not a pipe; vmsplice can only hand pages to a pipe",
                 destination.kind.describe()
             )),
-            _ => None,
+            Method::Vmsplice | Method::Stdout | Method::RawFd | Method::Bufwriter => None,
         }
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Method {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Method, Error> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| Error::UnknownMethod {
-                name: s.to_string(),
-                expected: Method::ALL.map(Method::name).join(", "),
-            })
     }
 }
 
@@ -351,14 +313,6 @@ pub enum Error {
         method: &'static str,
         /// Why, in a few words.
         reason: String,
-    },
-    /// A method name that iolab does not know.
-    #[error("unknown write method '{name}' (expected one of: {expected})")]
-    UnknownMethod {
-        /// The name given.
-        name: String,
-        /// The valid names, comma-separated.
-        expected: String,
     },
     /// Any other failure; `op` says which step.
     #[error("{op}: {}", describe_io(.source))]

@@ -94,30 +94,6 @@ pub fn proptest_config(cases: u32) -> ProptestConfig {
 
 // Read methods against the content they read
 
-/// Whether `method` needs a size it can trust (and so refuses FIFOs and /proc files), or
-/// streams from the file position (and so reads anything).
-///
-/// An exhaustive match on purpose: a new method stops this file from compiling until it
-/// is put in one group, so the FIFO and /proc tests cannot silently skip it.
-pub fn needs_size(method: Method) -> bool {
-    match method {
-        Method::BufreadLines
-        | Method::BufreadChunks
-        | Method::Readv
-        | Method::Stream
-        | Method::Auto => false,
-        Method::Direct
-        | Method::Mmap
-        | Method::MmapAvx2
-        | Method::MmapAvx512
-        | Method::Uring
-        | Method::UringReadv
-        | Method::MmapParallel
-        | Method::PreadParallel
-        | Method::UringDirect => true,
-    }
-}
-
 /// The methods that can run here, from [`Method::ALL`]; the others are named on stderr.
 pub fn available_methods() -> Vec<Method> {
     let mut skipped = Vec::new();

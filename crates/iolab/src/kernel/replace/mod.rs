@@ -24,6 +24,7 @@ pub mod avx512;
 pub mod scalar;
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use super::Kernel;
 
@@ -57,9 +58,12 @@ impl Replacer {
         Some(Replacer { kernel, replace })
     }
 
-    /// A replacer running the fastest kernel this CPU has (detected once, cached).
+    /// A replacer running the fastest kernel this CPU has, chosen once per process.
     pub fn best() -> Replacer {
-        Replacer::new(Kernel::best()).expect("Kernel::best returns an available kernel")
+        static BEST: OnceLock<Replacer> = OnceLock::new();
+        *BEST.get_or_init(|| {
+            Replacer::new(Kernel::best()).expect("Kernel::best returns an available kernel")
+        })
     }
 
     /// The kernel behind this replacer.
