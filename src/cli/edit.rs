@@ -127,41 +127,52 @@ fn editor(c: &Common) -> Editor {
     }
 }
 
-/// One line: what changed, or why nothing did.
-fn write_summary(out: &mut dyn Write, file: &Path, report: &Report) -> io::Result<()> {
-    let name = file.display();
-    let what = match (report.op, report.outcome) {
-        (_, Outcome::NoNewline) if report.len_before == 0 => "empty; left unchanged".to_string(),
-        (_, Outcome::NoNewline) => {
-            format!("no newline; left unchanged ({} bytes)", report.len_before)
-        }
+/// What the edit did, in one word for the JSON (`truncated`, `replaced` or `unchanged`)
+/// and in words for the summary line: the two always agree.
+fn outcome(report: &Report) -> (&'static str, String) {
+    let unchanged = |why: String, bytes: Option<u64>| {
+        let size = bytes.map_or(String::new(), |b| format!(" ({b} bytes)"));
+        ("unchanged", format!("{why}; left unchanged{size}"))
+    };
+    match (report.op, report.outcome) {
+        (_, Outcome::NoNewline) if report.len_before == 0 => unchanged("empty".into(), None),
+        (_, Outcome::NoNewline) => unchanged("no newline".into(), Some(report.len_before)),
         (_, Outcome::Truncated { kept }) if kept == report.len_before => {
-            format!("the first line is the whole file; left unchanged ({kept} bytes)")
+            unchanged("the first line is the whole file".into(), Some(kept))
         }
-        (_, Outcome::Truncated { kept }) => {
-            format!("kept the first line: {kept} of {} bytes", report.len_before)
-        }
-        (Op::ReplaceByte { from, to }, Outcome::Replaced { .. }) if from == to => format!(
-            "--from and --to are the same byte ({}); left unchanged",
-            show_byte(from)
+        (_, Outcome::Truncated { kept }) => (
+            "truncated",
+            format!("kept the first line: {kept} of {} bytes", report.len_before),
+        ),
+        (Op::ReplaceByte { from, to }, Outcome::Replaced { .. }) if from == to => unchanged(
+            format!("--from and --to are the same byte ({})", show_byte(from)),
+            None,
         ),
         (Op::ReplaceByte { from, .. }, Outcome::Replaced { changed: 0 }) => {
-            format!("no {} byte; left unchanged", show_byte(from))
+            unchanged(format!("no {} byte", show_byte(from)), None)
         }
-        (Op::ReplaceByte { from, to }, Outcome::Replaced { changed }) => format!(
-            "replaced {changed} {} byte{} with {}",
-            show_byte(from),
-            if changed == 1 { "" } else { "s" },
-            show_byte(to)
+        (Op::ReplaceByte { from, to }, Outcome::Replaced { changed }) => (
+            "replaced",
+            format!(
+                "replaced {changed} {} byte{} with {}",
+                show_byte(from),
+                if changed == 1 { "" } else { "s" },
+                show_byte(to)
+            ),
         ),
-        (op, outcome) => format!("{}: {outcome:?}", op.name()),
-    };
+        (op, outcome) => ("unchanged", format!("{}: {outcome:?}", op.name())),
+    }
+}
+
+/// One line: what changed, or why nothing did.
+fn write_summary(out: &mut dyn Write, file: &Path, report: &Report) -> io::Result<()> {
+    let (_, what) = outcome(report);
     let sync = if report.durable {
         ""
     } else {
         " (not synced: --no-sync)"
     };
-    writeln!(out, "{name}: {what}{sync}")
+    writeln!(out, "{}: {what}{sync}", file.display())
 }
 
 /// The strategy, kernel and phases, one per line, for people.
@@ -204,10 +215,10 @@ fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
 /// Everything in the report as one JSON object; durations in seconds, and the phases in the
 /// order they ran.
 fn to_json(file: &Path, report: &Report) -> String {
-    let (outcome, changed) = match report.outcome {
-        Outcome::Truncated { .. } => ("truncated", None),
-        Outcome::NoNewline => ("no-newline", None),
-        Outcome::Replaced { changed } => ("replaced", Some(changed)),
+    let (outcome, summary) = outcome(report);
+    let changed = match report.outcome {
+        Outcome::Replaced { changed } => Some(changed),
+        Outcome::Truncated { .. } | Outcome::NoNewline => None,
     };
     let value = TimingsJson {
         file: file.display().to_string(),
@@ -218,6 +229,7 @@ fn to_json(file: &Path, report: &Report) -> String {
         bytes_before: report.len_before,
         bytes_after: report.len_after,
         outcome,
+        summary,
         changed,
         phases: InOrder(&report.phases),
         total_s: report.total.as_secs_f64(),
@@ -236,7 +248,10 @@ struct TimingsJson<'a> {
     durable: bool,
     bytes_before: u64,
     bytes_after: u64,
+    /// `truncated`, `replaced` or `unchanged`: what the summary line says.
     outcome: &'static str,
+    /// The summary line's words.
+    summary: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     changed: Option<u64>,
     phases: InOrder<'a>,

@@ -349,3 +349,53 @@ pub fn names_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// Read-only closes of one file, seen through inotify (`IN_CLOSE_NOWRITE`): a test waits
+/// for a program to have opened and closed its file before acting on it. (Opens are no
+/// good for this: inotify coalesces identical events that are not read in between.)
+pub struct ReadOnlyCloses {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl ReadOnlyCloses {
+    /// Starts watching `path`, which must exist.
+    pub fn watch(path: &Path) -> ReadOnlyCloses {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        // SAFETY: inotify_init1 has no memory effects; the descriptor is owned from here.
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+        assert!(fd >= 0, "inotify_init1: {}", io::Error::last_os_error());
+        // SAFETY: fd was just returned open and is owned by nothing else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid descriptor and a NUL-terminated path.
+        let wd = unsafe {
+            libc::inotify_add_watch(fd.as_raw_fd(), name.as_ptr(), libc::IN_CLOSE_NOWRITE)
+        };
+        assert!(wd >= 0, "inotify_add_watch: {}", io::Error::last_os_error());
+        ReadOnlyCloses { fd }
+    }
+
+    /// Waits until the file has been closed read-only `count` times since [`watch`].
+    ///
+    /// [`watch`]: ReadOnlyCloses::watch
+    pub fn wait(&self, count: usize) {
+        use std::os::fd::AsRawFd;
+        let mut seen = 0;
+        let mut buf = [0u8; 4096];
+        while seen < count {
+            // SAFETY: reading into a buffer of the given length from an open descriptor.
+            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            assert!(n > 0, "inotify: {}", io::Error::last_os_error());
+            let mut at = 0;
+            while at < n as usize {
+                // SAFETY: the kernel writes whole events; this reads one header, unaligned.
+                let event: libc::inotify_event =
+                    unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+                if event.mask & libc::IN_CLOSE_NOWRITE != 0 {
+                    seen += 1;
+                }
+                at += std::mem::size_of::<libc::inotify_event>() + event.len as usize;
+            }
+        }
+    }
+}

@@ -22,7 +22,9 @@
 //! **How it fails**: if another process truncates the file while it is mapped, touching
 //! the lost pages raises `SIGBUS`, which kills most mmap-based tools; iolab's guard
 //! ([`crate::sys::sigbus`]) puts zeros in their place and the edit ends with
-//! [`Error::FileShrank`] (the prefault of a lost page gives the same error). The bytes
+//! [`Error::FileShrank`] (the prefault of a lost page gives the same error); an append or
+//! a rename is caught by the check before each window and at the end
+//! ([`Error::Changed`]). The bytes
 //! before the new end may be partly replaced; running the edit again finishes it. A page
 //! that cannot be read is reported by `madvise` as an error. An I/O error during
 //! write-back is reported by `msync`; without the sync it is lost, as for any write that
@@ -30,6 +32,7 @@
 
 use memmap2::{Advice, MmapMut, MmapOptions};
 
+use super::watch::Watch;
 use super::{Error, Job, Phases, Replace, Result, len_usize};
 use crate::sys::sigbus;
 
@@ -41,8 +44,8 @@ use crate::sys::sigbus;
 /// most one window's worth of unchanged pages per match is written back needlessly.
 pub const WINDOW: usize = 2 << 20;
 
-/// Keeps the bytes up to and including the first `\n`; returns the new length, or `None`
-/// when there is no newline (the file is unchanged).
+/// Finds the end of the first line through a read-only map (the length to keep, `\n`
+/// included), or `None` when there is no newline; the caller truncates once it is unmapped.
 pub(crate) fn truncate(job: &Job<'_>, phases: &mut Phases) -> Result<Option<u64>> {
     if job.len == 0 {
         // A zero-length mapping is invalid, and an empty file has no newline.
@@ -66,21 +69,17 @@ pub(crate) fn truncate(job: &Job<'_>, phases: &mut Phases) -> Result<Option<u64>
     if shrank {
         return Err(Error::FileShrank);
     }
-    let Some(at) = newline else {
-        return Ok(None);
-    };
-    let kept = at as u64 + 1;
-    if kept < job.len {
-        phases
-            .time("truncate", || job.file.set_len(kept))
-            .map_err(|e| Error::io("cannot truncate", e))?;
-    }
-    Ok(Some(kept))
+    Ok(newline.map(|at| at as u64 + 1))
 }
 
 /// Replaces through a writable shared map; returns how many bytes changed. When the job is
 /// durable, syncs with `msync(MS_SYNC)` and records it as the `sync` phase.
-pub(crate) fn replace(job: &Job<'_>, edit: &Replace, phases: &mut Phases) -> Result<u64> {
+pub(crate) fn replace(
+    job: &Job<'_>,
+    edit: &Replace,
+    watch: &mut Watch<'_>,
+    phases: &mut Phases,
+) -> Result<u64> {
     if job.len == 0 {
         return Ok(0);
     }
@@ -97,7 +96,7 @@ pub(crate) fn replace(job: &Job<'_>, edit: &Replace, phases: &mut Phases) -> Res
     // Only a hint (doubles read-ahead on a cold file); a failure changes nothing.
     let _ = map.advise(Advice::Sequential);
     let guard = sigbus::Guard::new(map.as_ptr(), len);
-    let changed = replace_windows(&mut map, edit, phases);
+    let changed = replace_windows(&mut map, edit, watch, phases);
     let shrank = guard.truncated();
     drop(guard);
     // A shrunk file explains any other failure too (a prefault past the new end).
@@ -116,7 +115,12 @@ pub(crate) fn replace(job: &Job<'_>, edit: &Replace, phases: &mut Phases) -> Res
 }
 
 /// Replaces window by window (see [`WINDOW`]); returns how many bytes changed.
-fn replace_windows(map: &mut MmapMut, edit: &Replace, phases: &mut Phases) -> Result<u64> {
+fn replace_windows(
+    map: &mut MmapMut,
+    edit: &Replace,
+    watch: &mut Watch<'_>,
+    phases: &mut Phases,
+) -> Result<u64> {
     let len = map.len();
     let mut changed = 0u64;
     for start in (0..len).step_by(WINDOW) {
@@ -130,6 +134,9 @@ fn replace_windows(map: &mut MmapMut, edit: &Replace, phases: &mut Phases) -> Re
         let Some((first, end)) = span else {
             continue;
         };
+        // Through a shared map there is no stale copy to write back (another process's
+        // write lands in the same pages), but an append or a rename must stop the edit.
+        watch.check(&format!("the replace at byte {first}"))?;
         match phases.time("prefault", || {
             map.advise_range(Advice::PopulateWrite, first, end - first)
         }) {
@@ -143,6 +150,7 @@ fn replace_windows(map: &mut MmapMut, edit: &Replace, phases: &mut Phases) -> Re
             Ok(()) => {}
         }
         changed += phases.time("replace", || edit.apply(&mut map[first..end]));
+        watch.wrote(first as u64, (end - first) as u64)?;
     }
     Ok(changed)
 }

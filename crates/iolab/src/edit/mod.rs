@@ -43,6 +43,7 @@
 pub mod mmap;
 pub mod std_stream;
 pub mod std_whole;
+mod watch;
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -54,6 +55,7 @@ use crate::input::Input;
 use crate::kernel::Kernel;
 use crate::kernel::replace::Replacer;
 use crate::units::format_bytes;
+use watch::Watch;
 
 crate::named_enum! {
     /// A way of editing a file, by its kebab-case name.
@@ -115,6 +117,15 @@ pub enum Error {
         "its size is not real (a /proc or /sys file) and writing it would change kernel state; only files on a real file system can be edited in place"
     )]
     PseudoFile,
+    /// Another process changed the file while it was being edited: truncated it, appended
+    /// to it, wrote to it, or renamed it away. Nothing more was written. Checked before
+    /// every write and the final truncate and sync (the size, the change time, whether the
+    /// path still names the file), and after every write.
+    #[error("changed while being edited: {what}")]
+    Changed {
+        /// What changed, what the file holds now and how far the edit got.
+        what: String,
+    },
     /// The path named another file by the time it was opened for writing.
     #[error("was replaced by another file while it was being opened; run the edit again")]
     ReplacedWhileOpening,
@@ -138,7 +149,9 @@ pub enum Error {
     },
     /// Another process truncated the file while it was mapped (`mmap` only; see
     /// [`crate::sys::sigbus`]). The edit is incomplete; running it again finishes it.
-    #[error("shrank while it was being edited (another process truncated it); run the edit again")]
+    #[error(
+        "changed while being edited: another process truncated it while it was mapped (nothing was written past its new end); run the edit again"
+    )]
     FileShrank,
     /// The chosen replace kernel cannot run on this CPU.
     #[error("kernel '{kernel}' is unavailable: {reason}")]
@@ -334,7 +347,9 @@ impl Editor {
     fn run(&self, path: &Path, edit: Edit) -> Result<Report> {
         let start = Instant::now();
         let mut phases = Phases::default();
-        let (file, len) = phases.time("open", || open_for_edit(path))?;
+        let (file, probed) = phases.time("open", || open_for_edit(path))?;
+        let len = probed.len();
+        let mut watch = Watch::new(&file, path, &probed);
         let job = Job {
             file: &file,
             len,
@@ -355,12 +370,12 @@ impl Editor {
             Edit::Replace(r) if r.from == r.to => Outcome::Replaced { changed: 0 },
             Edit::Replace(r) => Outcome::Replaced {
                 changed: match self.strategy {
-                    Strategy::Mmap => mmap::replace(&job, &r, &mut phases),
+                    Strategy::Mmap => mmap::replace(&job, &r, &mut watch, &mut phases),
                     Strategy::StdWhole => {
-                        std_whole::replace(&job, &r, self.whole_limit(), &mut phases)
+                        std_whole::replace(&job, &r, self.whole_limit(), &mut watch, &mut phases)
                     }
                     Strategy::StdStream => {
-                        std_stream::replace(&job, &r, self.buffer_size, &mut phases)
+                        std_stream::replace(&job, &r, self.buffer_size, &mut watch, &mut phases)
                     }
                 }?,
             },
@@ -374,12 +389,28 @@ impl Editor {
                         std_stream::truncate(&job, self.buffer_size, &mut phases)
                     }
                 }?;
+                // The one write of a truncation, made here for every strategy: only if the
+                // file is still what was read, so no other writer's bytes are cut off.
+                let kept = match kept {
+                    Some(kept) if kept < job.len => {
+                        phases.time("truncate", || {
+                            watch
+                                .guarded("the truncation", "cannot truncate", || file.set_len(kept))
+                        })?;
+                        watch.cut(kept)?;
+                        Some(kept)
+                    }
+                    other => other,
+                };
                 match kept {
                     Some(kept) => Outcome::Truncated { kept },
                     None => Outcome::NoNewline,
                 }
             }
         };
+        // Nothing changed under the edit since its last write (an append after it would
+        // be a tail the edit never saw).
+        watch.check("the sync")?;
         // A strategy that synced itself (`mmap`'s replace, through its map) recorded a
         // `sync` phase; everything else, a truncation made after unmapping included,
         // syncs the descriptor here. It runs even when nothing changed: see the module docs.
@@ -472,7 +503,10 @@ impl Replace {
 /// descriptor opened with `O_NONBLOCK` so that a path replaced by a FIFO since the `stat`
 /// cannot block; the writable descriptor must then be the same file, in case the path was
 /// replaced in between.
-fn open_for_edit(path: &Path) -> Result<(File, u64)> {
+///
+/// The metadata returned is the probe's, taken before the writable open: the edit's first
+/// look at the file, which [`Watch`] compares every later look with.
+fn open_for_edit(path: &Path) -> Result<(File, fs::Metadata)> {
     let meta = fs::metadata(path).map_err(|e| Error::io("cannot open", e))?;
     check_regular(&meta.file_type())?;
     let probe = Input::open_to_probe(path).map_err(from_input_error)?;
@@ -493,7 +527,7 @@ fn open_for_edit(path: &Path) -> Result<(File, u64)> {
     if (meta.dev(), meta.ino()) != (probed.dev(), probed.ino()) {
         return Err(Error::ReplacedWhileOpening);
     }
-    Ok((file, meta.len()))
+    Ok((file, probed))
 }
 
 /// The edit error for a refusal made by [`Input`] (which speaks for the reading methods).

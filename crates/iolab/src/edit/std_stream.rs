@@ -14,11 +14,15 @@
 //! large and sequential, which the device likes.
 //! **Limits**: none beyond a regular file.
 //! **How it fails**: an interrupted run leaves the buffers before the interruption replaced
-//! and the rest not; replacing is idempotent, so running it again completes the edit.
+//! and the rest not; replacing is idempotent, so running it again completes the edit. Each
+//! write is made only if no other process changed the file since the last one, so a
+//! concurrent truncation never becomes a hole of NULs ([`Error::Changed`], see
+//! `docs/reliability.md`).
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
+use super::watch::Watch;
 use super::{Error, Job, Phases, Replace, Result, read_at_retrying};
 
 /// The buffer size: 1 MiB, large enough that the per-call cost is noise next to the copy,
@@ -26,8 +30,8 @@ use super::{Error, Job, Phases, Replace, Result, read_at_retrying};
 /// write (the same size as [`crate::read::direct::DEFAULT_BUFFER_SIZE`]).
 pub const DEFAULT_BUFFER_SIZE: usize = 1 << 20;
 
-/// Keeps the bytes up to and including the first `\n`; returns the new length, or `None`
-/// when there is no newline (the file is unchanged).
+/// Finds the end of the first line (the length to keep, `\n` included), or `None` when
+/// there is no newline; the caller truncates.
 pub(crate) fn truncate(
     job: &Job<'_>,
     buffer_size: usize,
@@ -45,13 +49,7 @@ pub(crate) fn truncate(
             return Ok(None);
         }
         if let Some(at) = phases.time("find-newline", || memchr::memchr(b'\n', &buf[..n])) {
-            let kept = offset + at as u64 + 1;
-            if kept < job.len {
-                phases
-                    .time("truncate", || job.file.set_len(kept))
-                    .map_err(|e| Error::io("cannot truncate", e))?;
-            }
-            return Ok(Some(kept));
+            return Ok(Some(offset + at as u64 + 1));
         }
         offset += n as u64;
         if buf.len() < buffer_size {
@@ -63,11 +61,15 @@ pub(crate) fn truncate(
 /// The first read of a truncation: 64 KiB, one read for any first line shorter than that.
 const FIRST_READ: usize = 64 << 10;
 
-/// Replaces buffer by buffer in place; returns how many bytes changed.
+/// Replaces buffer by buffer in place, up to the length the file had when opened; returns
+/// how many bytes changed. Every write is preceded by a check that nobody else changed the
+/// file ([`Watch`]), so a truncation never turns into a hole and an append is never
+/// overwritten.
 pub(crate) fn replace(
     job: &Job<'_>,
     edit: &Replace,
     buffer_size: usize,
+    watch: &mut Watch<'_>,
     phases: &mut Phases,
 ) -> Result<u64> {
     // SAFETY: posix_fadvise on an open descriptor is only a hint and has no memory effects;
@@ -76,20 +78,33 @@ pub(crate) fn replace(
     let mut buf = vec![0u8; buffer_size];
     let mut offset = 0u64;
     let mut changed = 0u64;
-    loop {
+    while offset < job.len {
+        let want = buf
+            .len()
+            .min(usize::try_from(job.len - offset).unwrap_or(usize::MAX));
         let n = phases
-            .time("read", || read_at_retrying(job.file, &mut buf, offset))
+            .time("read", || {
+                read_at_retrying(job.file, &mut buf[..want], offset)
+            })
             .map_err(|e| Error::io("read failed", e))?;
         if n == 0 {
-            return Ok(changed);
+            // The end came early: the file shrank.
+            watch.check(&format!("the read at byte {offset}"))?;
+            break;
         }
         let here = phases.time("replace", || edit.apply(&mut buf[..n]));
         if here > 0 {
-            phases
-                .time("write", || job.file.write_all_at(&buf[..n], offset))
-                .map_err(|e| Error::io("write failed", e))?;
+            phases.time("write", || {
+                watch.guarded(
+                    &format!("the write at byte {offset}"),
+                    "write failed",
+                    || job.file.write_all_at(&buf[..n], offset),
+                )
+            })?;
+            watch.wrote(offset, n as u64)?;
             changed += here;
         }
         offset += n as u64;
     }
+    Ok(changed)
 }

@@ -1,12 +1,13 @@
 //! `std-whole`: the whole file read into one buffer, changed there, written back.
 //!
 //! This is the write-up's "standard I/O" version, made correct. **System calls**: `read(2)`
-//! until end of file into a buffer reserved at the file's size, then `pwrite(2)` of the new
-//! contents at offset 0 and `ftruncate(2)` to their length, then (durable) `fdatasync(2)`.
-//! The write-up called `write_all` on the descriptor it had just read to the end, which
-//! *appends* the new contents after the old ones instead of replacing them; writing at
-//! offset 0 and setting the length leaves exactly the new contents, whatever the file
-//! position. Nothing is written when nothing changed (no newline, or no byte matched).
+//! until end of file into a buffer reserved at the file's size, then (replace) one
+//! `pwrite(2)` of the new contents at offset 0, or (truncate) one `ftruncate(2)`, then
+//! (durable) `fdatasync(2)`. The write-up called `write_all` on the descriptor it had just
+//! read to the end, which *appends* the new contents after the old ones instead of
+//! replacing them; writing at offset 0 leaves exactly the new contents, whatever the file
+//! position, and a replace never sets the length, so bytes another process appended are
+//! never cut off. Nothing is written when nothing changed (no newline, or no byte matched).
 //! **When it wins**: small files, where one read and one write are the fewest system calls
 //! any strategy can make.
 //! **Limits**: the file must fit in memory, twice over while it is also in the page cache.
@@ -16,43 +17,47 @@
 //! the write-up's version on an 18 GB file. A truncation reads the whole file too, to keep
 //! one line.
 //! **How it fails**: an interrupted write-back leaves a prefix of the new contents over the
-//! old ones; both operations are idempotent, so running the edit again completes it.
+//! old ones; both operations are idempotent, so running the edit again completes it. If
+//! another process changed the file since it was read, the write-back is refused
+//! ([`Error::Changed`], see `docs/reliability.md`).
 
-use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 
+use super::watch::Watch;
 use super::{Error, Job, Phases, Replace, Result, len_usize};
 
-/// Keeps the bytes up to and including the first `\n`; returns the new length, or `None`
-/// when there is no newline (the file is unchanged).
+/// Finds the end of the first line in the whole file read into memory (the length to keep,
+/// `\n` included), or `None` when there is no newline; the caller truncates.
 pub(crate) fn truncate(
     job: &Job<'_>,
     limit: Option<u64>,
     phases: &mut Phases,
 ) -> Result<Option<u64>> {
     let contents = read_whole(job, limit, phases)?;
-    let Some(at) = phases.time("find-newline", || memchr::memchr(b'\n', &contents)) else {
-        return Ok(None);
-    };
-    let kept = &contents[..=at];
-    if kept.len() < contents.len() {
-        write_back(job.file, kept, phases)?;
-    }
-    Ok(Some(kept.len() as u64))
+    let at = phases.time("find-newline", || memchr::memchr(b'\n', &contents));
+    Ok(at.map(|at| at as u64 + 1))
 }
 
-/// Replaces in memory and writes the whole file back; returns how many bytes changed.
+/// Replaces in memory and writes the whole file back at offset 0, if nobody changed it
+/// since it was read ([`Watch`]); returns how many bytes changed. The length is left as it
+/// is: bytes another process appends are never cut off.
 pub(crate) fn replace(
     job: &Job<'_>,
     edit: &Replace,
     limit: Option<u64>,
+    watch: &mut Watch<'_>,
     phases: &mut Phases,
 ) -> Result<u64> {
     let mut contents = read_whole(job, limit, phases)?;
     let changed = phases.time("replace", || edit.apply(&mut contents));
     if changed > 0 {
-        write_back(job.file, &contents, phases)?;
+        phases.time("write", || {
+            watch.guarded("writing it back", "write failed", || {
+                job.file.write_all_at(&contents, 0)
+            })
+        })?;
+        watch.wrote(0, contents.len() as u64)?;
     }
     Ok(changed)
 }
@@ -83,14 +88,4 @@ fn read_whole(job: &Job<'_>, limit: Option<u64>, phases: &mut Phases) -> Result<
             .map_err(|e| Error::io("read failed", e))?;
         Ok(contents)
     })
-}
-
-/// Writes `contents` at offset 0 and makes the file exactly that long.
-fn write_back(file: &File, contents: &[u8], phases: &mut Phases) -> Result<()> {
-    phases
-        .time("write", || file.write_all_at(contents, 0))
-        .map_err(|e| Error::io("write failed", e))?;
-    phases
-        .time("truncate", || file.set_len(contents.len() as u64))
-        .map_err(|e| Error::io("cannot truncate", e))
 }

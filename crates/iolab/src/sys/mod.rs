@@ -3,6 +3,7 @@
 
 pub mod dio;
 pub mod fiemap;
+pub mod lease;
 pub(crate) mod procfs;
 pub mod sigbus;
 pub mod uring;
