@@ -590,3 +590,76 @@ fn a_failed_suite_exits_non_zero_and_keeps_the_other_suites_rows() {
             .any(|v| v["suite"] == "count")
     );
 }
+
+#[test]
+fn user_files_that_cannot_be_measured_as_asked_are_refused_or_said_so() {
+    let dir = common::scratch();
+    let out = dir.path().join("out");
+    // A /proc file: refused before measuring, one line.
+    let output = iolab()
+        .args([
+            "bench",
+            "count",
+            "--quick",
+            "--file",
+            "/proc/self/status",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("/proc/self/status") && stderr.contains("real file system"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing measured");
+    // An empty file, given twice under two names: measured once, no NaN, n/a for its
+    // cache state.
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, b"").unwrap();
+    let link = dir.path().join("empty-link.txt");
+    std::os::unix::fs::symlink(&empty, &link).unwrap();
+    let output = iolab()
+        .args([
+            "bench",
+            "count",
+            "--quick",
+            "--methods",
+            "mmap,stream",
+            "--file",
+        ])
+        .arg(&empty)
+        .arg("--file")
+        .arg(&link)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("the same file as --file"), "{stderr}");
+    assert!(
+        !stdout.contains("NaN") && !stderr.contains("NaN"),
+        "{stdout}"
+    );
+    let json = read_json(&out.join("results.json"));
+    let rows = json["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| r["file"] == empty.display().to_string()),
+        "measured once"
+    );
+    for r in rows.iter().filter(|r| !r["median_s"].is_null()) {
+        assert!(r["residency_before"].is_null(), "{r}");
+        assert!(r.get("ceiling_pct").is_none(), "{r}");
+    }
+    assert!(stdout.contains("n/a"), "{stdout}");
+    assert!(
+        !stderr.contains("not cold") && !stderr.contains("not warm"),
+        "{stderr}"
+    );
+}

@@ -233,3 +233,19 @@ fn cli_writes_to_stdout_and_devices() {
         .success();
     assert!(!fs::metadata("/dev/null").unwrap().is_file());
 }
+
+#[test]
+fn an_impossible_tree_is_one_line_and_makes_nothing() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("tree");
+    let output = iolab()
+        .args(["gen", "tree", "--files", "100000000000", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("at most 10000000 files"), "{stderr}");
+    assert!(!out.exists());
+}

@@ -218,3 +218,31 @@ fn bench_random_quick_writes_rows_with_the_documented_keys() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("random-iops-qd-"));
 }
+
+#[test]
+fn a_damaged_first_block_is_reported_like_any_other() {
+    let dir = common::scratch();
+    let path = blocks_file(dir.path());
+    for damaged in [0u64, 1] {
+        use std::os::unix::fs::FileExt;
+        let copy = dir.path().join(format!("damaged-{damaged}.bin"));
+        std::fs::copy(&path, &copy).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+        file.write_all_at(&[0x55; 4096], damaged * 4096).unwrap();
+        drop(file);
+        // 245 blocks and 3000 reads: the damaged block is read about 12 times.
+        let out = iolab()
+            .args(["random", "--method", "pread", "--reads", "3000"])
+            .arg(&copy)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "block {damaged}: {stderr}");
+        assert!(
+            stderr.contains("returned wrong bytes")
+                && stderr.contains(&format!("first at offset {}", damaged * 4096))
+                && stderr.contains("offset-derived"),
+            "block {damaged}: {stderr}"
+        );
+    }
+}

@@ -492,3 +492,49 @@ fn a_quick_bench_write_run_produces_verified_rows_per_sink_and_buffer() {
     assert_eq!(names, ["keep.txt"]);
     assert_eq!(std::fs::read(data.join("keep.txt")).unwrap(), b"mine");
 }
+
+/// The bytes a failed write reports are the bytes that reached the output, or the message
+/// says that some cannot be known (std's line buffer held them).
+#[test]
+fn a_failed_write_counts_only_what_reached_the_output() {
+    // /dev/full: nothing ever reaches it.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = iolab()
+        .args(["write", "-m", "stdout", "--buffer", "100", "--bytes", "500"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("after 0 to 500 bytes") && stderr.contains("cannot be known"),
+        "{stderr}"
+    );
+    // A full file system: the count is the file's size, for every method.
+    let small = match common::SmallFs::mount("64k") {
+        Ok(small) => small,
+        Err(reason) => return common::skip(reason),
+    };
+    for method in ["stdout", "raw-fd", "bufwriter"] {
+        let path = small.path().join(method);
+        let file = std::fs::File::create(&path).unwrap();
+        let out = iolab()
+            .args([
+                "write", "-m", method, "--buffer", "100", "--bytes", "1000000",
+            ])
+            .stdout(file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{method}: {stderr}");
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(
+            stderr.contains(&format!("after {size} bytes")),
+            "{method}: the file holds {size} bytes: {stderr}"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+}

@@ -190,17 +190,24 @@ fn check_results_folder(dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// Checks that a `--file` is a regular file this user can read, without opening anything
-/// else (a FIFO is never opened: that would block, or take a writer's data).
-fn check_user_file(path: &std::path::Path) -> Result<()> {
+/// Checks that a `--file` is a regular file with a real size (not /proc or /sys) this user
+/// can read, without opening anything else (a FIFO is never opened: that would block, or
+/// take a writer's data); returns its identity (device, inode).
+fn check_user_file(path: &std::path::Path) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).context("cannot read it")?;
     let kind = meta.file_type();
     let what = (!kind.is_file()).then(|| super::what_it_is(&kind));
     if let Some(what) = what {
         bail!("{what}: the bench measures regular files only");
     }
-    std::fs::File::open(path).context("cannot open it for reading")?;
-    Ok(())
+    let input = iolab::Input::open(path).context("cannot open it for reading")?;
+    if !input.is_sized() {
+        bail!(
+            "its size is not its contents' (a /proc or /sys file): the bench measures files on a real file system"
+        );
+    }
+    Ok((meta.dev(), meta.ino()))
 }
 
 /// The default data folder: iolab's cache folder.
@@ -260,7 +267,7 @@ fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::
 }
 
 /// Runs the benchmark, prints the tables and writes the results files.
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(mut args: Args) -> Result<i32> {
     // The verdict is printed at the end: refuse before measuring, not after.
     drop(super::stdout()?);
     if let Some(methods) = &args.methods {
@@ -331,9 +338,25 @@ pub fn run(args: Args) -> Result<i32> {
                 );
             }
         }
-        for path in &args.files {
-            check_user_file(path).with_context(|| format!("--file {}", path.display()))?;
+        let mut seen: Vec<((u64, u64), PathBuf)> = Vec::new();
+        let mut files = Vec::new();
+        for path in std::mem::take(&mut args.files) {
+            let id =
+                check_user_file(&path).with_context(|| format!("--file {}", path.display()))?;
+            match seen.iter().find(|(other, _)| *other == id) {
+                // The same file twice (two names, or the same name): measured once.
+                Some((_, first)) => super::report(&format!(
+                    "--file {}: the same file as --file {}; measured once",
+                    path.display(),
+                    first.display()
+                )),
+                None => {
+                    seen.push((id, path.clone()));
+                    files.push(path);
+                }
+            }
         }
+        args.files = files;
     }
     let data_dir = match args.data {
         Some(d) => d,

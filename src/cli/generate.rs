@@ -154,7 +154,7 @@ pub fn run(command: Command) -> Result<i32> {
             super::report(&format!(
                 "{}: {} files, {} bytes, {} lines in {:.2} s",
                 args.out.display(),
-                tree.paths.len(),
+                tree.files,
                 tree.summary.bytes,
                 tree.summary.lines,
                 start.elapsed().as_secs_f64()

@@ -188,9 +188,10 @@ pub fn measure(
             continue;
         }
         progress.set_message(format!("round {}/{rounds}: {}", round + 1, job.name));
-        // Every input in the state; the residency is the worst of them.
+        // Every input in the state; the residency is the worst of them. An empty input
+        // has no pages: no cache state to prepare or to miss.
         let mut residency = None::<f64>;
-        for input in bench.inputs {
+        for input in bench.inputs.iter().filter(|_| bench.bytes > 0) {
             let r = prepare(input, cache_state, config.drop_caches, !bench.users)?;
             residency = Some(match (residency, cache_state) {
                 (None, _) => r,
@@ -198,10 +199,10 @@ pub fn measure(
                 (Some(w), CacheState::Cold) => w.max(r),
             });
         }
-        let residency = residency.unwrap_or(0.0);
-        let reached = match cache_state {
-            CacheState::Cold => residency <= COLD_MAX_RESIDENCY,
-            CacheState::Warm => residency >= WARM_MIN_RESIDENCY,
+        let reached = match (residency, cache_state) {
+            (None, _) => true,
+            (Some(r), CacheState::Cold) => r <= COLD_MAX_RESIDENCY,
+            (Some(r), CacheState::Warm) => r >= WARM_MIN_RESIDENCY,
         };
         let outcome = ctx
             .executor
@@ -237,7 +238,7 @@ pub fn measure(
         a.wall.push(outcome.wall_s);
         a.user.push(outcome.user_s);
         a.sys.push(outcome.sys_s);
-        a.residency.push(residency);
+        a.residency.extend(residency);
         a.results.push(result);
     }
     progress.finish();
@@ -337,8 +338,14 @@ fn to_row(bench: &FileBench<'_>, m: &Measured, a: Accumulator, cache_state: Cach
             .get_or_insert(format!("wrong result: printed {bad}, expected {expected}"));
     }
     row.set_residency(cache_state, a.residency);
+    if bench.bytes == 0 {
+        row.notes.push(EMPTY_NOTE.to_string());
+    }
     row
 }
+
+/// The note of a row measured on an empty input.
+pub const EMPTY_NOTE: &str = "an empty file: its cache state and its share of a ceiling are n/a (no page to cache, no byte to read)";
 
 /// The warm-up rounds for `cache_state`: none for a cold state measured after the warm
 /// one (the programs are in memory already; a cold warm-up run would only read the file

@@ -364,9 +364,12 @@ fn section_table(entry: Option<&Suite>, suite: &str, section: &str, rows: &[&Row
                 ratio,
                 r.user_s.map(format_duration).unwrap_or_else(dash),
                 r.sys_s.map(format_duration).unwrap_or_else(dash),
-                r.residency_before
-                    .map(|x| format!("{:.0}%", x * 100.0))
-                    .unwrap_or_else(dash),
+                match r.residency_before {
+                    Some(x) => format!("{:.0}%", x * 100.0),
+                    // A measured row of a cache state without residency: an empty input.
+                    None if r.measured() && r.cache.is_some() && r.bytes == 0 => "n/a".into(),
+                    None => dash(),
+                },
                 notes.join("; "),
             ]);
             cells

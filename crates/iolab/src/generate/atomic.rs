@@ -155,6 +155,12 @@ fn check_target(path: &Path, overwrite: bool) -> Result<()> {
 
 /// The bytes an unprivileged user may still write on the file system of `dir`.
 fn available_space(dir: &File) -> Result<u64> {
+    Ok(free_space(dir)?.0)
+}
+
+/// The bytes and the inodes an unprivileged user may still use on the file system of
+/// `dir`.
+pub(crate) fn free_space(dir: &File) -> Result<(u64, u64)> {
     // SAFETY: `statvfs` is a plain C struct of integers, for which all zeros is valid.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: the descriptor is open for the duration of the call (`dir` is borrowed), and
@@ -168,8 +174,12 @@ fn available_space(dir: &File) -> Result<u64> {
     }
     // The fields are `c_ulong`/`fsblkcnt_t`: already u64 on 64-bit Linux, u32 on some 32-bit.
     #[allow(clippy::unnecessary_cast)]
-    let (blocks, block_size) = (stat.f_bavail as u64, stat.f_frsize as u64);
-    Ok(blocks.saturating_mul(block_size))
+    let (blocks, block_size, inodes) = (
+        stat.f_bavail as u64,
+        stat.f_frsize as u64,
+        stat.f_favail as u64,
+    );
+    Ok((blocks.saturating_mul(block_size), inodes))
 }
 
 /// Creates `.NAME.tmp-PID` (or `.NAME.tmp-PID-N` when taken) in `dir`, exclusively.

@@ -25,11 +25,18 @@ pub const MAX_FILE: u64 = 16 << 10;
 /// Mean line length of the files: 40 bytes, source-code-like.
 pub const MEAN_LINE_LEN: u64 = 40;
 
+/// The most files a tree can hold: its folder layout (`d999/d099/…`) names no more.
+pub const MAX_FILES: usize = 1000 * DIRS_PER_DIR * FILES_PER_DIR;
+
+/// The space a file of the tree takes on average on a file system of 4 KiB blocks: its
+/// sizes are log-uniform from 100 B to 16 KiB, so it fills 1.47 blocks on average; 6 KiB.
+pub const SPACE_PER_FILE: u64 = 6 << 10;
+
 /// What a tree holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tree {
-    /// Every file, in creation order.
-    pub paths: Vec<PathBuf>,
+    /// How many files, named `file_path(root, 0..files)`.
+    pub files: usize,
     /// Bytes and lines of all files together.
     pub summary: Summary,
 }
@@ -54,14 +61,23 @@ fn file_size(rng: &mut WyRand) -> u64 {
 ///
 /// A failure names the file or folder it happened to ([`Error::AtPath`]): the caller knows
 /// only `root`.
+///
+/// Before anything is made, the count is checked against [`MAX_FILES`] and the file
+/// system's free space and inodes against what the tree needs ([`SPACE_PER_FILE`] a
+/// file): a count that cannot fit is one error, not a disk filled to the brim.
 pub fn write_tree(root: &Path, files: usize, seed: u64, force: bool) -> Result<Tree> {
     if files == 0 {
         return Err(Error::InvalidSpec(
             "a tree needs at least 1 file".to_string(),
         ));
     }
+    if files > MAX_FILES {
+        return Err(Error::InvalidSpec(format!(
+            "a tree holds at most {MAX_FILES} files (its folder layout names no more); {files} asked"
+        )));
+    }
+    check_room(root, files)?;
     let mut rng = WyRand::new(seed);
-    let mut paths = Vec::with_capacity(files);
     let mut total = Summary { bytes: 0, lines: 0 };
     for i in 0..files {
         let path = file_path(root, i);
@@ -77,12 +93,46 @@ pub fn write_tree(root: &Path, files: usize, seed: u64, force: bool) -> Result<T
         let s = write_file(&path, &spec, force).map_err(|e| e.at(&path))?;
         total.bytes += s.bytes;
         total.lines += s.lines;
-        paths.push(path);
     }
     Ok(Tree {
-        paths,
+        files,
         summary: total,
     })
+}
+
+/// Checks that the file system `root` is (or will be) on has room for `files` files and
+/// their folders, looking at `root`'s nearest existing ancestor.
+fn check_room(root: &Path, files: usize) -> Result<()> {
+    let existing = root
+        .ancestors()
+        .find(|p| p.as_os_str().is_empty() || p.is_dir())
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .unwrap_or(Path::new("."));
+    let dir = fs::File::open(existing).map_err(|e| Error::io("cannot open", e).at(existing))?;
+    let (bytes, inodes) = super::atomic::free_space(&dir)?;
+    let need = files as u64 * SPACE_PER_FILE;
+    if need > bytes {
+        return Err(Error::NotEnoughSpace {
+            dir: existing.to_path_buf(),
+            need,
+            have: bytes,
+        });
+    }
+    // A file system without an inode limit (btrfs, tmpfs with nr_inodes=0) reports 0.
+    let need_inodes = files as u64 + files.div_ceil(FILES_PER_DIR) as u64 + 1;
+    if inodes != 0 && need_inodes > inodes {
+        return Err(Error::InvalidSpec(format!(
+            "{files} files need {need_inodes} inodes but the file system of {} has {inodes} free",
+            existing.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Writes one file of the tree: a new one, or over an existing one when `force`.
@@ -110,12 +160,12 @@ mod tests {
         let dir = iolab_testkit::scratch();
         let root = dir.path().join("tree");
         let tree = write_tree(&root, 250, 7, false).unwrap();
-        assert_eq!(tree.paths.len(), 250);
-        assert_eq!(tree.paths[249], root.join("d000/d002/f000249.txt"));
+        assert_eq!(tree.files, 250);
+        assert!(file_path(&root, 249).ends_with("d000/d002/f000249.txt"));
         let mut bytes = 0;
         let mut lines = 0;
-        for p in &tree.paths {
-            let content = fs::read(p).unwrap();
+        for i in 0..tree.files {
+            let content = fs::read(file_path(&root, i)).unwrap();
             assert!((MIN_FILE..=MAX_FILE).contains(&(content.len() as u64)));
             bytes += content.len() as u64;
             lines += content.iter().filter(|&&b| b == b'\n').count() as u64;
@@ -135,5 +185,26 @@ mod tests {
         ));
         let again = write_tree(&root, 250, 7, true).unwrap();
         assert_eq!(again.summary, tree.summary);
+    }
+
+    #[test]
+    fn an_impossible_count_is_refused_before_anything_is_made() {
+        let dir = iolab_testkit::scratch();
+        let root = dir.path().join("huge");
+        for files in [100_000_000_000, MAX_FILES + 1] {
+            let e = write_tree(&root, files, 7, false).unwrap_err();
+            assert!(matches!(e, Error::InvalidSpec(_)), "{e}");
+        }
+        assert!(!root.exists(), "nothing was made");
+        // Within the layout but beyond a small file system's room (1000 files need 6 MiB).
+        match iolab_testkit::SmallFs::mount("1M") {
+            Ok(small) => {
+                let root = small.path().join("tree");
+                let e = write_tree(&root, 1000, 7, false).unwrap_err();
+                assert!(matches!(e, Error::NotEnoughSpace { .. }), "{e}");
+                assert!(!root.exists(), "nothing was made");
+            }
+            Err(reason) => iolab_testkit::skip(reason),
+        }
     }
 }

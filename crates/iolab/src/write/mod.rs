@@ -250,6 +250,11 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
         None if method != Method::Vmsplice => bufwriter::default_sizing(&destination, buffer_size),
         _ => Sizing::Fixed(buffer_size),
     };
+    // Where a regular file's position stands, so that what std's line buffer never got
+    // to write can be told from what reached the file.
+    let start = (method == Method::Stdout && destination.kind == DestinationKind::RegularFile)
+        .then(stdout_position)
+        .flatten();
     let mut run = adaptive::Run { sizing, written: 0 };
     let result = match method {
         Method::Stdout => stdout::write(bytes, buffer_size, &mut run),
@@ -258,7 +263,12 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
         Method::Vmsplice => vmsplice::write(bytes, buffer_size, &mut run.written),
     };
     let adaptive::Run { sizing, written } = run;
-    result.map_err(|e| Error::from_write(e, written))?;
+    result.map_err(|e| match method {
+        Method::Stdout => Error::from_write(e, written).std_buffered(
+            start.and_then(|start| stdout_position().map(|now| now.saturating_sub(start))),
+        ),
+        _ => Error::from_write(e, written),
+    })?;
     Ok(Written {
         bytes: written,
         method,
@@ -271,6 +281,25 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
     })
 }
 
+/// Standard output's file position, where it has one.
+fn stdout_position() -> Option<u64> {
+    // SAFETY: lseek on descriptor 1 has no memory effects; SEEK_CUR with offset 0 only
+    // reads the position.
+    u64::try_from(unsafe { libc::lseek(1, 0, libc::SEEK_CUR) }).ok()
+}
+
+/// `N bytes`, or `at most N bytes (…)` when `unflushed` of them may not have been written.
+fn after(written: u64, unflushed: u64) -> String {
+    if unflushed == 0 {
+        format!("{written} bytes")
+    } else {
+        format!(
+            "{} to {written} bytes (the last {unflushed} were in std's line buffer: how many of them reached it cannot be known)",
+            written - unflushed
+        )
+    }
+}
+
 /// What can go wrong while writing to standard output.
 ///
 /// Messages are one line and say what to do; they name standard output themselves.
@@ -279,10 +308,14 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
 pub enum Error {
     /// The pipe's reader went away (`EPIPE`; Rust ignores `SIGPIPE`, so the write fails
     /// instead of killing the process). For a producer this is an end, not a failure.
-    #[error("the reader of standard output went away after {written} bytes (broken pipe)")]
+    #[error("the reader of standard output went away after {} (broken pipe)", after(*.written, *.unflushed))]
     BrokenPipe {
-        /// Bytes the kernel had accepted before.
+        /// Bytes the kernel had accepted before, at most.
         written: u64,
+        /// How many of `written` may still have been in a buffer of the program's when the
+        /// write failed (std's line buffer, for the `stdout` method): the kernel took
+        /// between `written - unflushed` and `written`. 0 when `written` is exact.
+        unflushed: u64,
         /// The `EPIPE` error.
         #[source]
         source: io::Error,
@@ -290,12 +323,15 @@ pub enum Error {
     /// The file system behind standard output is full (`ENOSPC`) or the quota is used up
     /// (`EDQUOT`).
     #[error(
-        "cannot write to standard output: {} after {written} bytes (free some space or write elsewhere)",
-        describe_io(.source)
+        "cannot write to standard output: {} after {} (free some space or write elsewhere)",
+        describe_io(.source),
+        after(*.written, *.unflushed)
     )]
     NoSpace {
-        /// Bytes the kernel had accepted before.
+        /// Bytes the kernel had accepted before, at most.
         written: u64,
+        /// As for [`Error::BrokenPipe`]: how many of `written` may not have reached it.
+        unflushed: u64,
         /// The `ENOSPC` or `EDQUOT` error.
         #[source]
         source: io::Error,
@@ -331,6 +367,26 @@ impl Error {
         Error::Io { op, source }
     }
 
+    /// For the `stdout` method, whose last pieces std's line buffer may have held when the
+    /// write failed: the bytes that reached standard output, when they can be known
+    /// (`reached`, from the file position of a regular file), else up to the line
+    /// buffer's size of `written` marked as unknown.
+    fn std_buffered(mut self, reached: Option<u64>) -> Error {
+        if let Error::BrokenPipe {
+            written, unflushed, ..
+        }
+        | Error::NoSpace {
+            written, unflushed, ..
+        } = &mut self
+        {
+            match reached {
+                Some(reached) => (*written, *unflushed) = (reached.min(*written), 0),
+                None => *unflushed = (*written).min(stdout::LINE_BUFFER as u64),
+            }
+        }
+        self
+    }
+
     /// `true` when the reader went away: a program that prints should stop quietly.
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, Error::BrokenPipe { .. })
@@ -360,8 +416,16 @@ impl Error {
             };
         }
         match e.raw_os_error() {
-            Some(libc::EPIPE) => Error::BrokenPipe { written, source: e },
-            Some(libc::ENOSPC | libc::EDQUOT) => Error::NoSpace { written, source: e },
+            Some(libc::EPIPE) => Error::BrokenPipe {
+                written,
+                unflushed: 0,
+                source: e,
+            },
+            Some(libc::ENOSPC | libc::EDQUOT) => Error::NoSpace {
+                written,
+                unflushed: 0,
+                source: e,
+            },
             Some(libc::EBADF) => Error::StdoutClosed {
                 why: "file descriptor 1 is not open for writing",
             },

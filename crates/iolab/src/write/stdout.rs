@@ -21,6 +21,10 @@
 use std::io::{self, Write};
 
 use super::adaptive::Run;
+
+/// The capacity of std's `LineWriter` around standard output: 1 KiB, which is how many of
+/// the bytes passed to it may still be unwritten when a write fails.
+pub const LINE_BUFFER: usize = 1024;
 use super::zeroed_buffer;
 
 /// Writes `bytes` zero bytes through the locked standard output, in pieces of at most

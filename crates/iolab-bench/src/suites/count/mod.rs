@@ -290,10 +290,11 @@ fn run_input(
         if let Some(sampler) = sampler {
             *ceilings.get_mut(cache) = sampler.finish(interrupt::interrupted());
         }
+        // No share of a ceiling for an empty input: nothing was read.
         let limit = ceilings
             .get(cache)
             .ceiling_bytes_per_s
-            .filter(|_| input.ceiling);
+            .filter(|l| input.ceiling && l.is_finite() && *l > 0.0 && dataset.bytes > 0);
         if let Some(limit) = limit {
             for row in &mut measured {
                 if let Some(t) = row.throughput_bytes_per_s {
