@@ -29,7 +29,10 @@ fn real_results() -> &'static Value {
         let dir = common::scratch();
         let out = dir.path().join("run");
         let output = iolab()
-            .args(["bench", "count", "--quick", "--size", "1M", "--runs", "2"])
+            // Three runs (not --quick's two): compare judges rows of three runs or more.
+            .args([
+                "bench", "count", "--size", "1M", "--runs", "3", "--warmup", "0",
+            ])
             .args(["--cache", "warm", "--methods", "mmap", "--no-baselines"])
             .arg("--data")
             .arg(dir.path().join("data"))
@@ -66,6 +69,13 @@ fn text(bytes: &[u8]) -> String {
 fn assert_refused(output: &Output, needles: &[&str]) -> String {
     assert!(output.stdout.is_empty(), "stdout: {}", text(&output.stdout));
     common::assert_one_line_error(output, 1, needles)
+}
+
+/// `iolab compare`'s refusal: as [`assert_refused`], with exit code 2 (1 means "B
+/// regressed", which a refusal must not be taken for).
+fn assert_compare_refused(output: &Output, needles: &[&str]) -> String {
+    assert!(output.stdout.is_empty(), "stdout: {}", text(&output.stdout));
+    common::assert_one_line_error(output, 2, needles)
 }
 
 /// Every file of `folder` (not its subfolders) with its bytes, to check that nothing
@@ -246,9 +256,9 @@ fn compare_and_report_refuse_another_schema_version() {
     let b = results_folder(dir.path(), "b", &future);
     let b_json = b.join("results.json").display().to_string();
     let output = iolab().arg("compare").arg(&a).arg(&b).output().unwrap();
-    assert_refused(&output, &[&b_json, "999", "schema_version 1"]);
+    assert_compare_refused(&output, &[&b_json, "999", "schema_version 1"]);
     let output = iolab().arg("compare").arg(&b).arg(&a).output().unwrap();
-    assert_refused(&output, &[&b_json, "999"]);
+    assert_compare_refused(&output, &[&b_json, "999"]);
     report_refuses(dir.path(), &b, &[&b_json, "999"]);
 }
 
@@ -301,7 +311,7 @@ fn compare_does_not_call_rows_of_different_sizes_improved() {
     // Ten times faster, on no data at all.
     let b = results_folder(dir.path(), "b", &scaled(real_results(), 0.1, Some(0)));
     let output = iolab().arg("compare").arg(&a).arg(&b).output().unwrap();
-    let line = assert_refused(&output, &["not comparable", "0 B"]);
+    let line = assert_compare_refused(&output, &["not comparable", "0 B"]);
     assert!(!line.contains("improved"), "{line}");
 
     // One row of the same size, one not: the table says which is which.
@@ -331,6 +341,6 @@ fn compare_and_report_refuse_a_negative_median() {
     let b = results_folder(dir.path(), "b", &corrupt);
     let b_json = b.join("results.json").display().to_string();
     let output = iolab().arg("compare").arg(&a).arg(&b).output().unwrap();
-    assert_refused(&output, &[&b_json, "median_s", "-0.02"]);
+    assert_compare_refused(&output, &[&b_json, "median_s", "-0.02"]);
     report_refuses(dir.path(), &b, &[&b_json, "-0.02"]);
 }

@@ -24,8 +24,20 @@ pub struct Args {
     markdown: bool,
 }
 
-/// Prints the comparison; exit code 1 when a row regressed beyond its noise threshold.
+/// Prints the comparison. Exit codes, for a CI: 0 no regression, 1 a row regressed beyond
+/// its noise threshold or failed in B, 2 the runs could not be compared (a file missing or
+/// unreadable, nothing in common).
 pub fn run(args: Args) -> Result<i32> {
+    match compare(args) {
+        Err(e) if !super::is_broken_pipe(&e) => {
+            super::report(&super::one_line(&e));
+            Ok(2)
+        }
+        other => other,
+    }
+}
+
+fn compare(args: Args) -> Result<i32> {
     let a = super::report::load(&args.a)?;
     let b = super::report::load(&args.b)?;
     let comparisons = compare::compare(&a, &b);
@@ -41,6 +53,10 @@ pub fn run(args: Args) -> Result<i32> {
                 first.name,
                 first.detail.as_deref().unwrap_or("different sizes"),
                 more(not_comparable.len() - 1),
+            ),
+            None if comparisons.iter().any(|c| c.change == Change::TooFewRuns) => bail!(
+                "{a_name} and {b_name} have no row with {} counted runs on both sides: nothing can be judged (--quick makes 2; run without it, or with --runs 3 or more)",
+                compare::MIN_RUNS
             ),
             None => {
                 bail!("{a_name} and {b_name} have no measured row in common: nothing to compare")
@@ -62,7 +78,9 @@ pub fn run(args: Args) -> Result<i32> {
         ));
     }
     if compare::has_regression(&comparisons) {
-        super::report("B is slower than A beyond the noise threshold on at least one row");
+        super::report(
+            "B is slower than A beyond the noise threshold, or failed, on at least one row",
+        );
         return Ok(1);
     }
     Ok(0)

@@ -172,7 +172,7 @@ pub(crate) fn report(message: &str) {
 }
 
 /// Whether `e` is (or wraps) a write to a closed pipe.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| {
         cause
             .downcast_ref::<io::Error>()

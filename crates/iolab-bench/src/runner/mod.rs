@@ -378,22 +378,18 @@ impl Executor for ProcessExecutor {
         };
         let restored = saved_affinity.map_or(Ok(()), |saved| affinity::set(&saved));
         let mut child = child?;
+        // The captured outputs are read as they come, both at once, before the child is
+        // reaped: a job that prints more than a pipe holds (1000 file names of a long data
+        // path are 100 KB) would otherwise block in write with nobody reading.
+        let (out, err) = read_both(child.stdout.take(), child.stderr.take())?;
         let (status, usage, wall_s) = reap(&mut child, start)?;
         restored?;
-        // The outputs are small (a count and a file name), so reading them after the exit
-        // cannot deadlock on a full pipe in practice; a chatty job would block in write
-        // and be reported here once the pipe is drained.
         let mut stdout = match drained {
             Some(bytes) => bytes?.to_string(),
             None => String::new(),
         };
-        let mut stderr = String::new();
-        if let Some(mut out) = child.stdout.take() {
-            out.read_to_string(&mut stdout)?;
-        }
-        if let Some(mut err) = child.stderr.take() {
-            err.read_to_string(&mut stderr)?;
-        }
+        stdout.push_str(&String::from_utf8_lossy(&out));
+        let stderr = String::from_utf8_lossy(&err).into_owned();
         let exit = ExitStatus::from_raw(status);
         Ok(Outcome {
             wall_s,
@@ -409,6 +405,79 @@ impl Executor for ProcessExecutor {
                 ..ReaderOutcome::default()
             }),
         })
+    }
+}
+
+/// Reads `stdout` and `stderr` (either may be absent) to their ends, whichever has data,
+/// with `poll(2)`: neither can fill up while the other is being read.
+fn read_both(
+    stdout: Option<std::process::ChildStdout>,
+    stderr: Option<std::process::ChildStderr>,
+) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut pipes: Vec<(Box<dyn ReadFd>, Vec<u8>, bool)> = Vec::new();
+    if let Some(out) = stdout {
+        pipes.push((Box::new(out), Vec::new(), true));
+    }
+    if let Some(err) = stderr {
+        pipes.push((Box::new(err), Vec::new(), false));
+    }
+    let mut buf = [0u8; 16 << 10];
+    let mut finished = Vec::new();
+    while !pipes.is_empty() {
+        let mut fds: Vec<libc::pollfd> = pipes
+            .iter()
+            .map(|(p, _, _)| libc::pollfd {
+                fd: p.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structures.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        let mut done = Vec::new();
+        for (i, fd) in fds.iter().enumerate() {
+            if fd.revents == 0 {
+                continue;
+            }
+            let (pipe, data, _) = &mut pipes[i];
+            match pipe.read(&mut buf) {
+                Ok(0) => done.push(i),
+                Ok(n) => data.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for i in done.into_iter().rev() {
+            let (_, data, is_stdout) = pipes.remove(i);
+            finished.push((data, is_stdout));
+        }
+    }
+    let mut out = (Vec::new(), Vec::new());
+    for (data, is_stdout) in finished {
+        if is_stdout {
+            out.0 = data;
+        } else {
+            out.1 = data;
+        }
+    }
+    Ok(out)
+}
+
+/// A readable pipe end with its descriptor, for [`read_both`].
+trait ReadFd: Read {
+    fn raw_fd(&self) -> libc::c_int;
+}
+
+impl<T: Read + AsRawFd> ReadFd for T {
+    fn raw_fd(&self) -> libc::c_int {
+        self.as_raw_fd()
     }
 }
 
@@ -468,6 +537,24 @@ pub fn parse_count(stdout: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_printing_more_than_a_pipe_holds_on_both_outputs_finishes() {
+        let job = Job::new(
+            "chatty",
+            "sh",
+            [
+                "-c",
+                "head -c 300000 /dev/zero | tr '\\0' b >&2; head -c 200000 /dev/zero | tr '\\0' a",
+            ],
+            false,
+        );
+        let outcome = ProcessExecutor.execute(&job).unwrap();
+        assert!(outcome.success(), "{outcome:?}");
+        assert_eq!(outcome.stdout.len(), 200_000);
+        assert!(outcome.stdout.bytes().all(|b| b == b'a'));
+        assert_eq!(outcome.stderr.len(), 300_000);
+    }
 
     #[test]
     fn schedule_runs_every_job_once_per_round_and_rotates() {
