@@ -14,6 +14,7 @@ mod methods;
 mod random;
 mod report;
 mod sysinfo;
+mod trace;
 mod write;
 
 use std::io::{self, Write};
@@ -96,6 +97,8 @@ enum Command {
     Gen(generate::Command),
     /// Show the facts about this machine that explain its I/O figures.
     Sysinfo(sysinfo::Args),
+    /// Run a command and find where it does I/O the slow way, with this machine's fix.
+    Trace(trace::Args),
     /// Splice standard input to /dev/null and print the byte count (the write benchmark's
     /// pipe reader).
     #[command(hide = true)]
@@ -134,6 +137,7 @@ pub fn main() -> i32 {
         Command::Edit(command) => edit::run(command),
         Command::Gen(command) => generate::run(command),
         Command::Sysinfo(args) => sysinfo::run(args),
+        Command::Trace(args) => trace::run(args),
         Command::Drain(args) => drain::run(args),
     })
 }

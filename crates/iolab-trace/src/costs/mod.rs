@@ -1,0 +1,255 @@
+//! What I/O costs on this machine, for the findings' estimates: each figure is a cost per
+//! call and per byte, with its basis (which measurement it comes from).
+//!
+//! Figures come from the newest `iolab bench` results where the bench measured that very
+//! thing ([`bench`](mod@bench)): small writes to a file (the append suite's
+//! `write-per-record`), the buffered fix (`append-file`, `StdoutWriter` into a pipe), a sync
+//! per record and one per 1000, the count suite's winner, random reads and their winner,
+//! the in-place edit. What the results lack — or everything, without results — is measured
+//! by a short calibration ([`calibrate`]), only for the figures the findings need, and the
+//! summary says it ran.
+
+pub mod bench;
+pub mod calibrate;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::model::Kind;
+
+/// A figure a finding needs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Need {
+    /// One write of about `size` bytes to a target of `kind` (pipe, terminal, file).
+    SmallWrite {
+        /// The target's kind.
+        kind: Kind,
+        /// Bytes per write.
+        size: u64,
+    },
+    /// The same bytes written through a 64 KiB buffer (one write per 64 KiB): per record
+    /// and per byte.
+    BufferedWrite {
+        /// The target's kind.
+        kind: Kind,
+        /// Bytes per record.
+        size: u64,
+    },
+    /// One sequential read of about `size` bytes of a cached file.
+    SmallRead {
+        /// Bytes per read.
+        size: u64,
+    },
+    /// Reading a file the fastest way measured (per byte).
+    BestRead,
+    /// One read at a scattered offset, one at a time (`pread`).
+    RandomRead {
+        /// Whether the reads miss the page cache.
+        cold: bool,
+    },
+    /// The same reads the fastest way measured (per read).
+    BestRandomRead {
+        /// Whether the reads miss the page cache.
+        cold: bool,
+    },
+    /// One small record written and made durable (`fdatasync`), in folder `dir`.
+    SyncedRecord {
+        /// Where the file is (the file system decides what a sync costs).
+        dir: PathBuf,
+    },
+    /// One small record written with one sync per 1000 records (group commit), in `dir`.
+    GroupCommit {
+        /// Where the file is.
+        dir: PathBuf,
+    },
+    /// Editing a file in place (per byte of the file).
+    InPlaceEdit,
+}
+
+/// A cost: per call and per byte, where it comes from, and the method it measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// Seconds per call (or per record, or per read).
+    pub per_call_s: f64,
+    /// Seconds per byte.
+    pub per_byte_s: f64,
+    /// Where the figure comes from, for the reader: `bench 2026-11-25T16-12-41Z: append
+    /// write-per-record, 64 B records` or `calibrated here: 20 000 writes of 16 B into a
+    /// pipe`.
+    pub basis: String,
+    /// The command that does it, when the figure is a fix measured by the bench.
+    pub cli: Option<String>,
+    /// The library call that does it, likewise.
+    pub library: Option<String>,
+}
+
+impl Figure {
+    /// A figure from a cost per call and per byte.
+    pub fn new(per_call_s: f64, per_byte_s: f64, basis: impl Into<String>) -> Figure {
+        Figure {
+            per_call_s,
+            per_byte_s,
+            basis: basis.into(),
+            cli: None,
+            library: None,
+        }
+    }
+
+    /// What `calls` calls moving `bytes` bytes cost.
+    pub fn cost(&self, calls: u64, bytes: u64) -> f64 {
+        calls as f64 * self.per_call_s + bytes as f64 * self.per_byte_s
+    }
+}
+
+/// Where the figures came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sources {
+    /// The results file read, if any.
+    pub results: Option<PathBuf>,
+    /// Why no results were used, if none.
+    pub no_results: Option<String>,
+    /// How long the calibration took, if it ran.
+    pub calibration: Option<Duration>,
+    /// Figures neither could give, with the reason.
+    pub missing: Vec<String>,
+}
+
+/// The figures the findings asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Costs {
+    figures: Vec<(Need, Figure)>,
+    /// Where they came from.
+    pub sources: Sources,
+}
+
+impl Costs {
+    /// Costs made of given figures (for tests, and callers with figures of their own).
+    pub fn with_figures(figures: Vec<(Need, Figure)>) -> Costs {
+        Costs {
+            figures,
+            sources: Sources::default(),
+        }
+    }
+
+    /// The figure for `need`, if it could be had.
+    pub fn get(&self, need: &Need) -> Option<&Figure> {
+        self.figures.iter().find(|(n, _)| n == need).map(|(_, f)| f)
+    }
+
+    /// Gathers `needs`: from the results at `results` (a `results.json` or a folder holding
+    /// one; `None`: the newest run under `./iolab-results`), then, when `calibrate`, by
+    /// measuring what is still missing.
+    pub fn gather(needs: &[Need], results: Option<&Path>, calibrate: bool) -> Costs {
+        let mut costs = Costs::default();
+        let mut left: Vec<Need> = Vec::new();
+        for need in needs {
+            if !left.contains(need) {
+                left.push(need.clone());
+            }
+        }
+        if left.is_empty() {
+            return costs;
+        }
+        match bench::Bench::load(results) {
+            Ok(b) => {
+                costs.sources.results = Some(b.path.clone());
+                left.retain(|need| match b.figure(need) {
+                    Some(f) => {
+                        costs.figures.push((need.clone(), f));
+                        false
+                    }
+                    None => true,
+                });
+            }
+            Err(why) => costs.sources.no_results = Some(why),
+        }
+        if left.is_empty() {
+            return costs;
+        }
+        if !calibrate {
+            costs
+                .sources
+                .missing
+                .extend(left.iter().map(|n| format!("{n:?}: calibration off")));
+            return costs;
+        }
+        let started = Instant::now();
+        let mut cal = calibrate::Calibration::new();
+        for need in left {
+            match cal.figure(&need) {
+                Ok(f) => costs.figures.push((need, f)),
+                Err(e) => costs.sources.missing.push(format!("{need:?}: {e}")),
+            }
+        }
+        costs.sources.calibration = Some(started.elapsed());
+        costs
+    }
+}
+
+/// `x` seconds with two significant digits and a unit a reader takes in at once: `2.1 s`,
+/// `0.35 s`, `12 ms`, `850 µs`, `40 ns`.
+pub fn seconds(x: f64) -> String {
+    let (value, unit) = if x >= 0.1 {
+        (x, "s")
+    } else if x >= 1e-3 {
+        (x * 1e3, "ms")
+    } else if x >= 1e-6 {
+        (x * 1e6, "µs")
+    } else {
+        (x * 1e9, "ns")
+    };
+    format!("{} {unit}", two_significant(value))
+}
+
+/// A rate in bytes per second with two significant digits: `2.6 GB/s`, `850 MB/s`.
+pub fn rate(bytes_per_s: f64) -> String {
+    let (value, unit) = if bytes_per_s >= 1e9 {
+        (bytes_per_s / 1e9, "GB/s")
+    } else if bytes_per_s >= 1e6 {
+        (bytes_per_s / 1e6, "MB/s")
+    } else {
+        (bytes_per_s / 1e3, "kB/s")
+    };
+    format!("{} {unit}", two_significant(value))
+}
+
+/// `x` with two significant digits, no exponent: `2.1`, `0.35`, `12`, `1200`.
+pub fn two_significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return "0".to_string();
+    }
+    let digits = x.abs().log10().floor() as i32;
+    let decimals = (1 - digits).max(0) as usize;
+    let scale = 10f64.powi(digits - 1);
+    let rounded = (x / scale).round() * scale;
+    format!("{rounded:.decimals$}")
+}
+
+/// `x` rounded to two significant digits, as a number (for the JSON).
+pub fn round2(x: f64) -> f64 {
+    two_significant(x).parse().unwrap_or(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_digits_and_a_unit() {
+        assert_eq!(seconds(2.149), "2.1 s");
+        assert_eq!(seconds(0.351), "0.35 s");
+        assert_eq!(seconds(0.0123), "12 ms");
+        assert_eq!(seconds(0.000_85), "850 µs");
+        assert_eq!(seconds(40e-9), "40 ns");
+        assert_eq!(two_significant(1234.0), "1200");
+        assert_eq!(round2(0.012_345), 0.012);
+        assert_eq!(rate(2.62e9), "2.6 GB/s");
+        assert_eq!(rate(851e6), "850 MB/s");
+    }
+
+    #[test]
+    fn a_figure_costs_calls_and_bytes() {
+        let f = Figure::new(1e-6, 1e-9, "test");
+        assert!((f.cost(1000, 1_000_000) - 0.002).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,449 @@
+//! The ptrace backend's aggregation, in this process: each call, seen at its entry (the
+//! seccomp stop) and its exit, is folded into its target's [`Target`] at once, so memory is
+//! one entry per target, per open descriptor and per task, however long the command runs.
+//!
+//! Descriptors are named from `/proc/TID/fd/N` the first time a process uses them (the
+//! tracee is stopped, so the answer is the one of the call) and after every `open`; the
+//! offset of a descriptor is read from `fdinfo` once and then followed call by call.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::time::Instant;
+
+use crate::model::{Kind, Target, TargetKey, Trace};
+use crate::procfs::{self, FdFacts};
+use crate::syscalls::{Role, Sys};
+
+/// `ptrace` requests that make the caller a tracer, or a tracee of its parent.
+const PTRACE_TRACEME: u64 = 0;
+const PTRACE_ATTACH: u64 = 16;
+const PTRACE_SEIZE: u64 = 0x4206;
+
+/// An open descriptor of a process.
+#[derive(Clone, Debug)]
+struct Fd {
+    target: usize,
+    /// Where the next `read`/`write` starts, followed from `fdinfo`'s first answer.
+    pos: u64,
+    /// Where the last read or write through it ended (the sequential test).
+    last_end: Option<u64>,
+    /// Its status flags (`O_APPEND`, `O_DSYNC`, …) from `fdinfo`.
+    flags: i32,
+}
+
+/// A process: its descriptors and its maps of files.
+#[derive(Debug, Default)]
+struct Proc {
+    fds: HashMap<i32, Fd>,
+    /// Map start → (length, target).
+    maps: BTreeMap<u64, (u64, usize)>,
+}
+
+/// A call between its entry and its exit.
+#[derive(Clone, Debug)]
+struct Pending {
+    sys: Sys,
+    args: [u64; 6],
+    t0: Instant,
+}
+
+/// A task (thread): its process, and the call it is in.
+#[derive(Debug)]
+struct Task {
+    tgid: i32,
+    pending: Option<Pending>,
+}
+
+/// Folds calls into a [`Trace`].
+pub struct Recorder {
+    /// What has been seen so far.
+    pub trace: Trace,
+    index: HashMap<TargetKey, usize>,
+    procs: HashMap<i32, Proc>,
+    tasks: HashMap<i32, Task>,
+    log: Option<std::io::BufWriter<std::fs::File>>,
+    started: Instant,
+    warned_ptrace: bool,
+}
+
+impl Recorder {
+    /// An empty recorder, streaming every call to `log` when given.
+    pub fn new(log: Option<std::fs::File>) -> Recorder {
+        Recorder {
+            trace: Trace::default(),
+            index: HashMap::new(),
+            procs: HashMap::new(),
+            tasks: HashMap::new(),
+            log: log.map(std::io::BufWriter::new),
+            started: Instant::now(),
+            warned_ptrace: false,
+        }
+    }
+
+    /// Notes a task seen for the first time (the command, or a new thread or process).
+    pub fn task_started(&mut self, tid: i32) {
+        if self.tasks.contains_key(&tid) {
+            return;
+        }
+        let tgid = procfs::tgid_of(tid).unwrap_or(tid);
+        if tgid == tid {
+            self.trace.tasks.processes += 1;
+        } else {
+            self.trace.tasks.threads += 1;
+        }
+        self.tasks.insert(
+            tid,
+            Task {
+                tgid,
+                pending: None,
+            },
+        );
+    }
+
+    /// Forgets a task that exited (and its process, once it was the last task of it).
+    pub fn task_exited(&mut self, tid: i32) {
+        if let Some(task) = self.tasks.remove(&tid)
+            && !self.tasks.values().any(|t| t.tgid == task.tgid)
+        {
+            self.procs.remove(&task.tgid);
+        }
+    }
+
+    /// Notes a successful `execve` by `tid`, which was `former` before (a thread other than
+    /// the leader that executes takes the leader's id): the close-on-exec descriptors are
+    /// gone, so the process's descriptors are named again on their next use.
+    pub fn exec(&mut self, tid: i32, former: i32) {
+        self.trace.tasks.execs += 1;
+        if former != tid {
+            self.tasks.remove(&former);
+        }
+        let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
+        self.procs.remove(&tgid);
+    }
+
+    /// Whether the task is between a followed call's entry and its exit.
+    pub fn in_call(&self, tid: i32) -> bool {
+        self.tasks.get(&tid).is_some_and(|t| t.pending.is_some())
+    }
+
+    /// A followed call's entry (the seccomp stop): call `nr` with `args`.
+    pub fn enter(&mut self, tid: i32, nr: i64, args: [u64; 6]) {
+        self.task_started(tid);
+        let Some(sys) = Sys::from_number(nr) else {
+            return;
+        };
+        let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
+            return;
+        };
+        // Name the descriptors before the call moves their offsets: a read's start is the
+        // offset it finds.
+        match sys.role() {
+            Role::Read { fd, .. } | Role::Write { fd, .. } => {
+                self.fd(tid, tgid, args[fd] as i32);
+            }
+            Role::Copy { from, to } => {
+                self.fd(tid, tgid, args[from] as i32);
+                self.fd(tid, tgid, args[to] as i32);
+            }
+            _ => {}
+        }
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            task.pending = Some(Pending {
+                sys,
+                args,
+                t0: Instant::now(),
+            });
+        }
+    }
+
+    /// A followed call's exit, with its result (`-errno` on failure).
+    pub fn exit(&mut self, tid: i32, ret: i64) {
+        let now = Instant::now();
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let Some(call) = task.pending.take() else {
+            return;
+        };
+        let tgid = task.tgid;
+        let ns = now.duration_since(call.t0).as_nanos() as u64;
+        let target = self.apply(tid, tgid, &call, ret, ns);
+        if let Some(log) = &mut self.log {
+            let path = target.map_or("", |t| self.trace.targets[t].path.as_str());
+            let _ = writeln!(
+                log,
+                "{:.6} {tid} {}({}) = {ret} {ns}ns {path}",
+                call.t0.duration_since(self.started).as_secs_f64(),
+                call.sys.name(),
+                call.args[0] as i32,
+            );
+        }
+    }
+
+    /// Flushes the log.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(log) = &mut self.log {
+            log.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The target for `facts`, made on first sight.
+    fn target(&mut self, facts: &FdFacts) -> usize {
+        if let Some(&i) = self.index.get(&facts.key) {
+            let t = &mut self.trace.targets[i];
+            t.size = t.size.max(facts.size);
+            return i;
+        }
+        let mut t = Target::new(Some(facts.key), Some(facts.kind), facts.path.clone());
+        t.size = facts.size;
+        self.trace.targets.push(t);
+        self.index.insert(facts.key, self.trace.targets.len() - 1);
+        self.trace.targets.len() - 1
+    }
+
+    /// Descriptor `fd` of process `tgid` (asked of task `tid`), named on first use.
+    fn fd(&mut self, tid: i32, tgid: i32, fd: i32) -> Option<Fd> {
+        if let Some(f) = self.procs.get(&tgid).and_then(|p| p.fds.get(&fd)) {
+            return Some(f.clone());
+        }
+        let facts = procfs::fd_facts(tid, fd)?;
+        let target = self.target(&facts);
+        let entry = Fd {
+            target,
+            pos: facts.pos,
+            last_end: None,
+            flags: facts.flags,
+        };
+        self.procs
+            .entry(tgid)
+            .or_default()
+            .fds
+            .insert(fd, entry.clone());
+        Some(entry)
+    }
+
+    fn store_fd(&mut self, tgid: i32, fd: i32, entry: Fd) {
+        self.procs.entry(tgid).or_default().fds.insert(fd, entry);
+    }
+
+    fn forget_fd(&mut self, tgid: i32, fd: i32) {
+        if let Some(p) = self.procs.get_mut(&tgid) {
+            p.fds.remove(&fd);
+        }
+    }
+
+    /// One read or write through `fd` that returned `ret`, starting at `explicit` (a
+    /// positioned call) or the descriptor's offset.
+    #[allow(clippy::too_many_arguments)]
+    fn transfer(
+        &mut self,
+        tid: i32,
+        tgid: i32,
+        fd: i32,
+        explicit: Option<u64>,
+        ret: i64,
+        ns: u64,
+        write: bool,
+        name: &'static str,
+    ) -> Option<usize> {
+        let mut entry = self.fd(tid, tgid, fd)?;
+        let t = &mut self.trace.targets[entry.target];
+        t.count(name);
+        if ret < 0 {
+            t.errors += 1;
+            return Some(entry.target);
+        }
+        let n = ret as u64;
+        let file = t.kind == Some(Kind::File);
+        let start = explicit.unwrap_or(entry.pos);
+        let append = entry.flags & libc::O_APPEND != 0;
+        let sequential = file && (append && write || entry.last_end.unwrap_or(0) == start);
+        let flow = if write { &mut t.write } else { &mut t.read };
+        flow.add(n, ns, sequential);
+        if write && entry.flags & libc::O_DSYNC != 0 {
+            t.synced_writes += 1;
+        }
+        if file {
+            entry.last_end = Some(start + n);
+            if explicit.is_none() {
+                entry.pos = start + n;
+            }
+            if write {
+                t.size = t.size.max(start + n);
+            }
+        }
+        let target = entry.target;
+        self.store_fd(tgid, fd, entry);
+        Some(target)
+    }
+
+    /// Folds one finished call into the trace; returns its (first) target.
+    fn apply(&mut self, tid: i32, tgid: i32, call: &Pending, ret: i64, ns: u64) -> Option<usize> {
+        let a = call.args;
+        let name = call.sys.name();
+        let target = match call.sys.role() {
+            Role::Read { fd, pos } | Role::Write { fd, pos } => {
+                let write = matches!(call.sys.role(), Role::Write { .. });
+                // preadv2/pwritev2 take -1 for "the current offset".
+                let explicit = pos.map(|p| a[p]).filter(|&p| p as i64 >= 0);
+                self.transfer(tid, tgid, a[fd] as i32, explicit, ret, ns, write, name)
+            }
+            Role::Copy { from, to } => {
+                // Offsets of copies are pointers into the tracee: counted as sequential.
+                let r = self.transfer(tid, tgid, a[from] as i32, Some(0), ret, ns / 2, false, name);
+                self.transfer(tid, tgid, a[to] as i32, Some(0), ret, ns / 2, true, name);
+                r
+            }
+            Role::Sync => self.fd(tid, tgid, a[0] as i32).map(|f| {
+                let t = &mut self.trace.targets[f.target];
+                t.count(name);
+                if ret < 0 {
+                    t.errors += 1;
+                } else {
+                    t.syncs += 1;
+                    t.sync_ns += ns;
+                }
+                f.target
+            }),
+            Role::Msync => {
+                let found = self.procs.get(&tgid).and_then(|p| {
+                    p.maps
+                        .range(..=a[0])
+                        .next_back()
+                        .filter(|(start, (len, _))| a[0] < *start + *len)
+                        .map(|(_, &(_, t))| t)
+                });
+                if let Some(i) = found {
+                    let t = &mut self.trace.targets[i];
+                    t.count(name);
+                    t.syncs += 1;
+                    t.sync_ns += ns;
+                }
+                found
+            }
+            Role::Seek => {
+                let fd = a[0] as i32;
+                self.fd(tid, tgid, fd).map(|mut f| {
+                    let i = f.target;
+                    self.trace.targets[i].count(name);
+                    self.trace.targets[i].seeks += 1;
+                    if ret >= 0 {
+                        f.pos = ret as u64;
+                        self.store_fd(tgid, fd, f);
+                    }
+                    i
+                })
+            }
+            Role::Open { flags, creat } => {
+                if ret < 0 {
+                    // A failed open names no target: it counts among the other calls.
+                    None
+                } else {
+                    let fd = ret as i32;
+                    self.forget_fd(tgid, fd);
+                    let asked = if creat {
+                        libc::O_TRUNC
+                    } else {
+                        flags.map_or(0, |i| a[i] as i32)
+                    };
+                    self.fd(tid, tgid, fd).map(|f| {
+                        let t = &mut self.trace.targets[f.target];
+                        t.count(name);
+                        t.opens += 1;
+                        t.open_flags.add(f.flags | (asked & libc::O_TRUNC));
+                        f.target
+                    })
+                }
+            }
+            Role::Close => {
+                let fd = a[0] as i32;
+                let known = self
+                    .procs
+                    .get(&tgid)
+                    .and_then(|p| p.fds.get(&fd))
+                    .map(|f| f.target);
+                self.forget_fd(tgid, fd);
+                if let Some(i) = known {
+                    self.trace.targets[i].count(name);
+                }
+                known
+            }
+            Role::CloseRange => {
+                if let Some(p) = self.procs.get_mut(&tgid) {
+                    let (lo, hi) = (a[0] as i64, a[1] as i64);
+                    p.fds.retain(|&fd, _| (fd as i64) < lo || (fd as i64) > hi);
+                }
+                None
+            }
+            Role::Dup => {
+                // The new descriptor is named again on its next use.
+                let new = if call.sys == Sys::Dup {
+                    ret
+                } else {
+                    a[1] as i64
+                };
+                self.forget_fd(tgid, new as i32);
+                None
+            }
+            Role::Mmap => {
+                let anonymous = a[3] as i32 & libc::MAP_ANONYMOUS != 0;
+                if anonymous || ret < 0 && ret > -4096 {
+                    return None;
+                } else {
+                    self.fd(tid, tgid, a[4] as i32).map(|f| {
+                        let t = &mut self.trace.targets[f.target];
+                        t.count(name);
+                        t.mmaps += 1;
+                        t.mmap_bytes += a[1];
+                        self.procs
+                            .entry(tgid)
+                            .or_default()
+                            .maps
+                            .insert(ret as u64, (a[1], f.target));
+                        f.target
+                    })
+                }
+            }
+            Role::Munmap => {
+                if let Some(p) = self.procs.get_mut(&tgid) {
+                    let end = a[0].saturating_add(a[1]);
+                    let gone: Vec<u64> = p.maps.range(a[0]..end).map(|(&s, _)| s).collect();
+                    for s in gone {
+                        p.maps.remove(&s);
+                    }
+                }
+                return None;
+            }
+            Role::RingEnter => self.fd(tid, tgid, a[0] as i32).map(|f| {
+                let t = &mut self.trace.targets[f.target];
+                t.count(name);
+                t.ring_enters += 1;
+                t.ring_submissions += a[1] & 0xffff_ffff;
+                f.target
+            }),
+            Role::SyncAll => None,
+            Role::Ptrace => {
+                let request = a[0];
+                if matches!(request, PTRACE_TRACEME | PTRACE_ATTACH | PTRACE_SEIZE)
+                    && ret == -(libc::EPERM as i64)
+                    && !self.warned_ptrace
+                {
+                    self.warned_ptrace = true;
+                    self.trace.warnings.push(
+                        "the command tried to trace a process (ptrace) and the kernel refused: \
+                         a process has one tracer, and the ptrace backend is it; run as root \
+                         (or with CAP_BPF and CAP_PERFMON) for the bpf backend, which leaves \
+                         ptrace to the command"
+                            .to_string(),
+                    );
+                }
+                return None;
+            }
+        };
+        if target.is_none() {
+            self.trace.count_other(name);
+        }
+        target
+    }
+}

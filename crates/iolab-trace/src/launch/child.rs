@@ -1,0 +1,226 @@
+//! The forked child, before it becomes the command.
+//!
+//! Between `fork` and `execve` the child only makes async-signal-safe system calls (the
+//! tracer may have threads): everything it needs (the program, `argv`, the seccomp
+//! program) is prepared before the fork. Two ways to wait for the tracer:
+//!
+//! - [`Start::Gated`] (eBPF): the child blocks reading a pipe until the tracer, its probes
+//!   attached, writes one byte, then executes the command;
+//! - [`Start::Stopped`] (ptrace): the child stops itself with `SIGSTOP`; the tracer seizes
+//!   it and sends `SIGCONT`; the child then installs the seccomp filter (which must come
+//!   after the tracer: a `SECCOMP_RET_TRACE` with no tracer fails the call with `ENOSYS`)
+//!   and executes the command.
+//!
+//! When a step fails the child writes `(step, errno)` into a close-on-exec error pipe and
+//! exits 127; an end of file on that pipe means `execve` succeeded.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use super::Command;
+use crate::error::{Error, Result};
+
+/// How the child waits for the tracer.
+pub enum Start<'a> {
+    /// Blocks on a pipe until [`Child::release`].
+    Gated,
+    /// Stops itself with `SIGSTOP`; once continued, installs `filter` (a classic BPF
+    /// seccomp program) and executes the command.
+    Stopped {
+        /// The seccomp program.
+        filter: &'a [libc::sock_filter],
+    },
+}
+
+/// A step of the child that can fail, as written into the error pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Waiting on the gate.
+    Gate = 1,
+    /// Installing the seccomp filter.
+    Seccomp = 2,
+    /// `execve`.
+    Exec = 3,
+}
+
+/// The forked child.
+#[derive(Debug)]
+pub struct Child {
+    /// Its process id.
+    pub pid: libc::pid_t,
+    gate: Option<OwnedFd>,
+    errors: OwnedFd,
+}
+
+/// A close-on-exec pipe: (read end, write end).
+fn pipe() -> Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Error::last_os("cannot make a pipe"));
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Writes `(step, errno)` to `fd` and exits 127, in the child. Async-signal-safe.
+fn fail(fd: libc::c_int, step: Step, errno: i32) -> ! {
+    let message = [step as i32, errno];
+    // SAFETY: `message` is 8 readable bytes; write and _exit are async-signal-safe.
+    unsafe {
+        libc::write(fd, message.as_ptr().cast(), 8);
+        libc::_exit(127)
+    }
+}
+
+/// The calling thread's errno. Async-signal-safe.
+fn errno() -> i32 {
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Installs `filter` as this process's seccomp filter; where the process lacks
+/// `CAP_SYS_ADMIN`, sets `no_new_privs` first, as the kernel then requires (and as
+/// `strace --seccomp-bpf` does). Returns the errno on failure. Async-signal-safe.
+fn install_filter(filter: &[libc::sock_filter]) -> Result<(), i32> {
+    let prog = libc::sock_fprog {
+        len: filter.len() as libc::c_ushort,
+        filter: filter.as_ptr().cast_mut(),
+    };
+    let install = || {
+        // SAFETY: `prog` points at `filter`, alive for the call; the kernel copies it.
+        unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                &prog as *const libc::sock_fprog,
+            )
+        }
+    };
+    if install() == 0 {
+        return Ok(());
+    }
+    if errno() != libc::EACCES {
+        return Err(errno());
+    }
+    // SAFETY: prctl with PR_SET_NO_NEW_PRIVS takes plain integers.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(errno());
+    }
+    if install() == 0 { Ok(()) } else { Err(errno()) }
+}
+
+/// Forks the child that will become `command`, waiting as `start` says.
+pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
+    let (gate_r, gate_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let mut argv: Vec<*const libc::c_char> = command.argv_c.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let program = command.program_c.as_ptr();
+    let (gate_fd, err_fd) = (gate_r.as_raw_fd(), err_w.as_raw_fd());
+    let close: &[i32] = &command.close;
+    // SAFETY: fork has no preconditions; the child below only makes async-signal-safe calls
+    // on data prepared before the fork, and never returns.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Error::last_os("cannot fork"));
+    }
+    if pid == 0 {
+        match start {
+            Start::Gated => {
+                let mut byte = 0u8;
+                loop {
+                    // SAFETY: reads at most one byte into `byte`.
+                    let n = unsafe { libc::read(gate_fd, (&mut byte as *mut u8).cast(), 1) };
+                    if n == 1 {
+                        break;
+                    }
+                    if n < 0 && errno() == libc::EINTR {
+                        continue;
+                    }
+                    // The tracer went away without releasing the command: do not run it.
+                    fail(
+                        err_fd,
+                        Step::Gate,
+                        if n == 0 { libc::EPIPE } else { errno() },
+                    );
+                }
+            }
+            Start::Stopped { filter } => {
+                // SAFETY: stops this process until the tracer continues it.
+                unsafe { libc::raise(libc::SIGSTOP) };
+                if let Err(e) = install_filter(filter) {
+                    fail(err_fd, Step::Seccomp, e);
+                }
+            }
+        }
+        for &fd in close {
+            // SAFETY: close is async-signal-safe; these are the child's own descriptors.
+            unsafe { libc::close(fd) };
+        }
+        // SAFETY: `program` and `argv` are NUL-terminated C strings and a null-terminated
+        // array prepared before the fork; execv only returns on failure.
+        unsafe { libc::execv(program, argv.as_ptr()) };
+        fail(err_fd, Step::Exec, errno());
+    }
+    drop(gate_r);
+    drop(err_w);
+    Ok(Child {
+        pid,
+        gate: Some(gate_w),
+        errors: err_r,
+    })
+}
+
+impl Child {
+    /// Lets a [`Start::Gated`] child go on to `execve`.
+    pub fn release(&mut self) -> Result<()> {
+        if let Some(gate) = self.gate.take() {
+            // SAFETY: writes one byte from a local.
+            let n = unsafe { libc::write(gate.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+            if n != 1 {
+                return Err(Error::last_os("cannot release the command"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the child has executed the command or failed to: `None` when `execve`
+    /// succeeded, else the failing step and its errno. Blocks until one of them happened,
+    /// so only call it when nothing else must serve the child meanwhile (the eBPF
+    /// backend), or once it has exited.
+    pub fn exec_error(&self) -> Option<(Step, i32)> {
+        let mut message = [0i32; 2];
+        loop {
+            // SAFETY: reads at most 8 bytes into `message`.
+            let n = unsafe { libc::read(self.errors.as_raw_fd(), message.as_mut_ptr().cast(), 8) };
+            if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            if n != 8 {
+                return None;
+            }
+            let step = match message[0] {
+                1 => Step::Gate,
+                2 => Step::Seccomp,
+                _ => Step::Exec,
+            };
+            return Some((step, message[1]));
+        }
+    }
+
+    /// Kills the child (it has not executed the command yet, or must not go on) and reaps
+    /// it.
+    pub fn abandon(&mut self) {
+        self.gate = None;
+        // SAFETY: kill and waitpid on our own child.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            let mut status = 0;
+            while libc::waitpid(self.pid, &mut status, libc::__WALL) < 0
+                && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+            {}
+        }
+    }
+}

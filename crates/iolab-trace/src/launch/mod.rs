@@ -1,0 +1,225 @@
+//! Starting the command: finding it on `PATH` as a shell does (so that a missing command is
+//! one line and exit 127, before any tracer starts), then forking a child that waits,
+//! before `execve`, until the tracer is in place ([`child`]).
+//!
+//! The child keeps the tracer's standard input, output and error and its process group
+//! (the terminal's Ctrl-C reaches it as it would untraced); only a gate pipe and an error
+//! pipe are added, both close-on-exec.
+
+pub mod child;
+
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::model::Exit;
+
+/// The path `execvp` searches when `PATH` is not set (glibc's default).
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// A command ready to be executed: its program found, its arguments as C strings.
+#[derive(Clone, Debug)]
+pub struct Command {
+    /// The words as given.
+    pub words: Vec<OsString>,
+    /// The program's path, found on `PATH` when the first word has no `/`.
+    pub program: PathBuf,
+    program_c: CString,
+    argv_c: Vec<CString>,
+    /// Descriptors the child closes before `execve` (see [`Command::close_before_exec`]).
+    close: Vec<i32>,
+}
+
+impl Command {
+    /// Finds the program `words[0]` names and prepares the arguments.
+    ///
+    /// Fails with [`Error::NoCommand`] for no words, [`Error::NotFound`] when no such
+    /// program exists (a shell's 127) and [`Error::CannotExecute`] when it exists but is
+    /// not an executable file (a shell's 126).
+    pub fn resolve(words: &[OsString]) -> Result<Command> {
+        let first = words.first().ok_or(Error::NoCommand)?;
+        let name = first.to_string_lossy().into_owned();
+        let program = find_program(first).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::NotFound { name: name.clone() },
+            _ => Error::CannotExecute {
+                name: name.clone(),
+                source: e,
+            },
+        })?;
+        let c = |s: &OsStr| {
+            CString::new(s.as_bytes()).map_err(|_| Error::CannotExecute {
+                name: name.clone(),
+                source: io::Error::new(io::ErrorKind::InvalidInput, "an argument holds a NUL byte"),
+            })
+        };
+        Ok(Command {
+            program_c: c(program.as_os_str())?,
+            argv_c: words.iter().map(|w| c(w)).collect::<Result<_>>()?,
+            close: Vec::new(),
+            program,
+            words: words.to_vec(),
+        })
+    }
+
+    /// The command as a shell would show it (words with spaces or quotes quoted).
+    pub fn display(&self) -> String {
+        self.words
+            .iter()
+            .map(|w| quote(&w.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Makes the child close `fds` before it executes the command: standard descriptors
+    /// that were closed when the tracer started (Rust's runtime put `/dev/null` there), so
+    /// that the command finds them closed, as it would untraced.
+    pub fn close_before_exec(&mut self, fds: &[i32]) {
+        self.close = fds.to_vec();
+    }
+
+    /// The program's name as given.
+    pub fn name(&self) -> String {
+        self.words[0].to_string_lossy().into_owned()
+    }
+}
+
+/// `word`, quoted for a shell when it holds anything but plain characters.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
+    if plain {
+        word.to_string()
+    } else if word.chars().any(char::is_control) {
+        // Bash's $'…' keeps a line break or a tab on one line.
+        format!("$'{}'", word.escape_default())
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The program `word` names: itself when it holds a `/`, else the first executable file of
+/// that name on `PATH`. `NotFound` when there is none; `PermissionDenied` when there is a
+/// file of that name but none that may be executed.
+fn find_program(word: &OsStr) -> io::Result<PathBuf> {
+    if word.is_empty() {
+        return Err(io::ErrorKind::NotFound.into());
+    }
+    if word.as_bytes().contains(&b'/') {
+        let path = PathBuf::from(word);
+        return check_executable(&path).map(|()| path);
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    let mut denied = None;
+    for dir in std::env::split_paths(&path_var) {
+        // An empty entry means the current folder, as for execvp.
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(word);
+        match check_executable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => denied = Some(e),
+        }
+    }
+    Err(denied.unwrap_or_else(|| io::ErrorKind::NotFound.into()))
+}
+
+/// Whether `path` is a file this process may execute.
+fn check_executable(path: &Path) -> io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "is a directory",
+        ));
+    }
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        // Root may execute a file with any execute bit; access says so, but a file with no
+        // execute bit at all fails execve even for root.
+        return Err(io::Error::last_os_error());
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(io::ErrorKind::PermissionDenied.into());
+    }
+    Ok(())
+}
+
+/// How a child ended, from a `waitpid` status.
+pub fn exit_of(status: libc::c_int) -> Exit {
+    if libc::WIFSIGNALED(status) {
+        Exit::Signal(libc::WTERMSIG(status))
+    } else {
+        Exit::Code(libc::WEXITSTATUS(status))
+    }
+}
+
+/// The error for an `execve` that failed in the child with `errno`.
+pub fn exec_error(command: &Command, errno: i32) -> Error {
+    let source = io::Error::from_raw_os_error(errno);
+    if source.kind() == io::ErrorKind::NotFound {
+        Error::NotFound {
+            name: command.name(),
+        }
+    } else {
+        Error::CannotExecute {
+            name: command.name(),
+            source,
+        }
+    }
+}
+
+/// The words of a command line given as strings (for tests and callers without `OsString`s).
+pub fn words<I, S>(words: I) -> Vec<OsString>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<Vec<u8>>,
+{
+    words
+        .into_iter()
+        .map(|w| OsString::from_vec(w.into()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_programs_on_the_path() {
+        let c = Command::resolve(&words(["sh", "-c", "true"])).unwrap();
+        assert!(c.program.is_absolute(), "{:?}", c.program);
+        assert_eq!(c.display(), "sh -c true");
+        assert!(matches!(
+            Command::resolve(&words(["iolab-no-such-command-xyz"])),
+            Err(Error::NotFound { .. })
+        ));
+        assert!(matches!(
+            Command::resolve(&words(["/nonexistent/x"])),
+            Err(Error::NotFound { .. })
+        ));
+        assert!(matches!(
+            Command::resolve(&words(["/"])),
+            Err(Error::CannotExecute { .. })
+        ));
+        assert!(matches!(Command::resolve(&[]), Err(Error::NoCommand)));
+    }
+
+    #[test]
+    fn quotes_words_a_shell_would_split() {
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("bs=512"), "bs=512");
+        assert_eq!(quote("a\nb"), r"$'a\nb'");
+    }
+}

@@ -1,0 +1,411 @@
+//! What a trace holds once aggregated: per target (a file, a pipe, a terminal, …) the reads
+//! and writes (calls, bytes, time, a power-of-two size histogram, how many started where the
+//! previous one ended), the syncs, opens and their flags, seeks and maps; and, for the whole
+//! command, its tasks and the calls that belong to no target.
+//!
+//! Both backends fill the same structures: the eBPF one from the maps the kernel aggregated,
+//! the ptrace one call by call in this process. Memory is one [`Target`] per distinct
+//! target, whatever the number of calls.
+
+use std::collections::BTreeMap;
+
+iolab::named_enum! {
+    /// What a descriptor refers to.
+    pub enum Kind: "kind" {
+        /// A regular file.
+        File = "file",
+        /// A pipe or FIFO.
+        Pipe = "pipe",
+        /// A terminal (a pseudo-terminal or a console).
+        Tty = "tty",
+        /// A socket.
+        Socket = "socket",
+        /// Another device: `/dev/null`, `/dev/zero`, a disk.
+        Device = "device",
+        /// Anything else: a directory, an eventfd, an io_uring ring, an inode of no kind.
+        Other = "other",
+    }
+}
+
+impl Kind {
+    /// The kind of an inode from its mode (`st_mode`) and, for character devices, its
+    /// device number: terminals are majors 4 (consoles), 5 (`/dev/tty`, `/dev/console`,
+    /// `/dev/ptmx`) and 136–143 (Unix 98 pseudo-terminals), per the kernel's devices.txt.
+    pub fn from_mode(mode: u32, rdev_major: u32) -> Kind {
+        match mode & libc::S_IFMT {
+            libc::S_IFREG => Kind::File,
+            libc::S_IFIFO => Kind::Pipe,
+            libc::S_IFSOCK => Kind::Socket,
+            libc::S_IFCHR if matches!(rdev_major, 4 | 5 | 136..=143) => Kind::Tty,
+            libc::S_IFCHR | libc::S_IFBLK => Kind::Device,
+            _ => Kind::Other,
+        }
+    }
+
+    /// How a message names a target of this kind: "a file", "a pipe", …
+    pub fn article(self) -> &'static str {
+        match self {
+            Kind::File => "a file",
+            Kind::Pipe => "a pipe",
+            Kind::Tty => "a terminal",
+            Kind::Socket => "a socket",
+            Kind::Device => "a device",
+            Kind::Other => "a descriptor of another kind",
+        }
+    }
+}
+
+/// A target's identity: the device and inode number, as the kernel knows them (a pipe's
+/// inode lives on the kernel's pipe file system, so every pipe is a target of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TargetKey {
+    /// The device's major number.
+    pub major: u32,
+    /// The device's minor number.
+    pub minor: u32,
+    /// The inode number.
+    pub ino: u64,
+}
+
+impl TargetKey {
+    /// The key of a kernel `dev_t` (`MKDEV`: major in the top 12 bits of 32, minor in the
+    /// low 20) and an inode number: what the eBPF backend reads from `struct inode`.
+    pub fn from_kernel_dev(dev: u64, ino: u64) -> TargetKey {
+        TargetKey {
+            major: (dev >> 20) as u32,
+            minor: (dev & 0xf_ffff) as u32,
+            ino,
+        }
+    }
+
+    /// The key of a user-space `st_dev` and `st_ino` (from `stat`).
+    pub fn from_stat(dev: u64, ino: u64) -> TargetKey {
+        TargetKey {
+            major: libc::major(dev),
+            minor: libc::minor(dev),
+            ino,
+        }
+    }
+}
+
+/// Size buckets of [`Flow::sizes`]: bucket 0 holds calls that moved 0 bytes, bucket `k`
+/// (1..) calls that moved `2^(k-1)` to `2^k - 1` bytes; 48 buckets reach 128 TiB.
+pub const SIZE_BUCKETS: usize = 48;
+
+/// The bucket of a call that moved `bytes`.
+pub fn size_bucket(bytes: u64) -> usize {
+    ((u64::BITS - bytes.leading_zeros()) as usize).min(SIZE_BUCKETS - 1)
+}
+
+/// The smallest size bucket `k` holds.
+pub fn bucket_floor(k: usize) -> u64 {
+    if k == 0 { 0 } else { 1u64 << (k - 1) }
+}
+
+/// One direction of data through a target: its reads, or its writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flow {
+    /// Calls that succeeded.
+    pub calls: u64,
+    /// Bytes they moved.
+    pub bytes: u64,
+    /// Nanoseconds spent in them (see the backend for what that includes).
+    pub ns: u64,
+    /// Calls that started where the previous call on the same open file ended (regular
+    /// files only; the first call at offset 0 counts).
+    pub sequential: u64,
+    /// Calls per size bucket ([`size_bucket`]).
+    pub sizes: [u64; SIZE_BUCKETS],
+}
+
+impl Default for Flow {
+    fn default() -> Flow {
+        Flow {
+            calls: 0,
+            bytes: 0,
+            ns: 0,
+            sequential: 0,
+            sizes: [0; SIZE_BUCKETS],
+        }
+    }
+}
+
+impl Flow {
+    /// Adds one call that moved `bytes` in `ns` nanoseconds.
+    pub fn add(&mut self, bytes: u64, ns: u64, sequential: bool) {
+        self.calls += 1;
+        self.bytes += bytes;
+        self.ns += ns;
+        self.sequential += u64::from(sequential);
+        self.sizes[size_bucket(bytes)] += 1;
+    }
+
+    /// Bytes per call, 0 without calls.
+    pub fn average(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.bytes as f64 / self.calls as f64
+        }
+    }
+
+    /// The share of the calls that moved data that moved less than `limit` bytes (a power
+    /// of two), 0..1, from the histogram.
+    pub fn share_below(&self, limit: u64) -> f64 {
+        let moved: u64 = self.sizes[1..].iter().sum();
+        if moved == 0 {
+            return 0.0;
+        }
+        let below: u64 = (1..SIZE_BUCKETS)
+            .filter(|&k| 1u64 << k <= limit)
+            .map(|k| self.sizes[k])
+            .sum();
+        below as f64 / moved as f64
+    }
+
+    /// The share of calls that were sequential, 0..1.
+    pub fn sequential_share(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.sequential as f64 / self.calls as f64
+        }
+    }
+
+    /// The size bucket that holds the most calls, as its floor in bytes.
+    pub fn typical_size(&self) -> u64 {
+        let (k, _) = self
+            .sizes
+            .iter()
+            .enumerate()
+            .max_by_key(|&(k, n)| (*n, std::cmp::Reverse(k)))
+            .unwrap_or((0, &0));
+        bucket_floor(k)
+    }
+
+    /// The histogram as (bucket floor, calls) pairs, empty buckets left out.
+    pub fn histogram(&self) -> Vec<(u64, u64)> {
+        self.sizes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(k, &n)| (bucket_floor(k), n))
+            .collect()
+    }
+}
+
+/// How the files a target was opened as asked to be written: counts of the opens with each
+/// flag.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenFlags {
+    /// `O_DIRECT`.
+    pub direct: u64,
+    /// `O_SYNC`.
+    pub sync: u64,
+    /// `O_DSYNC` without `O_SYNC`.
+    pub dsync: u64,
+    /// `O_APPEND`.
+    pub append: u64,
+    /// `O_TRUNC` (or `creat`).
+    pub trunc: u64,
+}
+
+impl OpenFlags {
+    /// Counts one open with status `flags` (as `fdinfo` or `struct file` hold them, plus
+    /// `O_TRUNC` when the call asked for it).
+    pub fn add(&mut self, flags: i32) {
+        if flags & libc::O_DIRECT != 0 {
+            self.direct += 1;
+        }
+        if flags & libc::O_SYNC == libc::O_SYNC {
+            self.sync += 1;
+        } else if flags & libc::O_DSYNC != 0 {
+            self.dsync += 1;
+        }
+        if flags & libc::O_APPEND != 0 {
+            self.append += 1;
+        }
+        if flags & libc::O_TRUNC != 0 {
+            self.trunc += 1;
+        }
+    }
+}
+
+/// Everything seen of one target.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Target {
+    /// Its identity.
+    pub key: Option<TargetKey>,
+    /// What it is.
+    pub kind: Option<Kind>,
+    /// Its path: the name it was opened by (made absolute), what `/proc` names it
+    /// (`pipe:[123]`), or a description when neither was seen.
+    pub path: String,
+    /// Its size in bytes when last read or written (regular files).
+    pub size: u64,
+    /// The reads: `read`, `pread64`, `readv`, `preadv`, `preadv2`, `recvfrom`, `recvmsg`,
+    /// and the reading side of `sendfile`, `splice`, `copy_file_range` and `tee`.
+    pub read: Flow,
+    /// The writes: `write`, `pwrite64`, `writev`, `pwritev`, `pwritev2`, `vmsplice`,
+    /// `sendto`, `sendmsg`, and the writing side of the copies.
+    pub write: Flow,
+    /// `fsync`, `fdatasync`, `sync_file_range`, `syncfs` and `msync` of a map of it.
+    pub syncs: u64,
+    /// Nanoseconds in those.
+    pub sync_ns: u64,
+    /// Writes through a descriptor opened with `O_SYNC` or `O_DSYNC`: each is a sync.
+    pub synced_writes: u64,
+    /// Opens that returned a descriptor for it.
+    pub opens: u64,
+    /// The flags of those opens.
+    pub open_flags: OpenFlags,
+    /// `lseek` calls.
+    pub seeks: u64,
+    /// `mmap` calls that mapped it.
+    pub mmaps: u64,
+    /// Bytes those mapped.
+    pub mmap_bytes: u64,
+    /// `io_uring_enter` calls on it (it is a ring).
+    pub ring_enters: u64,
+    /// Submissions those calls asked for.
+    pub ring_submissions: u64,
+    /// Calls on it that failed.
+    pub errors: u64,
+    /// Calls per system call name.
+    pub calls: BTreeMap<&'static str, u64>,
+}
+
+impl Target {
+    /// A target of `kind` named `path`.
+    pub fn new(key: Option<TargetKey>, kind: Option<Kind>, path: impl Into<String>) -> Target {
+        Target {
+            key,
+            kind,
+            path: path.into(),
+            ..Target::default()
+        }
+    }
+
+    /// Counts one call of system call `name`.
+    pub fn count(&mut self, name: &'static str) {
+        *self.calls.entry(name).or_insert(0) += 1;
+    }
+
+    /// All calls seen on it.
+    pub fn total_calls(&self) -> u64 {
+        self.calls.values().sum()
+    }
+
+    /// Nanoseconds in its reads, writes and syncs.
+    pub fn total_ns(&self) -> u64 {
+        self.read.ns + self.write.ns + self.sync_ns
+    }
+
+    /// Its kind, `Other` when unknown.
+    pub fn kind_or_other(&self) -> Kind {
+        self.kind.unwrap_or(Kind::Other)
+    }
+}
+
+/// How the traced command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+}
+
+impl Exit {
+    /// The code a shell reports: the exit code, or 128 + the signal number.
+    pub fn shell_code(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => 128 + s,
+        }
+    }
+}
+
+/// Counts of the tasks the command ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tasks {
+    /// Processes, the command included.
+    pub processes: u64,
+    /// Threads beyond each process's first.
+    pub threads: u64,
+    /// Successful `execve` calls, the command's own included.
+    pub execs: u64,
+}
+
+/// Everything a backend saw of one command.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Trace {
+    /// The targets, in no particular order.
+    pub targets: Vec<Target>,
+    /// The tasks.
+    pub tasks: Tasks,
+    /// Calls that name no target: `dup*`, `close` of unknown descriptors, `sync`, and I/O
+    /// calls on descriptors that were not open.
+    pub other_calls: BTreeMap<&'static str, u64>,
+    /// Remarks on what the trace may have missed.
+    pub warnings: Vec<String>,
+}
+
+impl Trace {
+    /// Counts a call that names no target.
+    pub fn count_other(&mut self, name: &'static str) {
+        *self.other_calls.entry(name).or_insert(0) += 1;
+    }
+
+    /// All I/O calls seen.
+    pub fn total_calls(&self) -> u64 {
+        self.targets.iter().map(Target::total_calls).sum::<u64>()
+            + self.other_calls.values().sum::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_powers_of_two() {
+        assert_eq!(size_bucket(0), 0);
+        assert_eq!(size_bucket(1), 1);
+        assert_eq!(size_bucket(511), 9);
+        assert_eq!(size_bucket(512), 10);
+        assert_eq!(bucket_floor(10), 512);
+        assert_eq!(size_bucket(u64::MAX), SIZE_BUCKETS - 1);
+    }
+
+    #[test]
+    fn a_flow_counts_calls_bytes_and_sizes() {
+        let mut f = Flow::default();
+        for _ in 0..3 {
+            f.add(9, 100, true);
+        }
+        f.add(8192, 100, false);
+        assert_eq!((f.calls, f.bytes, f.ns, f.sequential), (4, 8219, 400, 3));
+        assert_eq!(f.typical_size(), 8);
+        assert_eq!(f.histogram(), vec![(8, 3), (8192, 1)]);
+        assert_eq!(f.share_below(16), 0.75);
+        assert_eq!(f.share_below(8192), 0.75);
+        assert_eq!(f.share_below(16384), 1.0);
+    }
+
+    #[test]
+    fn kinds_from_modes() {
+        assert_eq!(Kind::from_mode(libc::S_IFREG | 0o644, 0), Kind::File);
+        assert_eq!(Kind::from_mode(libc::S_IFIFO, 0), Kind::Pipe);
+        assert_eq!(Kind::from_mode(libc::S_IFCHR, 136), Kind::Tty);
+        assert_eq!(Kind::from_mode(libc::S_IFCHR, 1), Kind::Device);
+        assert_eq!(Kind::from_mode(libc::S_IFDIR, 0), Kind::Other);
+    }
+
+    #[test]
+    fn kernel_and_user_device_numbers_agree() {
+        let k = TargetKey::from_kernel_dev((254 << 20) | 3, 7);
+        let u = TargetKey::from_stat(libc::makedev(254, 3), 7);
+        assert_eq!(k, u);
+    }
+}

@@ -1,0 +1,111 @@
+//! The JSON document `--json FILE` writes (its keys are documented in
+//! `docs/results-format.md`, "`iolab trace --json`"). Estimates carry two significant
+//! digits, as the terminal does.
+
+use serde_json::{Map, Value, json};
+
+use super::Report;
+use crate::costs::round2;
+use crate::model::{Exit, Flow, Target};
+use crate::rules::Finding;
+
+/// The version of this document's layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn sizes(f: &Flow) -> Value {
+    let mut m = Map::new();
+    for (floor, n) in f.histogram() {
+        m.insert(floor.to_string(), json!(n));
+    }
+    Value::Object(m)
+}
+
+fn target(t: &Target) -> Value {
+    json!({
+        "kind": t.kind_or_other().name(),
+        "path": t.path,
+        "size": t.size,
+        "reads": t.read.calls,
+        "read_bytes": t.read.bytes,
+        "read_s": t.read.ns as f64 * 1e-9,
+        "read_sizes": sizes(&t.read),
+        "sequential_reads": t.read.sequential,
+        "writes": t.write.calls,
+        "write_bytes": t.write.bytes,
+        "write_s": t.write.ns as f64 * 1e-9,
+        "write_sizes": sizes(&t.write),
+        "sequential_writes": t.write.sequential,
+        "syncs": t.syncs,
+        "sync_s": t.sync_ns as f64 * 1e-9,
+        "synced_writes": t.synced_writes,
+        "opens": t.opens,
+        "open_flags": {
+            "direct": t.open_flags.direct,
+            "sync": t.open_flags.sync,
+            "dsync": t.open_flags.dsync,
+            "append": t.open_flags.append,
+            "trunc": t.open_flags.trunc,
+        },
+        "seeks": t.seeks,
+        "mmaps": t.mmaps,
+        "mmap_bytes": t.mmap_bytes,
+        "ring_enters": t.ring_enters,
+        "ring_submissions": t.ring_submissions,
+        "errors": t.errors,
+        "calls": t.calls,
+    })
+}
+
+fn finding(f: &Finding) -> Value {
+    json!({
+        "kind": f.kind.name(),
+        "path": f.path,
+        "target_kind": f.target_kind.name(),
+        "calls": f.calls,
+        "bytes": f.bytes,
+        "evidence": f.evidence,
+        "estimated_s": f.estimated_s.map(round2),
+        "estimated_fixed_s": f.estimated_fixed_s.map(round2),
+        "basis": f.basis,
+        "fix": f.fix,
+        "cli": f.cli,
+        "library": f.library,
+    })
+}
+
+/// The document.
+pub fn render(report: &Report) -> Value {
+    let o = &report.outcome;
+    let s = &report.sources;
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "iolab_version": env!("CARGO_PKG_VERSION"),
+        "command": report.command,
+        "exit_code": report.exit_code(),
+        "signal": match o.exit { Exit::Signal(s) => Some(s), Exit::Code(_) => None },
+        "interrupted_by": o.interrupted,
+        "wall_s": o.wall.as_secs_f64(),
+        "setup_s": o.setup.as_secs_f64(),
+        "backend": o.backend.name(),
+        "backend_reason": o.reason,
+        "backend_detail": o.detail,
+        "timing": o.timing_note,
+        "tasks": {
+            "processes": o.trace.tasks.processes,
+            "threads": o.trace.tasks.threads,
+            "execs": o.trace.tasks.execs,
+        },
+        "calls": o.trace.total_calls(),
+        "targets": report.targets_by_time().into_iter().map(target).collect::<Vec<_>>(),
+        "other_calls": o.trace.other_calls,
+        "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
+        "costs": {
+            "results": s.results.as_ref().map(|p| p.display().to_string()),
+            "no_results": s.no_results,
+            "calibration_s": s.calibration.map(|d| d.as_secs_f64()),
+            "missing": s.missing,
+        },
+        "warnings": o.trace.warnings,
+        "notes": report.notes,
+    })
+}

@@ -1,0 +1,55 @@
+//! What a trace reports: the command and how it ended, the backend and why, the findings,
+//! the targets, and where the figures came from; as a terminal summary ([`summary`]) and
+//! as JSON ([`json`]).
+
+pub mod json;
+pub mod summary;
+
+use crate::backend::Outcome;
+use crate::costs::Sources;
+use crate::model::{Exit, Target};
+use crate::rules::Finding;
+
+/// Everything `iolab trace` says about one run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The command's words.
+    pub command: Vec<String>,
+    /// The command as a shell shows it.
+    pub display: String,
+    /// What the backend saw, and how the command ended.
+    pub outcome: Outcome,
+    /// The findings, the largest saving first.
+    pub findings: Vec<Finding>,
+    /// Where the estimates' figures came from.
+    pub sources: Sources,
+    /// Remarks for the reader (calibration skipped, …).
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// The exit code `iolab trace` gives: the command's, as a shell reports it.
+    pub fn exit_code(&self) -> i32 {
+        self.outcome.exit.shell_code()
+    }
+
+    /// The targets, the busiest first: by time in their calls, then by calls.
+    pub fn targets_by_time(&self) -> Vec<&Target> {
+        let mut t: Vec<&Target> = self.outcome.trace.targets.iter().collect();
+        t.sort_by(|a, b| {
+            b.total_ns()
+                .cmp(&a.total_ns())
+                .then(b.total_calls().cmp(&a.total_calls()))
+                .then(a.path.cmp(&b.path))
+        });
+        t
+    }
+
+    /// How the command ended, in words: `exit 0`, `killed by signal 9 (exit 137)`.
+    pub fn ending(&self) -> String {
+        match self.outcome.exit {
+            Exit::Code(c) => format!("exit {c}"),
+            Exit::Signal(s) => format!("killed by signal {s} (exit {})", 128 + s),
+        }
+    }
+}

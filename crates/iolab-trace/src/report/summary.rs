@@ -1,0 +1,291 @@
+//! The terminal summary: at most about 40 lines, findings first (at most
+//! [`MAX_FINDINGS`], each with its evidence, its estimate and basis, and the fix), then the
+//! busiest targets that moved data, as many as fit in [`LINES`] (at least [`MIN_TARGETS`],
+//! at most [`MAX_TARGETS`]). The JSON has everything.
+
+use std::fmt::Write;
+
+use super::Report;
+use crate::costs::seconds;
+use crate::model::Target;
+
+/// Findings shown in full.
+pub const MAX_FINDINGS: usize = 3;
+/// Targets shown, at most.
+pub const MAX_TARGETS: usize = 8;
+/// Targets shown, at least (when there are that many).
+pub const MIN_TARGETS: usize = 3;
+/// The lines the summary aims to stay within.
+pub const LINES: usize = 40;
+
+fn bytes(n: u64) -> String {
+    if n == 0 {
+        "0".to_string()
+    } else {
+        iolab::units::format_bytes(n)
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The path, shortened from the left to `width` characters.
+fn short(path: &str, width: usize) -> String {
+    let n = path.chars().count();
+    if n <= width {
+        path.to_string()
+    } else {
+        let tail: String = path.chars().skip(n - (width - 1)).collect();
+        format!("…{tail}")
+    }
+}
+
+/// The command, cut at the end to `width` characters.
+fn short_end(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(width - 1).collect();
+        format!("{head}…")
+    }
+}
+
+fn target_row(out: &mut String, t: &Target) {
+    let _ = writeln!(
+        out,
+        "  {:<6} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  {}",
+        t.kind_or_other().name(),
+        t.read.calls,
+        bytes(t.read.bytes),
+        t.write.calls,
+        bytes(t.write.bytes),
+        t.syncs + t.synced_writes,
+        seconds(t.total_ns() as f64 * 1e-9),
+        short(&t.path, 60)
+    );
+}
+
+/// The summary's text.
+pub fn render(report: &Report) -> String {
+    let o = &report.outcome;
+    let trace = &o.trace;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "iolab trace: {}: {} after {}",
+        short_end(&report.display, 80),
+        report.ending(),
+        seconds(o.wall.as_secs_f64())
+    );
+    if let Some(sig) = o.interrupted {
+        let _ = writeln!(
+            out,
+            "interrupted (signal {sig}): what was seen until the command ended"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "backend: {} ({}, ready in {}; {})",
+        o.backend,
+        o.detail,
+        seconds(o.setup.as_secs_f64()),
+        o.reason
+    );
+    let _ = writeln!(
+        out,
+        "seen: {}, {}, {}; {} on {}",
+        plural(trace.tasks.processes, "process", "processes"),
+        plural(trace.tasks.threads, "thread", "threads"),
+        plural(trace.tasks.execs, "exec", "execs"),
+        plural(trace.total_calls(), "I/O call", "I/O calls"),
+        plural(trace.targets.len() as u64, "target", "targets")
+    );
+    for w in trace.warnings.iter().chain(&report.notes) {
+        let _ = writeln!(out, "note: {w}");
+    }
+    out.push('\n');
+    if report.findings.is_empty() {
+        out.push_str("no findings: none of the write-ups' pitfalls in these calls\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "{}",
+            plural(report.findings.len() as u64, "finding", "findings")
+        );
+    }
+    for (i, f) in report.findings.iter().take(MAX_FINDINGS).enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. {}: {} ({})",
+            i + 1,
+            f.kind,
+            short(&f.path, 70),
+            f.target_kind.name()
+        );
+        let _ = writeln!(out, "   {}", f.evidence);
+        match (f.estimated_s, f.estimated_fixed_s) {
+            (Some(now), Some(fixed)) => {
+                let _ = writeln!(
+                    out,
+                    "   costs ≈ {} here; with the fix ≈ {}",
+                    seconds(now),
+                    seconds(fixed)
+                );
+            }
+            (Some(now), None) => {
+                let _ = writeln!(
+                    out,
+                    "   costs ≈ {} here; the fix was not measured",
+                    seconds(now)
+                );
+            }
+            _ => out.push_str("   no estimate: no figure for it (see --json's costs)\n"),
+        }
+        for b in &f.basis {
+            let _ = writeln!(out, "     basis: {b}");
+        }
+        let _ = writeln!(out, "   fix: {}", f.fix);
+        let _ = writeln!(out, "     {}", f.cli);
+        let _ = writeln!(out, "     {}", f.library);
+    }
+    if report.findings.len() > MAX_FINDINGS {
+        let _ = writeln!(
+            out,
+            "   ({} more in --json)",
+            report.findings.len() - MAX_FINDINGS
+        );
+    }
+    // The terminal shows the targets that moved data or were synced; the JSON has all.
+    let all = report.targets_by_time();
+    let targets: Vec<&Target> = all
+        .iter()
+        .copied()
+        .filter(|t| t.read.calls + t.write.calls + t.syncs + t.synced_writes > 0)
+        .collect();
+    // What is left of the budget after the findings and the closing lines (3) goes to
+    // the targets: their title, header and rows take 3 + rows.
+    let used = out.lines().count() + if report.findings.is_empty() { 0 } else { 3 };
+    let rows = LINES
+        .saturating_sub(used + 3)
+        .clamp(MIN_TARGETS, MAX_TARGETS)
+        .min(targets.len());
+    if !targets.is_empty() {
+        let _ = writeln!(
+            out,
+            "\ntargets ({} of the {} that moved data, of {} in all; by time in their calls)",
+            rows,
+            targets.len(),
+            all.len()
+        );
+        let _ = writeln!(
+            out,
+            "  {:<6} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  path",
+            "kind", "reads", "read", "writes", "written", "syncs", "time"
+        );
+        for t in targets.iter().take(rows) {
+            target_row(&mut out, t);
+        }
+    }
+    let s = &report.sources;
+    if !report.findings.is_empty() {
+        let mut line = String::from("\nestimates: ");
+        match (&s.results, s.calibration) {
+            (Some(r), Some(c)) => {
+                let _ = write!(
+                    line,
+                    "iolab bench results {}, and a calibration that ran here for {} for the rest",
+                    r.display(),
+                    seconds(c.as_secs_f64())
+                );
+            }
+            (Some(r), None) => {
+                let _ = write!(line, "iolab bench results {}", r.display());
+            }
+            (None, Some(c)) => {
+                let _ = write!(
+                    line,
+                    "a calibration that ran here for {} ({}; `iolab bench` measures more)",
+                    seconds(c.as_secs_f64()),
+                    s.no_results.as_deref().unwrap_or("no results")
+                );
+            }
+            (None, None) => line.push_str("none measured"),
+        }
+        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "times: {}", o.timing_note);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, Outcome};
+    use crate::costs::Sources;
+    use crate::model::{Exit, Kind, Target, Trace};
+    use crate::rules::{Finding, FindingKind};
+    use std::time::Duration;
+
+    fn report(findings: usize, targets: usize) -> Report {
+        let mut trace = Trace::default();
+        for i in 0..targets {
+            let mut t = Target::new(None, Some(Kind::File), format!("/data/file{i}"));
+            t.read.add(100, 1000 * i as u64, true);
+            trace.targets.push(t);
+        }
+        let finding = |i: usize| Finding {
+            kind: FindingKind::SmallWrites,
+            path: format!("/data/file{i}"),
+            target_kind: Kind::File,
+            calls: 5000,
+            bytes: 50_000,
+            evidence: "5000 writes of 10 B".into(),
+            estimated_s: Some(0.01),
+            estimated_fixed_s: Some(0.0001),
+            basis: vec!["made up: 2 µs a write".into(), "made up: 10 GB/s".into()],
+            fix: "buffer".into(),
+            cli: "iolab bench append".into(),
+            library: "iolab::AppendFile::create(path)?".into(),
+        };
+        Report {
+            command: vec!["prog".into()],
+            display: "prog".into(),
+            outcome: Outcome {
+                backend: Backend::Ptrace,
+                reason: "asked for".into(),
+                detail: "ptrace".into(),
+                trace,
+                exit: Exit::Code(0),
+                wall: Duration::from_millis(10),
+                setup: Duration::from_millis(1),
+                interrupted: None,
+                timing_note: "test",
+            },
+            findings: (0..findings).map(finding).collect(),
+            sources: Sources {
+                calibration: Some(Duration::from_millis(300)),
+                ..Sources::default()
+            },
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn the_summary_stays_within_about_forty_lines() {
+        for (findings, targets) in [(0, 50), (1, 50), (3, 50), (5, 50), (5, 0)] {
+            let text = render(&report(findings, targets));
+            let lines = text.lines().count();
+            assert!(
+                lines <= LINES + 2,
+                "{findings} findings, {targets} targets: {lines} lines\n{text}"
+            );
+            if targets > 0 {
+                assert!(text.contains("targets ("), "{text}");
+            }
+        }
+        let text = render(&report(5, 50));
+        assert!(text.contains("(2 more in --json)"), "{text}");
+        assert!(text.contains("basis: made up"), "{text}");
+    }
+}

@@ -1,0 +1,97 @@
+//! One `iolab trace`: resolve the command, run it under the backend, recognise the
+//! patterns, gather the figures their estimates need, and make the report.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::backend::{Backend, Choice, RunOptions};
+use crate::costs::{Costs, bench};
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::launch::Command;
+use crate::report::Report;
+use crate::rules;
+use crate::signals;
+
+/// How to trace.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The backend asked for (default [`Choice::Auto`]).
+    pub backend: Choice,
+    /// The `iolab bench` results to take figures from (default: the newest run under
+    /// `./iolab-results`).
+    pub results: Option<PathBuf>,
+    /// Where to stream every call (ptrace backend).
+    pub log: Option<PathBuf>,
+    /// Whether to calibrate the figures the results lack (default `true`).
+    pub calibrate: bool,
+    /// Standard descriptors (0, 1, 2) to close in the command before it starts: those
+    /// that were closed when the caller started (default none).
+    pub closed_std_fds: Vec<i32>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            backend: Choice::Auto,
+            results: None,
+            log: None,
+            calibrate: true,
+            closed_std_fds: Vec::new(),
+        }
+    }
+}
+
+/// Traces `words` (the command and its arguments) and reports.
+///
+/// The command's standard input, output and error are its own; while it runs, `SIGINT`,
+/// `SIGTERM`, `SIGHUP` and `SIGQUIT` reach it (a terminal's Ctrl-C directly, a `kill` of
+/// the tracer forwarded) and the report of what was seen is still made.
+pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
+    let mut command = Command::resolve(words)?;
+    command.close_before_exec(&options.closed_std_fds);
+    // Bad results given are refused before the command runs.
+    if let Some(path) = &options.results {
+        bench::Bench::load(Some(path)).map_err(|reason| Error::Results {
+            path: path.clone(),
+            reason,
+        })?;
+    }
+    let outcome = {
+        let _signals = signals::Guard::install();
+        engine::run(
+            &command,
+            options.backend,
+            &RunOptions {
+                log: options.log.clone(),
+            },
+        )?
+    };
+    let patterns = rules::detect(&outcome.trace, outcome.backend == Backend::Bpf);
+    let mut notes = Vec::new();
+    let calibrate = options.calibrate && outcome.interrupted.is_none();
+    if options.calibrate && !calibrate && !patterns.is_empty() {
+        notes.push("interrupted: no calibration, estimates only from iolab bench results".into());
+    }
+    let costs = if patterns.is_empty() {
+        Costs::default()
+    } else {
+        Costs::gather(
+            &rules::all_needs(&patterns, &outcome.trace),
+            options.results.as_deref(),
+            calibrate,
+        )
+    };
+    let findings = rules::findings(&patterns, &outcome.trace, &costs);
+    Ok(Report {
+        command: words
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect(),
+        display: command.display(),
+        outcome,
+        findings,
+        sources: costs.sources,
+        notes,
+    })
+}

@@ -1,0 +1,287 @@
+//! Both backends on real programs nobody here wrote (coreutils, dd, sh, Python): exact call
+//! counts where the calls are known, children, threads and pipelines followed, descriptor
+//! kinds and flags, and how the command ended. A backend that cannot trace here is skipped
+//! with the reason.
+
+mod support;
+
+use std::path::Path;
+
+use iolab_trace::backend::Choice;
+use iolab_trace::model::{Exit, Kind};
+use support::{backends, have, python, target, target_like, text_file, trace};
+
+#[test]
+fn dd_makes_exactly_its_count_of_reads_and_writes() {
+    let dir = iolab_testkit::scratch();
+    let out = dir.path().join("out");
+    let input = text_file(dir.path(), "in", 1 << 20);
+    for choice in backends() {
+        let o = trace(
+            choice,
+            &[
+                "dd",
+                "if=/dev/zero",
+                &format!("of={}", out.display()),
+                "bs=512",
+                "count=3000",
+            ],
+        );
+        assert_eq!(o.exit, Exit::Code(0));
+        let t = target(&o, &out);
+        assert_eq!(t.kind, Some(Kind::File));
+        assert_eq!(
+            (t.write.calls, t.write.bytes),
+            (3000, 1_536_000),
+            "{choice}"
+        );
+        assert_eq!(t.write.histogram(), vec![(512, 3000)], "{choice}");
+        assert_eq!(t.write.sequential, 3000, "{choice}");
+        assert_eq!(t.opens, 1, "{choice}");
+        let zero = target(&o, Path::new("/dev/zero"));
+        assert_eq!(zero.kind, Some(Kind::Device));
+        assert_eq!(
+            (zero.read.calls, zero.read.bytes),
+            (3000, 1_536_000),
+            "{choice}"
+        );
+
+        // 256 reads of 4 KiB and the read at the end of the file that returns 0.
+        let o = trace(
+            choice,
+            &[
+                "dd",
+                &format!("if={}", input.display()),
+                "of=/dev/null",
+                "bs=4096",
+            ],
+        );
+        let t = target(&o, &input);
+        assert_eq!((t.read.calls, t.read.bytes), (257, 1 << 20), "{choice}");
+        assert_eq!(t.read.sequential, 257, "{choice}");
+        assert_eq!(t.read.histogram(), vec![(0, 1), (4096, 256)], "{choice}");
+        assert_eq!(t.size, 1 << 20, "{choice}");
+        let null = target(&o, Path::new("/dev/null"));
+        assert_eq!(
+            (null.write.calls, null.write.bytes),
+            (256, 1 << 20),
+            "{choice}"
+        );
+    }
+}
+
+#[test]
+fn children_of_a_shell_and_their_execs_are_followed() {
+    let dir = iolab_testkit::scratch();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let script = format!(
+        "dd if=/dev/zero of={} bs=1k count=10 2>/dev/null; dd if=/dev/zero of={} bs=1k count=20 2>/dev/null",
+        a.display(),
+        b.display()
+    );
+    for choice in backends() {
+        let o = trace(choice, &["sh", "-c", &script]);
+        assert_eq!(target(&o, &a).write.calls, 10, "{choice}");
+        assert_eq!(target(&o, &b).write.calls, 20, "{choice}");
+        assert!(
+            o.trace.tasks.processes >= 3,
+            "{choice}: {:?}",
+            o.trace.tasks
+        );
+        assert!(o.trace.tasks.execs >= 3, "{choice}: {:?}", o.trace.tasks);
+    }
+}
+
+#[test]
+fn vforked_children_and_threads_are_followed() {
+    let Some(python) = python() else { return };
+    let dir = iolab_testkit::scratch();
+    let code = format!(
+        r#"
+import subprocess, threading
+subprocess.run(["dd", "if=/dev/zero", "of={d}/child", "bs=100", "count=7"], stderr=subprocess.DEVNULL)
+def work(n):
+    with open("{d}/t%d" % n, "wb", buffering=0) as f:
+        for _ in range(50):
+            f.write(b"x" * 10)
+threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+"#,
+        d = dir.path().display()
+    );
+    for choice in backends() {
+        let o = trace(choice, &[python, "-c", &code]);
+        assert_eq!(o.exit, Exit::Code(0));
+        assert_eq!(
+            target(&o, &dir.path().join("child")).write.calls,
+            7,
+            "{choice}"
+        );
+        for n in 0..3 {
+            let t = target(&o, &dir.path().join(format!("t{n}")));
+            assert_eq!((t.write.calls, t.write.bytes), (50, 500), "{choice}");
+        }
+        assert!(o.trace.tasks.threads >= 3, "{choice}: {:?}", o.trace.tasks);
+        assert!(
+            o.trace.tasks.processes >= 2,
+            "{choice}: {:?}",
+            o.trace.tasks
+        );
+    }
+}
+
+#[test]
+fn both_ends_of_a_pipeline_meet_on_one_pipe() {
+    if !have("seq") {
+        return;
+    }
+    let dir = iolab_testkit::scratch();
+    let out = dir.path().join("out");
+    let script = format!("seq 1 50000 | cat > {}", out.display());
+    for choice in backends() {
+        let o = trace(choice, &["sh", "-c", &script]);
+        let len = std::fs::metadata(&out).unwrap().len();
+        let pipe = target_like(&o, "pipe:[", |t| t.write.bytes == len);
+        assert_eq!(pipe.kind, Some(Kind::Pipe));
+        assert_eq!(pipe.read.bytes, len, "{choice}");
+        assert_eq!(target(&o, &out).write.bytes, len, "{choice}");
+    }
+}
+
+#[test]
+fn descriptors_are_named_by_kind() {
+    let Some(python) = python() else { return };
+    let dir = iolab_testkit::scratch();
+    let code = format!(
+        r#"
+import os, socket, mmap
+a, b = socket.socketpair()
+a.send(b"hello"); b.recv(5)
+r, w = os.pipe()
+os.write(w, b"abc"); os.read(r, 3)
+n = os.open("/dev/null", os.O_WRONLY); os.write(n, b"z")
+f = os.open("{d}/f", os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_DSYNC)
+os.write(f, b"0123456789" * 410)
+os.lseek(f, 0, 0)
+m = mmap.mmap(f, 4096)
+m[0:1] = b"x"; m.flush()
+"#,
+        d = dir.path().display()
+    );
+    for choice in backends() {
+        let o = trace(choice, &[python, "-c", &code]);
+        assert_eq!(o.exit, Exit::Code(0), "{choice}");
+        let sock = target_like(&o, "socket:[", |t| t.write.bytes == 5);
+        assert_eq!(sock.kind, Some(Kind::Socket), "{choice}");
+        let pipe = target_like(&o, "pipe:[", |t| t.write.bytes == 3);
+        assert_eq!(
+            (pipe.kind, pipe.read.bytes),
+            (Some(Kind::Pipe), 3),
+            "{choice}"
+        );
+        let null = target(&o, Path::new("/dev/null"));
+        assert_eq!(
+            (null.kind, null.write.bytes),
+            (Some(Kind::Device), 1),
+            "{choice}"
+        );
+        let f = target(&o, &dir.path().join("f"));
+        assert_eq!(f.kind, Some(Kind::File));
+        assert_eq!(f.open_flags.append, 1, "{choice}");
+        assert_eq!(f.open_flags.dsync, 1, "{choice}");
+        assert_eq!(f.synced_writes, 1, "{choice}");
+        assert_eq!(f.seeks, 1, "{choice}");
+        assert_eq!((f.mmaps, f.mmap_bytes), (1, 4096), "{choice}");
+        assert_eq!(f.syncs, 1, "{choice}: msync of the map");
+    }
+}
+
+#[test]
+fn copies_count_on_both_sides() {
+    if !have("cp") {
+        return;
+    }
+    let dir = iolab_testkit::scratch();
+    let src = text_file(dir.path(), "src", 3 << 20);
+    let dst = dir.path().join("dst");
+    for choice in backends() {
+        let _ = std::fs::remove_file(&dst);
+        let o = trace(
+            choice,
+            &["cp", &src.display().to_string(), &dst.display().to_string()],
+        );
+        assert_eq!(target(&o, &src).read.bytes, 3 << 20, "{choice}");
+        assert_eq!(target(&o, &dst).write.bytes, 3 << 20, "{choice}");
+    }
+}
+
+#[test]
+fn direct_opens_and_seeks_are_seen() {
+    let dir = iolab_testkit::scratch();
+    let input = text_file(dir.path(), "in", 1 << 20);
+    let out = dir.path().join("direct");
+    for choice in backends() {
+        let o = trace(
+            choice,
+            &[
+                "dd",
+                &format!("if={}", input.display()),
+                &format!("of={}", out.display()),
+                "bs=4096",
+                "skip=10",
+                "count=4",
+                "oflag=direct",
+            ],
+        );
+        if o.exit != Exit::Code(0) {
+            iolab_testkit::skip("this file system refuses O_DIRECT");
+            return;
+        }
+        let t = target(&o, &out);
+        assert_eq!(t.open_flags.direct, 1, "{choice}");
+        assert_eq!(t.write.calls, 4, "{choice}");
+        assert!(target(&o, &input).seeks >= 1, "{choice}");
+    }
+}
+
+#[test]
+fn the_exit_code_and_the_killing_signal_come_back() {
+    for choice in backends() {
+        assert_eq!(trace(choice, &["sh", "-c", "exit 7"]).exit, Exit::Code(7));
+        let o = trace(choice, &["sh", "-c", "kill -TERM $$"]);
+        assert_eq!(o.exit, Exit::Signal(15));
+        assert_eq!(o.exit.shell_code(), 143);
+    }
+}
+
+#[test]
+fn a_command_that_traces_runs_under_bpf_and_is_explained_under_ptrace() {
+    if !have("strace") {
+        return;
+    }
+    for choice in backends() {
+        let o = trace(choice, &["strace", "-f", "-o", "/dev/null", "true"]);
+        match choice {
+            Choice::Bpf => {
+                assert_eq!(o.exit, Exit::Code(0), "strace runs untouched under eBPF");
+                assert!(o.trace.warnings.is_empty(), "{:?}", o.trace.warnings);
+            }
+            _ => {
+                assert!(
+                    o.trace.warnings.iter().any(|w| w.contains("ptrace")),
+                    "{:?}",
+                    o.trace.warnings
+                );
+            }
+        }
+    }
+}
+
+/// The eBPF backend's bpftrace program, for a developer to read or run by hand:
+/// `cargo test -p iolab-trace --test backends -- --ignored --nocapture print_the_program`.
+#[test]
+#[ignore]
+fn print_the_program() {
+    println!("{}", iolab_trace::engine::bpf::script::program());
+}

@@ -1,0 +1,360 @@
+//! Each finding triggered by a real program that has the pattern, under each backend that
+//! can run here; none for well-behaved programs (cat, cp, wc, dd with big blocks); and
+//! the estimates from a calibration and from `iolab bench` results.
+
+mod support;
+
+use std::path::Path;
+
+use iolab_trace::backend::Choice;
+use iolab_trace::report::Report;
+use iolab_trace::rules::FindingKind;
+use support::{backends, have, lock, python, text_file, words};
+
+/// Traces `w` with `choice`, without calibrating unless asked.
+fn report(choice: Choice, w: &[&str], calibrate: bool, results: Option<&Path>) -> Report {
+    let options = iolab_trace::Options {
+        backend: choice,
+        results: results.map(Path::to_path_buf),
+        log: None,
+        calibrate,
+        closed_std_fds: Vec::new(),
+    };
+    let _guard = lock();
+    iolab_trace::trace(&words(w), &options).unwrap_or_else(|e| panic!("{choice}: {w:?}: {e}"))
+}
+
+/// The kinds of the findings on `path` (canonical).
+fn kinds_on(r: &Report, path: &Path) -> Vec<FindingKind> {
+    let path = path.canonicalize().unwrap();
+    r.findings
+        .iter()
+        .filter(|f| Path::new(&f.path) == path)
+        .map(|f| f.kind)
+        .collect()
+}
+
+fn kinds(r: &Report) -> Vec<FindingKind> {
+    r.findings.iter().map(|f| f.kind).collect()
+}
+
+#[test]
+fn small_writes_of_dd_to_a_file() {
+    let dir = iolab_testkit::scratch();
+    let out = dir.path().join("out");
+    let of = format!("of={}", out.display());
+    for choice in backends() {
+        let r = report(
+            choice,
+            &[
+                "dd",
+                "if=/dev/zero",
+                &of,
+                "bs=100",
+                "count=5000",
+                "status=none",
+            ],
+            false,
+            None,
+        );
+        assert_eq!(kinds_on(&r, &out), [FindingKind::SmallWrites], "{choice}");
+        let f = &r.findings[0];
+        assert_eq!((f.calls, f.bytes), (5000, 500_000), "{choice}");
+        assert!(f.library.contains("AppendFile"), "{}", f.library);
+    }
+}
+
+#[test]
+fn small_writes_of_an_unbuffered_python_into_a_pipe() {
+    let Some(python) = python() else { return };
+    let script = format!("{python} -u -c 'for i in range(3000): print(i)' | cat > /dev/null");
+    for choice in backends() {
+        let r = report(choice, &["sh", "-c", &script], false, None);
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.kind == FindingKind::SmallWrites)
+            .unwrap_or_else(|| panic!("{choice}: {:?}", kinds(&r)));
+        assert!(f.path.starts_with("pipe:["), "{}", f.path);
+        assert!(f.calls >= 3000, "{choice}: {}", f.calls);
+        assert!(f.library.contains("StdoutWriter"), "{}", f.library);
+    }
+}
+
+#[test]
+fn a_sync_per_record_from_dd_with_dsync_and_python_with_fsync() {
+    let dir = iolab_testkit::scratch();
+    let out = dir.path().join("dsync");
+    let of = format!("of={}", out.display());
+    let log = dir.path().join("log");
+    let code = format!(
+        "import os\nf = open('{}', 'ab')\nfor i in range(150):\n    f.write(b'record %d\\n' % i); f.flush(); os.fsync(f.fileno())\n",
+        log.display()
+    );
+    for choice in backends() {
+        let r = report(
+            choice,
+            &[
+                "dd",
+                "if=/dev/zero",
+                &of,
+                "bs=512",
+                "count=150",
+                "oflag=dsync",
+                "status=none",
+            ],
+            false,
+            None,
+        );
+        assert_eq!(kinds_on(&r, &out), [FindingKind::SyncPerRecord], "{choice}");
+        if let Some(python) = python() {
+            let r = report(choice, &[python, "-c", &code], false, None);
+            assert_eq!(kinds_on(&r, &log), [FindingKind::SyncPerRecord], "{choice}");
+            assert_eq!(r.findings[0].calls, 150, "{choice}");
+        }
+    }
+}
+
+#[test]
+fn small_reads_of_a_large_file() {
+    let dir = iolab_testkit::scratch();
+    let input = text_file(dir.path(), "big", 8 << 20);
+    let code = format!(
+        "with open('{}', 'rb', buffering=0) as f:\n    while f.read(4096): pass\n",
+        input.display()
+    );
+    for choice in backends() {
+        let r = report(
+            choice,
+            &[
+                "dd",
+                &format!("if={}", input.display()),
+                "of=/dev/null",
+                "bs=4k",
+                "status=none",
+            ],
+            false,
+            None,
+        );
+        assert_eq!(kinds_on(&r, &input), [FindingKind::SmallReads], "{choice}");
+        if let Some(python) = python() {
+            let r = report(choice, &[python, "-c", &code], false, None);
+            assert_eq!(kinds_on(&r, &input), [FindingKind::SmallReads], "{choice}");
+        }
+    }
+}
+
+#[test]
+fn random_reads_one_at_a_time() {
+    let Some(python) = python() else { return };
+    let dir = iolab_testkit::scratch();
+    let input = text_file(dir.path(), "table", 16 << 20);
+    let code = format!(
+        "import os, random\nfd = os.open('{}', os.O_RDONLY)\nr = random.Random(7)\nfor _ in range(3000):\n    os.pread(fd, 4096, r.randrange(4096) * 4096)\n",
+        input.display()
+    );
+    for choice in backends() {
+        let r = report(choice, &[python, "-c", &code], false, None);
+        assert_eq!(kinds_on(&r, &input), [FindingKind::RandomReads], "{choice}");
+        assert_eq!(r.findings[0].calls, 3000, "{choice}");
+    }
+}
+
+#[test]
+fn sed_in_place_rewrites_the_whole_file() {
+    if !have("sed") {
+        return;
+    }
+    let dir = iolab_testkit::scratch();
+    for choice in backends() {
+        let file = text_file(dir.path(), "data.csv", 1 << 20);
+        let r = report(
+            choice,
+            &["sed", "-i", "s/abc/ABC/", &file.display().to_string()],
+            false,
+            None,
+        );
+        assert!(
+            kinds_on(&r, &file).contains(&FindingKind::WholeFileRewrite),
+            "{choice}: {:?}",
+            r.findings
+        );
+        assert!(r.findings.iter().any(|f| f.cli.contains("iolab edit")));
+    }
+}
+
+/// (`wc -l` is not among them: GNU wc 9.1 reads 16 320 bytes at a time, under the rule's
+/// 16 KiB, and the count suite's winner beats it.)
+#[test]
+fn well_behaved_programs_get_no_finding() {
+    let dir = iolab_testkit::scratch();
+    let big = text_file(dir.path(), "big", 32 << 20);
+    let b = big.display().to_string();
+    let copy = dir.path().join("copy").display().to_string();
+    let programs: Vec<Vec<String>> = vec![
+        vec!["cat".into(), b.clone()],
+        vec!["cp".into(), b.clone(), copy],
+        vec![
+            "dd".into(),
+            format!("if={b}"),
+            "of=/dev/null".into(),
+            "bs=1M".into(),
+        ],
+        vec!["sha256sum".into(), b.clone()],
+    ];
+    for choice in backends() {
+        for p in &programs {
+            if !have(&p[0]) {
+                continue;
+            }
+            let w: Vec<&str> = p.iter().map(String::as_str).collect();
+            // cat's output goes to /dev/null through the shell, as a user would.
+            let r = if p[0] == "cat" {
+                report(
+                    choice,
+                    &["sh", "-c", &format!("cat {b} > /dev/null")],
+                    false,
+                    None,
+                )
+            } else {
+                report(choice, &w, false, None)
+            };
+            assert!(r.findings.is_empty(), "{choice}: {p:?}: {:?}", kinds(&r));
+        }
+    }
+}
+
+#[test]
+fn estimates_come_from_a_calibration_and_say_so() {
+    let dir = iolab_testkit::scratch();
+    let out = dir.path().join("out");
+    let of = format!("of={}", out.display());
+    let Some(&choice) = backends().first() else {
+        return;
+    };
+    let r = report(
+        choice,
+        &[
+            "dd",
+            "if=/dev/zero",
+            &of,
+            "bs=64",
+            "count=20000",
+            "status=none",
+        ],
+        true,
+        Some(Path::new("/nonexistent-iolab-results-dir/results.json")).filter(|_| false),
+    );
+    let f = &r.findings[0];
+    let (now, fixed) = (f.estimated_s.unwrap(), f.estimated_fixed_s.unwrap());
+    assert!(now > fixed, "the fix must be cheaper: {now} {fixed}");
+    assert!(
+        f.basis.iter().all(|b| b.starts_with("calibrated here")),
+        "{:?}",
+        f.basis
+    );
+    assert!(r.sources.calibration.is_some());
+    let text = iolab_trace::report::summary::render(&r);
+    assert!(text.contains("calibration that ran here"), "{text}");
+    assert!(text.lines().count() <= 45, "{text}");
+}
+
+/// A `results.json` such as `iolab bench append` writes, with two rows: 64-byte records
+/// written one `write(2)` each (1 µs a record) and through `AppendFile` (20 ns).
+fn fake_append_results(dir: &Path) -> std::path::PathBuf {
+    use iolab_bench::results::{Results, Row, SCHEMA_VERSION, Verdict};
+    let row = |method: &str, ns: f64| {
+        let mut r = Row {
+            suite: "append".into(),
+            method: method.into(),
+            bytes: 64 * 10_000,
+            verified: true,
+            ..Row::default()
+        };
+        r.set_timings(&[ns * 1e-9 * 10_000.0], &[0.0], &[0.0]);
+        for (k, v) in [
+            ("payload_bytes", serde_json::json!(64)),
+            ("records", serde_json::json!(10_000)),
+            ("sync_policy", serde_json::json!("none")),
+            ("ns_per_record", serde_json::json!(ns)),
+        ] {
+            r.extra.insert(k.into(), v);
+        }
+        r
+    };
+    let results = Results {
+        schema_version: SCHEMA_VERSION,
+        iolab_version: "test".into(),
+        command: vec!["iolab".into(), "bench".into(), "append".into()],
+        started_at: "2026-11-25T00:00:00Z".into(),
+        finished_at: "2026-11-25T00:00:01Z".into(),
+        partial: false,
+        config: Default::default(),
+        sysinfo: iolab::sysinfo::collect(dir),
+        rows: vec![row("write-per-record", 1000.0), row("append-file", 20.0)],
+        warnings: vec![],
+        notes: vec![],
+        ceilings: None,
+        verdict: vec![Verdict {
+            suite: "append".into(),
+            condition: "tiny".into(),
+            winner: Some("append-file".into()),
+            tied: vec![],
+            median_s: Some(20e-9 * 10_000.0),
+            figure: "20.0 ns/record".into(),
+            ratio_to_best_baseline: None,
+            best_baseline: None,
+            of_limit: None,
+            cli: "— (library only)".into(),
+            library: "iolab::file::AppendFile::create(path)?, .append(record)?".into(),
+            section: None,
+        }],
+        errors: vec![],
+    };
+    let run = dir.join("2026-11-25T00-00-00Z");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("results.json"),
+        serde_json::to_string(&results).unwrap(),
+    )
+    .unwrap();
+    run
+}
+
+#[test]
+fn estimates_come_from_iolab_bench_results() {
+    let dir = iolab_testkit::scratch();
+    let results = fake_append_results(dir.path());
+    let out = dir.path().join("out");
+    let of = format!("of={}", out.display());
+    let Some(&choice) = backends().first() else {
+        return;
+    };
+    let r = report(
+        choice,
+        &[
+            "dd",
+            "if=/dev/zero",
+            &of,
+            "bs=64",
+            "count=20000",
+            "status=none",
+        ],
+        false,
+        Some(&results),
+    );
+    let f = &r.findings[0];
+    assert_eq!(f.kind, FindingKind::SmallWrites);
+    // 20 000 records: 1 µs and 20 ns each, as the results say.
+    assert!((f.estimated_s.unwrap() - 0.02).abs() < 1e-9);
+    assert!((f.estimated_fixed_s.unwrap() - 0.0004).abs() < 1e-9);
+    assert!(
+        f.basis[0]
+            .starts_with("iolab bench 2026-11-25T00-00-00Z: append write-per-record, 64 B records"),
+        "{:?}",
+        f.basis
+    );
+    assert!(f.library.contains("AppendFile"), "{}", f.library);
+    assert_eq!(r.sources.results, Some(results.join("results.json")));
+    assert!(r.sources.calibration.is_none());
+}
