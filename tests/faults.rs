@@ -198,6 +198,8 @@ fn an_edit_killed_mid_way_is_completed_by_a_rerun() {
         .enumerate()
     {
         std::fs::write(&file, &original).unwrap();
+        // The kill comes once the edit holds the file (it has closed its read-only probe).
+        let closes = common::ReadOnlyCloses::watch(&file);
         let mut child = iolab()
             .args([
                 "edit",
@@ -214,14 +216,16 @@ fn an_edit_killed_mid_way_is_completed_by_a_rerun() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(5 + 15 * round as u64));
+        closes.wait(1);
+        std::thread::sleep(Duration::from_millis(2 + 4 * round as u64));
         // SAFETY: kill with our own child's pid has no memory effects.
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
         let status = child.wait().unwrap();
-        if status.signal() == Some(libc::SIGKILL) {
+        let now = std::fs::read(&file).unwrap();
+        // Killed mid-way: some commas replaced, some not.
+        if status.signal() == Some(libc::SIGKILL) && now.contains(&b';') && now.contains(&b',') {
             interrupted += 1;
         }
-        let now = std::fs::read(&file).unwrap();
         assert_eq!(now.len(), original.len(), "the length never changes");
         assert!(
             now.iter()
@@ -250,6 +254,10 @@ fn an_edit_killed_mid_way_is_completed_by_a_rerun() {
         );
     }
     eprintln!("{interrupted} of 5 edits were killed mid-way");
+    assert!(
+        interrupted > 0,
+        "no edit was killed mid-way: the test tested nothing"
+    );
 }
 
 /// Peak memory of an iolab run, as it reports it (`VmHWM`: this program alone; a child's
@@ -301,11 +309,16 @@ fn streaming_reads_and_edits_stay_within_16_mib_on_a_4_gib_file() {
         let mut cmd = iolab();
         cmd.args(["count", "--verbose", "--method", method])
             .arg(&file);
-        let (status, kib) = peak_rss_kib(cmd);
-        if !status.success() {
-            eprintln!("{method}: did not run here ({status})");
+        // Only a method this machine cannot run is passed over; any other failure fails.
+        if let Err(reason) = method.parse::<iolab::Method>().unwrap().availability() {
+            common::skip(format!("{method}: {reason}"));
             continue;
         }
+        let (status, kib) = peak_rss_kib(cmd);
+        assert!(
+            status.success(),
+            "{method} failed on the 4 GiB file: {status}"
+        );
         eprintln!("{method}: peak RSS {kib} KiB");
         assert!(kib <= LIMIT_KIB, "{method}: peak RSS {kib} KiB");
     }

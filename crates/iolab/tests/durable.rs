@@ -7,11 +7,12 @@ use iolab_testkit as common;
 
 use std::fs;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use iolab::durable::{HEADER_LEN, LogOptions, Observer, Policy, read_records};
+use iolab::durable::{HEADER_LEN, Log, LogOptions, Observer, Policy, read_records};
 
 /// The policies that can run in `dir`; the others are named in a `skipped:` line.
 fn policies(dir: &Path) -> Vec<Policy> {
@@ -380,4 +381,153 @@ fn a_full_disk_fails_the_log_and_keeps_the_acknowledged_records() {
         assert!(got.records.starts_with(&acked), "{policy}");
         fs::remove_file(&path).unwrap();
     }
+}
+
+// ------------------------------------------------------------------------------------------
+// The system calls that make records durable are really made, observed from outside the
+// library on every machine (no strace needed): the open flags of each policy's descriptors
+// (`/proc/self/fdinfo`), and every sync (a child whose fdatasync and fsync fail with EIO
+// must see each append that relies on a sync fail). A sync made a no-op, or O_DSYNC
+// dropped, fails these.
+// ------------------------------------------------------------------------------------------
+
+/// `O_DSYNC` and `O_DIRECT` as `/proc/PID/fdinfo` prints flags (octal, x86-64 values).
+const O_DSYNC: u32 = libc::O_DSYNC as u32;
+const O_DIRECT: u32 = libc::O_DIRECT as u32;
+
+/// The `flags:` of every descriptor of this process that names `path`.
+fn flags_of_descriptors_to(path: &Path) -> Vec<u32> {
+    let mut flags = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        if std::fs::read_link(entry.path()).ok().as_deref() != Some(path) {
+            continue;
+        }
+        let info = std::fs::read_to_string(Path::new("/proc/self/fdinfo").join(entry.file_name()))
+            .unwrap();
+        let octal = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .unwrap()
+            .trim();
+        flags.push(u32::from_str_radix(octal, 8).unwrap());
+    }
+    flags
+}
+
+/// Flags as `fdinfo` prints them, for messages.
+fn show(flags: &[u32]) -> String {
+    let octal: Vec<String> = flags.iter().map(|f| format!("0{f:o}")).collect();
+    octal.join(", ")
+}
+
+fn open(policy: Policy, path: &Path) -> Log {
+    LogOptions::new()
+        .policy(policy)
+        .group_commit(false)
+        .prealloc_chunk(64 << 10)
+        .open(path)
+        .unwrap()
+}
+
+#[test]
+fn each_policy_writes_with_the_flags_it_documents() {
+    let dir = common::scratch();
+    for policy in policies(dir.path()) {
+        let path = dir.path().join(format!("flags-{policy}"));
+        let log = open(policy, &path);
+        log.append_durable(b"one record").unwrap();
+        let path = path.canonicalize().unwrap();
+        let flags = flags_of_descriptors_to(&path);
+        assert!(
+            !flags.is_empty(),
+            "{policy}: no descriptor of the log is open"
+        );
+        let dsync = flags.iter().any(|f| f & O_DSYNC == O_DSYNC);
+        let direct = flags.iter().any(|f| f & O_DIRECT != 0);
+        match policy {
+            Policy::Dsync => assert!(dsync && !direct, "{policy}: {}", show(&flags)),
+            Policy::DirectDsync => {
+                assert!(
+                    flags
+                        .iter()
+                        .any(|f| f & O_DSYNC == O_DSYNC && f & O_DIRECT != 0),
+                    "{policy}: no O_DIRECT|O_DSYNC descriptor: {}",
+                    show(&flags)
+                );
+            }
+            Policy::Fdatasync | Policy::Prealloc => {
+                assert!(!dsync && !direct, "{policy}: {}", show(&flags))
+            }
+        }
+        drop(log);
+    }
+}
+
+/// Set (to a folder) for the re-executed child of
+/// [`a_failing_sync_fails_every_append_that_relies_on_it`].
+const FAILING_SYNC_CHILD_ENV: &str = "IOLAB_DURABLE_FAILING_SYNC_DIR";
+
+/// The child half: opens a log of each policy (and an `AppendFile`), makes every later
+/// `fdatasync`/`fsync` of the process fail with `EIO`, and checks what each append says.
+/// Exits 3 when the filter cannot be installed.
+#[test]
+fn failing_sync_child() {
+    let Some(dir) = std::env::var_os(FAILING_SYNC_CHILD_ENV) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let mut logs: Vec<(Policy, Log)> = policies(&dir)
+        .into_iter()
+        .map(|p| (p, open(p, &dir.join(format!("log-{p}")))))
+        .collect();
+    let mut file = iolab::AppendFile::create(&dir.join("append-file")).unwrap();
+    if let Err(e) = common::seccomp::install_in_this_process(common::seccomp::deny(
+        &[libc::SYS_fdatasync, libc::SYS_fsync],
+        libc::EIO,
+    )) {
+        eprintln!("cannot install a seccomp filter: {e}");
+        std::process::exit(3);
+    }
+    for (policy, log) in logs.drain(..) {
+        let result = log.append_durable(&[7u8; 100]);
+        match policy {
+            // Their durability is the sync: it failed, so must the append.
+            Policy::Fdatasync | Policy::Prealloc => {
+                let e = result.expect_err(&format!("{policy}: acknowledged with a failed sync"));
+                assert!(
+                    e.to_string().contains("Input/output error"),
+                    "{policy}: {e}"
+                );
+            }
+            // Durable through O_DSYNC writes: no sync call to fail.
+            Policy::Dsync | Policy::DirectDsync => {
+                result.unwrap_or_else(|e| panic!("{policy}: {e}"));
+            }
+        }
+    }
+    file.append(b"record").unwrap();
+    let e = file
+        .sync()
+        .expect_err("AppendFile::sync succeeded with a failed fdatasync");
+    assert!(e.to_string().contains("Input/output error"), "{e}");
+}
+
+#[test]
+fn a_failing_sync_fails_every_append_that_relies_on_it() {
+    let dir = common::scratch();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(common::child_test_args("failing_sync_child"))
+        .env(FAILING_SYNC_CHILD_ENV, dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) {
+        return common::skip(stderr.trim().to_string());
+    }
+    assert!(out.status.success(), "the child failed:\n{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "the child did not run: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -5,6 +5,9 @@
 //! Not every test binary uses every helper.
 #![allow(dead_code)]
 
+#[cfg(target_arch = "x86_64")]
+pub mod seccomp;
+
 use std::ffi::OsStr;
 use std::fmt::Display;
 use std::fs;
@@ -38,8 +41,24 @@ fn test_name() -> String {
 /// Prints the one line a test leaves when the machine cannot give it what it needs:
 /// `skipped: <test>: <reason>`. The caller then returns (passes) without asserting.
 pub fn skip(reason: impl Display) {
-    eprintln!("skipped: {}: {reason}", test_name());
+    let line = format!("skipped: {}: {reason}", test_name());
+    eprintln!("{line}");
+    // Also into `<target>/skipped.txt`, which `.ci/run` prints at the end: libtest keeps
+    // a passing test's stderr to itself.
+    if let Some(target) = target_dir() {
+        use std::io::Write;
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(target.join(SKIP_LOG));
+        if let Ok(mut log) = log {
+            let _ = log.write_all(format!("{line}\n").as_bytes());
+        }
+    }
 }
+
+/// The file in the target folder that collects every skip line of a test run.
+pub const SKIP_LOG: &str = "skipped.txt";
 
 /// Whether the current user may write into `dir`.
 fn writable(dir: &Path) -> bool {
@@ -50,12 +69,17 @@ fn writable(dir: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
 }
 
-/// Cargo's temporary folder for tests, `<target dir>/tmp`: the target folder is the test
-/// binary's nearest ancestor holding cargo's `CACHEDIR.TAG`.
-fn target_tmp() -> Option<PathBuf> {
+/// Cargo's target folder: the test binary's nearest ancestor holding cargo's
+/// `CACHEDIR.TAG`.
+fn target_dir() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let target = exe.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file())?;
-    let tmp = target.join("tmp");
+    Some(target.to_path_buf())
+}
+
+/// Cargo's temporary folder for tests, `<target dir>/tmp`.
+fn target_tmp() -> Option<PathBuf> {
+    let tmp = target_dir()?.join("tmp");
     fs::create_dir_all(&tmp).ok()?;
     Some(tmp)
 }
@@ -99,8 +123,14 @@ impl PublicExe {
         let path = dir
             .path()
             .join(exe.file_name().unwrap_or(OsStr::new("exe")));
-        fs::copy(exe, &path)?;
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+        // A hard link where it can be (never open for writing, so never "Text file busy"
+        // for a child another thread forks meanwhile), else a copy.
+        let everyone_runs_it =
+            fs::metadata(exe).is_ok_and(|m| m.permissions().mode() & 0o005 == 0o005);
+        if !(everyone_runs_it && fs::hard_link(exe, &path).is_ok()) {
+            fs::copy(exe, &path)?;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+        }
         Ok(PublicExe { dir, path })
     }
 
@@ -140,10 +170,25 @@ pub fn run_as_nobody(cmd: &mut Command) {
 /// (e.g. `--version`). `Err` gives the reason it cannot be had; the caller skips.
 pub fn nobody_exe(exe: &Path, probe_args: &[&str]) -> Result<PublicExe, String> {
     let copy = PublicExe::copy(exe).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
-    let mut probe = copy.command();
-    probe.args(probe_args);
-    run_as_nobody(&mut probe);
-    match probe.output() {
+    let run = || {
+        let mut probe = copy.command();
+        probe.args(probe_args);
+        run_as_nobody(&mut probe);
+        probe.output()
+    };
+    // A copy is briefly open for writing in any child another test thread forked while it
+    // was being written (until that child execs): its exec then fails with ETXTBSY.
+    let mut result = run();
+    for _ in 0..100 {
+        match &result {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                result = run();
+            }
+            _ => break,
+        }
+    }
+    match result {
         Ok(out) if out.status.success() => Ok(copy),
         Ok(out) => Err(format!(
             "cannot run {} as uid {NOBODY}: {}",

@@ -11,9 +11,12 @@ use crate::stats::{MIN_THRESHOLD, NOISE_SIGMAS};
 /// Converts a MAD into an estimate of a normal distribution's standard deviation.
 const MAD_TO_SIGMA: f64 = 1.4826;
 
-/// The fewest judged rows in a group for the spread of their drift to be estimated from
-/// them; a smaller group takes the size of its drift as that spread.
-const MIN_ROWS_FOR_SPREAD: usize = 4;
+/// The fewest other rows in a group for their median to give the drift.
+const MIN_ROWS_FOR_DRIFT: usize = 2;
+
+/// The fewest other rows in a group for the spread of their drifts to be estimated from
+/// them; with fewer, the size of the drift stands for it.
+const MIN_ROWS_FOR_SPREAD: usize = 3;
 
 /// A row's robust relative spread, `1.4826 · MAD / median`, against the median the tables
 /// print (`median_s`).
@@ -54,23 +57,17 @@ pub(super) fn decide(judged: &[(usize, String, &Row, &Row)], out: &mut [Comparis
             .push((*index, (mb / ma).ln(), a, b));
     }
     for rows in groups.values() {
-        // The drift: the baselines' (the same external programs in both runs), else the
-        // group's median row's.
-        let mut baselines: Vec<f64> = rows.iter().filter(|r| r.2.baseline).map(|r| r.1).collect();
-        let mut all: Vec<f64> = rows.iter().map(|r| r.1).collect();
-        let drift = median(&mut baselines)
-            .or_else(|| (rows.len() >= 3).then(|| median(&mut all)).flatten())
-            .unwrap_or(0.0);
-        // How unevenly the rows drifted: the robust spread of their corrected log ratios.
-        let tau = if rows.len() >= MIN_ROWS_FOR_SPREAD {
-            let mut corrected: Vec<f64> = rows.iter().map(|r| r.1 - drift).collect();
-            let center = median(&mut corrected).unwrap_or(0.0);
-            let mut deviations: Vec<f64> = corrected.iter().map(|c| (c - center).abs()).collect();
-            MAD_TO_SIGMA * median(&mut deviations).unwrap_or(0.0)
-        } else {
-            drift.abs()
-        };
-        for &(index, log_ratio, a, b) in rows {
+        for (i, &(index, log_ratio, a, b)) in rows.iter().enumerate() {
+            // Each row is judged against the others of its group: their median is the
+            // drift, their spread around it how unevenly rows drift. A row that changed
+            // moves neither.
+            let others: Vec<(f64, bool)> = rows
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, r)| (r.1, r.2.baseline))
+                .collect();
+            let (drift, tau) = drift_of(&others);
             let (sa, sb) = (spread(a), spread(b));
             let threshold = MIN_THRESHOLD
                 .max((NOISE_SIGMAS * (sa * sa + sb * sb + tau * tau).sqrt()).exp() - 1.0);
@@ -80,7 +77,11 @@ pub(super) fn decide(judged: &[(usize, String, &Row, &Row)], out: &mut [Comparis
             c.drift = Some(drift.exp());
             c.adjusted = Some(adjusted);
             c.threshold = Some(threshold);
-            c.change = if adjusted > 1.0 + threshold {
+            // A baseline is the control, the same external program in both runs: its
+            // corrected ratio is shown, never judged (it is no change of iolab's).
+            c.change = if b.baseline {
+                Change::Same
+            } else if adjusted > 1.0 + threshold {
                 Change::Regressed
             } else if adjusted < 1.0 / (1.0 + threshold) {
                 Change::Improved
@@ -89,4 +90,26 @@ pub(super) fn decide(judged: &[(usize, String, &Row, &Row)], out: &mut [Comparis
             };
         }
     }
+}
+
+/// The drift (a log ratio) and the spread of drifts, from the other rows of a group, each
+/// `(log ratio B/A, is a baseline)`: their median row's, or with fewer than
+/// [`MIN_ROWS_FOR_DRIFT`] of them, their baselines' (none: no drift); their robust spread
+/// around it, or with fewer than [`MIN_ROWS_FOR_SPREAD`], the size of the drift itself.
+fn drift_of(others: &[(f64, bool)]) -> (f64, f64) {
+    let mut all: Vec<f64> = others.iter().map(|o| o.0).collect();
+    let mut baselines: Vec<f64> = others.iter().filter(|o| o.1).map(|o| o.0).collect();
+    let drift = if others.len() >= MIN_ROWS_FOR_DRIFT {
+        median(&mut all)
+    } else {
+        median(&mut baselines)
+    }
+    .unwrap_or(0.0);
+    let tau = if others.len() >= MIN_ROWS_FOR_SPREAD {
+        let mut deviations: Vec<f64> = others.iter().map(|o| (o.0 - drift).abs()).collect();
+        MAD_TO_SIGMA * median(&mut deviations).unwrap_or(0.0)
+    } else {
+        drift.abs()
+    };
+    (drift, tau)
 }

@@ -13,17 +13,18 @@
 //! ratio of medians B/A divided by the drift of its group (the rows of one suite, cache
 //! state and section). Two runs made at different times differ by more than the noise of
 //! either: a shared virtual machine's speed moves between them, for the external baselines
-//! (`wc -l`, `yes`, …) as much as for iolab's methods. So the group's drift is the ratio of
-//! its baselines (the same programs in both runs), or without one, of its median row; and
-//! the threshold adds to the two rows' own spread the spread with which the group's rows
-//! drifted:
+//! (`wc -l`, `yes`, …) as much as for iolab's methods. So each row is judged against the
+//! other rows of its group: the drift is their median ratio (with fewer than two, their
+//! baselines'), and the threshold adds to the row's own spread in A and B the spread with
+//! which the others drifted:
 //!
 //! `threshold = max(MIN_THRESHOLD, exp(NOISE_SIGMAS · sqrt(σA² + σB² + τ²)) − 1)`
 //!
 //! where σ is a row's robust relative spread (`1.4826 · MAD / median`) and τ the robust
-//! spread of the group's drift-corrected log ratios (with fewer than four rows, the size of
-//! the drift itself). A row is REGRESSED when its corrected ratio exceeds `1 + threshold`,
-//! improved below `1 / (1 + threshold)`.
+//! spread of the other rows' log ratios around the drift (with fewer than three, the size
+//! of the drift itself). A row is REGRESSED when its corrected ratio exceeds `1 + threshold`,
+//! improved below `1 / (1 + threshold)`. Baselines are the control: their corrected ratio
+//! is shown, never judged.
 
 mod drift;
 

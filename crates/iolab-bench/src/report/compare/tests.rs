@@ -54,18 +54,23 @@ fn change_of(c: &[Comparison], name: &str) -> Change {
 
 #[test]
 fn changes_beyond_the_noise_are_flagged_both_ways() {
-    let a = results(vec![
+    // Besides the two that changed, unchanged rows: each row is judged against the others.
+    let unchanged = ["same", "other", "third", "fourth"];
+    let mut rows_a = vec![
         row("fast", &around(1.0, 0.01)),
         row("slow", &around(1.0, 0.01)),
-        row("same", &around(1.0, 0.01)),
         row("gone", &around(1.0, 0.01)),
-    ]);
-    let b = results(vec![
+    ];
+    let mut rows_b = vec![
         row("fast", &around(0.5, 0.01)),
         row("slow", &around(2.0, 0.01)),
-        row("same", &around(1.01, 0.01)),
         row("new", &around(1.0, 0.01)),
-    ]);
+    ];
+    for (i, m) in unchanged.iter().enumerate() {
+        rows_a.push(row(m, &around(1.0, 0.01)));
+        rows_b.push(row(m, &around(1.0 + 0.005 * i as f64, 0.01)));
+    }
+    let (a, b) = (results(rows_a), results(rows_b));
     let c = compare(&a, &b);
     assert_eq!(change_of(&c, "fast"), Change::Improved);
     assert_eq!(change_of(&c, "slow"), Change::Regressed);
