@@ -318,8 +318,10 @@ fn a_quick_run_starts_with_the_verdict_fits_a_screen_and_logs_each_section() {
     let out = dir.path().join("out");
     let (stdout, stderr) = bench_ok(&["--quick", "--size", "4M"], &dir.path().join("data"), &out);
     assert!(stdout.starts_with("Verdict"), "{stdout}");
+    // The verdict (a line per condition), how to use each winner (three lines per use) and
+    // a compact table per section: a few screens, not the hundreds of lines of results.md.
     assert!(
-        stdout.lines().count() <= 120,
+        stdout.lines().count() <= 170,
         "{} lines:\n{stdout}",
         stdout.lines().count()
     );
@@ -353,10 +355,9 @@ fn a_quick_run_starts_with_the_verdict_fits_a_screen_and_logs_each_section() {
             v["winner"].is_string() != (v["tied"].as_array().unwrap().len() >= 2),
             "{v}"
         );
+        // A tie is shortened to its first two and a count of the rest.
         let named = v["winner"].as_str().map(String::from).unwrap_or_else(|| {
-            v["tied"]
-                .as_array()
-                .unwrap()
+            v["tied"].as_array().unwrap()[..2]
                 .iter()
                 .map(|t| t.as_str().unwrap().to_string())
                 .collect::<Vec<_>>()
@@ -662,4 +663,43 @@ fn user_files_that_cannot_be_measured_as_asked_are_refused_or_said_so() {
         !stderr.contains("not cold") && !stderr.contains("not warm"),
         "{stderr}"
     );
+}
+
+/// Every line a `--quick` run prints, on stdout and stderr, fits the terminal: `COLUMNS`
+/// columns (80 and 120 here; 120 is also the width without a terminal).
+#[test]
+fn every_line_of_a_quick_run_fits_the_terminal() {
+    let dir = common::scratch();
+    let data = dir.path().join("data");
+    for width in [80usize, 120] {
+        let out = dir.path().join(format!("out-{width}"));
+        let output = iolab()
+            .args(["bench", "--quick", "--data"])
+            .arg(&data)
+            .arg("--out")
+            .arg(&out)
+            .env("COLUMNS", width.to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        for line in stdout.lines().chain(stderr.lines()) {
+            assert!(
+                line.chars().count() <= width,
+                "{} columns at COLUMNS={width}: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(
+            stdout.starts_with("Verdict"),
+            "the verdict comes first: {stdout}"
+        );
+        assert!(stdout.contains("How to use each winner"), "{stdout}");
+        assert!(stdout.contains("cargo run --release --example count_lines -- FILE"));
+        // The files keep everything the terminal shortens: the notes and the commands.
+        let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+        assert!(md.contains("| notes"), "results.md lost its notes column");
+        assert!(md.contains("iolab count"), "results.md lost the commands");
+    }
 }

@@ -1,4 +1,4 @@
-//! The C probes in `tools/` that the README's floors come from still build and measure
+//! The C probes in `tools/` that the floors in docs/findings/ come from still build and measure
 //! what their headers say: each is compiled with the system's `cc` and run on tiny inputs.
 
 use iolab_testkit as common;

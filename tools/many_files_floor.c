@@ -1,7 +1,7 @@
 /*
  * The floor of counting many files: what the system calls alone cost, with no counting,
  * no output and no process start in the time. Issue #16's "6x wc -l on 100 000 files" is
- * judged against it (README, "Many files").
+ * judged against it (docs/findings/count.md, "Many files").
  *
  * Reads a NUL-separated list (as `--files0-from`), shares it out among threads (file i to
  * thread i % T) and, per file, makes the calls that MODE names, timing the whole loop:

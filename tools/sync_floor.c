@@ -2,7 +2,7 @@
  * The floor of durable appends: what one durable write costs with nothing but the system
  * calls, in the pattern a log must use against the one pg_test_fsync measures. Issue #18's
  * "best single-writer policy >= 1.0x pg_test_fsync's best" and "group commit >= 4x" are
- * judged against it (README, "Durable appends").
+ * judged against it (docs/findings/durable.md).
  *
  * Each run creates FILE (which must not exist), writes it full of zeros in 64 KiB writes, as
  * iolab's prealloc does (larger ones leave large page-cache folios that slow an 8 KiB

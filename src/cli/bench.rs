@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use iolab_bench::export::table::{self, Markup};
+use iolab_bench::export::terminal;
 use iolab_bench::results::Results;
 use iolab_bench::run::RunError;
 use iolab_bench::runner::ProcessExecutor;
@@ -221,49 +221,39 @@ fn default_data_dir() -> Result<PathBuf> {
 /// The verdict, then the tables: compact (the verdict's sections, shortened), or every row
 /// and the notes with `verbose`. Warnings go to stderr.
 fn print_results(out: &mut impl Write, results: &Results, verbose: bool) -> io::Result<()> {
+    let width = terminal_width();
     for w in &results.warnings {
-        super::report(&format!("warning: {w}"));
-    }
-    writeln!(
-        out,
-        "{}",
-        table::verdict_table(results, false).render(Markup::Plain)
-    )?;
-    if !results.verdict.is_empty() {
-        writeln!(out, "library calls:")?;
-        for v in &results.verdict {
-            writeln!(out, "  {} {}: {}", v.suite, v.condition, v.library)?;
+        for line in terminal::wrap(&format!("iolab: warning: {w}"), width, "", "  ") {
+            eprintln!("{line}");
         }
-        writeln!(out)?;
     }
-    if verbose {
-        for t in table::tables(results, SUITES) {
-            writeln!(out, "{}", t.render(Markup::Plain))?;
+    write!(out, "{}", terminal::render(results, SUITES, width, verbose))
+}
+
+/// The width every line printed must fit: `COLUMNS` when set, else the terminal's on
+/// standard output, else (a pipe, a file, a CI log) 120.
+pub(crate) fn terminal_width() -> usize {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok())
+    {
+        return columns;
+    }
+    // SAFETY: a zeroed winsize is a valid output buffer for TIOCGWINSZ, which only writes
+    // it; on a descriptor that is no terminal it fails and leaves it zero.
+    let cols = unsafe {
+        let mut size: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(1, libc::TIOCGWINSZ, &mut size) == 0 {
+            size.ws_col as usize
+        } else {
+            0
         }
-        for n in &results.notes {
-            writeln!(out, "note: {n}")?;
-        }
-        return Ok(());
+    };
+    if cols > 0 {
+        cols
+    } else {
+        terminal::DEFAULT_WIDTH
     }
-    let compact = table::compact_tables(results, SUITES);
-    for t in &compact.tables {
-        writeln!(out, "{}", t.render(Markup::PlainCompact))?;
-    }
-    if !compact.other_sections.is_empty() {
-        writeln!(
-            out,
-            "also measured (in results.md and report.html, or --verbose): {}",
-            compact.other_sections.join("; ")
-        )?;
-    }
-    if !results.notes.is_empty() {
-        writeln!(
-            out,
-            "{} notes in results.md (or --verbose)",
-            results.notes.len()
-        )?;
-    }
-    Ok(())
 }
 
 /// Runs the benchmark, prints the tables and writes the results files.
@@ -402,18 +392,17 @@ pub fn run(mut args: Args) -> Result<i32> {
         .with_context(|| format!("{}", out_dir.display()))?;
     let mut out = super::stdout()?;
     print_results(&mut out, &results, args.verbose).context("cannot write to stdout")?;
-    writeln!(
-        out,
-        "results: {}",
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
-    .context("cannot write to stdout")?;
+    let names: Vec<String> = written
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    let line = format!("results in {}: {}", out_dir.display(), names.join(", "));
+    for line in terminal::wrap(&line, terminal_width(), "", "  ") {
+        writeln!(out, "{line}").context("cannot write to stdout")?;
+    }
     out.flush().context("cannot write to stdout")?;
     for failed in &results.errors {
+        // An error is one line, as every error of iolab's (the terminal folds it).
         super::report(&format!("suite {} FAILED: {}", failed.suite, failed.error));
     }
     if results.partial && results.errors.is_empty() {

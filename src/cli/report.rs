@@ -30,7 +30,7 @@ pub struct Args {
     /// is given.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Also write the count suite's chart alone as an SVG file (as in the README). Must not
+    /// Also write the count suite's chart alone as an SVG file (as in docs/findings/count.md). Must not
     /// exist unless --force is given.
     #[arg(long, value_name = "FILE")]
     count_svg: Option<PathBuf>,

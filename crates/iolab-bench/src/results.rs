@@ -242,6 +242,10 @@ pub struct Verdict {
     pub cli: String,
     /// The library call that does it.
     pub library: String,
+    /// The example program that makes that call: `cargo run --release --example
+    /// EXAMPLE -- FILE` (empty in results from before examples).
+    #[serde(default)]
+    pub example: String,
     /// The table section of the condition's rows (for the compact terminal output).
     #[serde(skip)]
     pub section: Option<String>,

@@ -26,6 +26,9 @@ pub struct Usage {
     pub cli: String,
     /// The library call.
     pub library: String,
+    /// The example program of the library crate that makes that call
+    /// (`cargo run --release --example NAME -- FILE`).
+    pub example: &'static str,
 }
 
 /// What a suite tells [`decide`] about one condition.
@@ -109,6 +112,7 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
             .map(|p| p / 100.0),
         cli: usage.cli,
         library: usage.library,
+        example: usage.example.to_string(),
         section: Some(fastest.section(condition.section_keys)),
     })
 }
@@ -190,6 +194,7 @@ mod tests {
         Usage {
             cli: format!("iolab count --method {} FILE", r.method),
             library: "lib".into(),
+            example: "count_lines",
         }
     }
 

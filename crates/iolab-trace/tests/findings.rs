@@ -307,6 +307,7 @@ fn fake_append_results(dir: &Path) -> std::path::PathBuf {
             of_limit: None,
             cli: "— (library only)".into(),
             library: "iolab::file::AppendFile::create(path)?, .append(record)?".into(),
+            example: "append_records".into(),
             section: None,
         }],
         errors: vec![],

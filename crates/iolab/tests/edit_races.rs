@@ -195,10 +195,15 @@ fn check_all(op: Op, other: Other) {
         );
         caught_any += caught;
     }
-    assert!(
-        caught_any > 0,
-        "no edit was caught mid-way: the races did not happen"
-    );
+    // A replace takes milliseconds: some moments must land inside it, or the test tested
+    // nothing. Keeping the first line takes well under one here, and a loaded machine can
+    // finish it before the helper acts every time; its invariants were checked all the same.
+    if op == Op::Replace {
+        assert!(
+            caught_any > 0,
+            "no edit was caught mid-way: the races did not happen"
+        );
+    }
 }
 
 #[test]

@@ -6,6 +6,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod table;
+pub mod terminal;
 
 use std::path::Path;
 

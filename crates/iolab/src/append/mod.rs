@@ -14,7 +14,8 @@
 //! a strategy.
 //!
 //! `iolab bench append` measures them; it passes a timer to [`append_records`], which
-//! wraps only the loop and the final flush or sync, never the `open`.
+//! wraps only the loop and the final flush or sync, never the `open` (the figures, against
+//! C++ `fstream`: docs/findings/append.md).
 
 pub mod append_file;
 pub mod bufwriter;

@@ -49,6 +49,9 @@
 //! **Record frames** and recovery: [`record`]. Reopening an existing log finds its end from
 //! the frames; a torn last record is cut off (truncated, or zeroed in a preallocated file)
 //! before anything is appended after it.
+//!
+//! **What each policy costs** here, against PostgreSQL's `pg_test_fsync`, and why
+//! [`Policy::Prealloc`] is the default: docs/findings/durable.md.
 
 pub mod direct_dsync;
 pub mod dsync;
@@ -458,12 +461,9 @@ fn clear_torn_tail(file: &File, end: u64, len: u64) -> io::Result<()> {
 ///
 /// The page cache keeps a buffered write in folios as large as the write (up to 2 MiB),
 /// and a later small overwrite then dirties, and `fdatasync` then writes back, a part of
-/// that large folio: the slow path. A C loop of 8 KiB `pwrite` + `fdatasync` through a
-/// 16 MiB pre-zeroed file (10 interleaved rounds of 1 s, ext4 on this project's virtual
-/// disk) ran at 0.81× when the zeros were one 16 MiB write and 0.88× when they were
-/// 1 MiB writes, against zeros written 8 KiB at a time; 64 KiB writes ran at 1.01× and
-/// 4 KiB at 0.96×. `pg_test_fsync` escapes it by chance: its `O_DIRECT` test, run first
-/// on the same block, drops that block's cached folio.
+/// that large folio: the slow path. A C loop of 8 KiB `pwrite` + `fdatasync` ran at 0.81×
+/// over zeros written in one 16 MiB write, 0.88× over 1 MiB writes and 1.01× over 64 KiB
+/// writes, against zeros written 8 KiB at a time (evidence: docs/findings/durable.md).
 pub(crate) const ZERO_FILL_STEP: usize = 64 << 10;
 
 /// Writes zeros from `from` to at least `need`, in steps of `chunk`, and syncs them with

@@ -15,17 +15,16 @@
 //! that issues one `writev` of the buffered bytes and the new ones. `AppendFile` uses the
 //! same `writev` for appends at least as large as its buffer, where it saves copying them
 //! and a second system call. For smaller appends that overflow the buffer it does what
-//! LevelDB does instead: top the buffer up, write exactly 64 KiB, keep the rest. Measured
-//! on the development machine (Linux 6.18, ext4), a write that ends mid-page is slower
-//! than one of whole pages (65 472 bytes: 21 µs, 65 536 bytes: 14 µs, in C), and
-//! `writev`ing *64 KiB of buffer + one record* made 64- to 512-byte appends 25–45 % slower
-//! per record than whole 64 KiB writes. Unlike libstdc++, an append that fits is copied
-//! even when it is 1 KiB or more: at 4 KiB records that is 16 records per system call
-//! instead of one.
+//! LevelDB does instead: top the buffer up, write exactly 64 KiB, keep the rest: a write
+//! that ends mid-page is slower than one of whole pages, and `writev`ing *64 KiB of
+//! buffer + one record* made 64- to 512-byte appends 25–45 % slower per record than whole
+//! 64 KiB writes (evidence: docs/findings/append.md). Unlike libstdc++, an append that
+//! fits is copied even when it is 1 KiB or more: at 4 KiB records that is 16 records per
+//! system call instead of one.
 //!
 //! **When it wins**: many small appends (log records, a few bytes to a few KiB): one
 //! system call per 64 KiB instead of one per record: about 140–170× faster per
-//! 5-byte record than a `write` each on the development machine (`iolab bench append`).
+//! 5-byte record than a `write` each (`iolab bench append`; docs/findings/append.md).
 //!
 //! **Limits**: one writer per `AppendFile` (methods take `&mut self`); bytes are in the
 //! kernel only after [`flush`](AppendFile::flush) and on the device only after

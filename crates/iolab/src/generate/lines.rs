@@ -27,7 +27,7 @@ use super::{CHUNK_LEN, DEFAULT_SEED, Error, Result, Summary, write_chunk};
 /// The default mean line length, newline included: the seed write-up's 22 GB in 200 M lines.
 pub const DEFAULT_MEAN_LINE_LEN: u64 = 110;
 
-/// The default size: 1 GiB, the working size of the README's throughput table.
+/// The default size: 1 GiB, the working size of the count findings' throughput table (docs/findings/count.md).
 pub const DEFAULT_SIZE: u64 = 1 << 30;
 
 /// The largest mean line length accepted. Far beyond any file the lab writes, and it keeps

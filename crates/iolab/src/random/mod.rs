@@ -12,7 +12,8 @@
 //!
 //! The debate they settle is Crotty, Leis and Pavlo, "Are You Sure You Want to Use MMAP in
 //! Your Database Management System?" (CIDR 2022): maps win while the data fits in memory
-//! and lose once it does not, where `O_DIRECT` with a deep queue holds.
+//! and lose once it does not, where `O_DIRECT` with a deep queue holds (this machine's
+//! figures against fio: docs/findings/random.md).
 //!
 //! **A read** is block `k` of the file (offset `k × block`): `block` bytes, fewer for the
 //! last block of a file whose size is not a multiple of it. Blocks are drawn by a

@@ -51,12 +51,10 @@ pub(crate) struct RingPlan<'a> {
 ///
 /// With all 32 free slots submitted in one call, this virtual disk served the reads as a
 /// burst and completed them together: the loop fell into lockstep (32 in flight, then none
-/// while they were reaped), 32 reads per `io_uring_enter` (strace), p50 410 µs and about
-/// 73k IOPS for `uring-direct` at queue depth 32, where fio, which submits each read as
-/// it is freed, reached 95k. Submitting 4 at a time keeps the device fed: 6 interleaved
-/// rounds of 3 s gave 96.7k IOPS against fio's 90.6k (batches of 2: 93.6k, 8: 83.1k, 32:
-/// 73.6k). Buffered reads of a cold file gain the same way: 100k IOPS with batches of 4
-/// against 66k whole and fio's 74k (6 interleaved rounds of 1 s, queue depth 32).
+/// while they were reaped), about 73k IOPS for `uring-direct` at queue depth 32, where fio,
+/// which submits each read as it is freed, reached 95k. Submitting 4 at a time keeps the
+/// device fed (96.7k IOPS; batches of 2: 93.6k, 8: 83.1k), and buffered reads of a cold
+/// file gain the same way (evidence: docs/findings/random.md).
 pub const DEVICE_BATCH: usize = 4;
 
 /// How many queued reads to hand over per `io_uring_enter(2)`: [`DEVICE_BATCH`] while the

@@ -1,57 +1,19 @@
 //! `auto`: picks a method for this input and machine, and says why.
 //!
 //! **The rule**, from the `count` suite's measurements on 2-core EPYC VMs (AVX-512 on
-//! the first, AVX2 since; see the README): what matters is whether the bytes come from memory or from the device.
+//! the first, AVX2 since): what matters is whether the bytes come from memory or from the
+//! device.
 //! - No trustworthy size (pipes, standard input, `/proc` files): `bufread-chunks`, the
 //!   only kind of method that works on them.
 //! - Under [`SMALL_FILE`]: `bufread-chunks`. One or two `read`s cost less than setting up a
 //!   map, a thread or a ring; a 1 KiB file must not pay for any of them.
 //! - Otherwise `mmap-parallel`, warm or cold: the map scanned by every core with the best
 //!   kernel (one thread below 16 MiB; the single-threaded `mmap-*` with the best kernel on
-//!   a one-core machine). Warm, it runs at memory speed; cold, see the measurements below.
-//!
-//! **Cold, measured for issue #16** (this 2-core AVX2 VM, virtual disk with
-//! `read_ahead_kb` 8192, evicted with `posix_fadvise(DONTNEED)` before every run, the
-//! candidates' runs interleaved, 8 rounds each, medians):
-//!
-//! | file | `stream` | `mmap-parallel` | `wc -l` | `fwc -l` |
-//! |---|---|---|---|---|
-//! | 1 GiB | 468 ms | 384 ms | 606 ms | — |
-//! | 1 GiB | 614 ms | 836 ms | 748 ms | 652 ms |
-//! | 2 GiB | 857 ms | 849 ms | 885 ms | — |
-//! | 2 GiB | 1315 ms | 1756 ms | 1796 ms | 1950 ms |
-//! | 1 GiB, `auto` → `stream` | 1094 ms | — | 659 ms | 554 ms |
-//! | 1 GiB, `auto` → `stream` | 710 ms | — | 675 ms | 603 ms |
-//! | 1 GiB, `bench count`, 5 runs, `auto` → `stream` | 379 ms | 341 ms | 406 ms | 355 ms |
-//! | 2 GiB, `auto` → `stream`, 6 rounds | 2289 ms | — | 1284 ms | 1823 ms |
-//! | 2 GiB, `auto` → `stream`, 6 rounds | 2488 ms | — | 1383 ms | 1797 ms |
-//! | 2 GiB, 6 rounds | 1696 ms | 1063 ms | 1112 ms | 1062 ms |
-//! | 1 GiB, default (`mmap-parallel`), 8 rounds | — | 422 ms | 522 ms | 390 ms |
-//! | 2 GiB, default (`mmap-parallel`), 6 rounds | — | 726 ms | 1379 ms | 1077 ms |
-//!
-//! Every method's cold times on this disk are bimodal (a fast mode near 2.6–3 GB/s and a
-//! slow one near half that, for `wc -l` as for iolab), so one set of 8 runs cannot rank
-//! two methods within 10–20%, and sets taken minutes apart disagree (the machine is
-//! shared). Over the sets, `mmap-parallel` trailed `wc -l` in one of eight (1 GiB, 836
-//! against 748 ms) and led or tied in the others; `stream` trailed `wc -l` in five of ten,
-//! at 2 GiB by up to 1.8×, its runs landing in the slow mode more often and then with
-//! more system time than `wc -l`, although it makes the same 16 KiB reads after the same
-//! `POSIX_FADV_SEQUENTIAL` (not explained yet; `strace -T` shows no slow call of ours, the
-//! residency check included: `cachestat` 11 µs). So the rule stays `mmap-parallel` cold,
-//! and `stream` is measured beside it. Larger reads were slower (256 KiB: 606 ms against
-//! 468 ms for 16 KiB); deep-queue `O_DIRECT` reached 0.4 GB/s in the same runs. A
-//! benchmark run records another cold winner for a size class only beyond the noise.
-//!
-//! **Why the first-run `auto` row was slower than its own choice** (issue #16: cold `auto`
-//! 1.12 s against 571 ms for `mmap-parallel`, the same method): not a different method.
-//! Reproduced with a fresh cache folder (`iolab bench count`, 1 GiB): `auto` chose
-//! `mmap-parallel` on every run (`--verbose`), yet its row read 2.41 s (user 627 ms)
-//! against 633 ms (user 100 ms). Its first two runs landed in the slow mode, in which
-//! `mmap-parallel`'s page faults wait for the device and its user time grows with the
-//! wait (repeated alone: 672, 1492, 764, 1331 ms for `auto`; 752, 727, 2316, 754 ms for
-//! `--method mmap-parallel`), and the harness then stopped the row after one counted run
-//! as "more than 2× the fastest, cannot win", so one unlucky run was its median. The
-//! harness now keeps every run of the default row (`FileBench::default_method`).
+//!   a one-core machine). Warm, it runs at memory speed. Cold, every method's times on a
+//!   virtual disk are bimodal, so sets of runs cannot rank them within 10–20%;
+//!   `mmap-parallel` trailed `wc -l` in one set of eight and `stream` in five of ten, so
+//!   the rule stays `mmap-parallel` and the suite measures `stream` beside it
+//!   (evidence: docs/findings/count.md).
 //!
 //! **Measured winners**: when `iolab bench count` has measured this machine (same kernel,
 //! same cores; see [`tuning`]), the winner for the file's cache state and size class

@@ -21,6 +21,9 @@
 //! | `auto` | [`auto`] | picks one of the above for the file |
 //!
 //! Many files at once: [`many::count_files`] (parallel across files, results in order).
+//!
+//! How fast each is on the machines iolab was measured on, and why `auto` chooses as it
+//! does: docs/findings/count.md.
 
 pub mod auto;
 pub mod bufread_chunks;

@@ -10,9 +10,9 @@
 //! busy by the kernel's asynchronous read-ahead), with a SIMD kernel behind it, and the
 //! device serves one place at a time, where parallel streams (`mmap-parallel`,
 //! `pread-parallel`) make it serve two. Cold on this machine's virtual disk it led some
-//! interleaved sets and trailed `wc -l` in others (see `auto` for the figures), so it is a
-//! candidate the `count` suite measures, not the default. Warm it copies every byte once
-//! (below `mmap-parallel`).
+//! interleaved sets and trailed `wc -l` in others (evidence: docs/findings/count.md), so it
+//! is a candidate the `count` suite measures, not the default. Warm it copies every byte
+//! once (below `mmap-parallel`).
 //! **Limits**: one core reads and counts; works on every kind of input (the hints only on
 //! regular files). Memory is one buffer.
 //! **How it fails**: a failing `read` is [`crate::Error::Io`]; the advice is only a hint

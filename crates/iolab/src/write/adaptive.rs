@@ -3,71 +3,35 @@
 //! context switches.
 //!
 //! **Why**: into a pipe, the best size per `write(2)` depends on where the reader runs,
-//! which a writer cannot see. Measured on the development VM (2 vCPUs, default 64 KiB
-//! pipes, 1 GiB per run, `iolab write -m raw-fd | iolab drain`):
-//! - reader on the other CPU (the scheduler's usual choice): 8 KiB writes 7.7–10.5 GB/s,
-//!   16 KiB 3.9, 32 KiB 3.5, 64 KiB 1.4–2.0. Up to 32 KiB neither side sleeps (about 100
-//!   context switches per GiB each side): the two CPUs stream, and throughput is the
-//!   cost of each write's copy under the pipe's lock, against the reader's splice taking
-//!   the pages; at the pipe's capacity (64 KiB) each write fills the pipe, the writer sleeps
-//!   until the reader has emptied it, and both switch about 10 600 times per GiB, every
-//!   hand-over a cross-CPU wake-up. A slower reader (`pv -q`, `head -c`) gives the same
-//!   order: into `pv`, 2 GiB, 5 interleaved runs, 8 KiB 3.66 GB/s, 16 KiB 3.79, 32 KiB
-//!   3.44, 64 KiB 2.17 (`yes` 3.62).
-//! - reader on the writer's CPU: 64 KiB writes 3.6 GB/s, 8 KiB 2.2: with one CPU every
-//!   write wakes the reader, which preempts the writer (39 000 involuntary switches per
-//!   GiB at 8 KiB against 15 500 at 64 KiB); fewer, larger writes mean fewer switches.
+//! which a writer cannot see. With the reader on another CPU (the scheduler's usual
+//! choice), 8 KiB writes stream and larger ones are slower: each copy holds the pipe's
+//! lock, and at the pipe's capacity both sides sleep and wake each other. With the reader
+//! on the writer's CPU, every write wakes the reader, which preempts the writer, and
+//! fewer, larger writes win.
 //!
-//! **The signal**: those preemptions. The writer's involuntary context switches
-//! (`getrusage(RUSAGE_THREAD)`'s `ru_nivcsw`) per GiB, 1 GiB runs, `/usr/bin/time`:
-//!
-//! | reader | 8 KiB writes | 64 KiB writes |
-//! |---|---|---|
-//! | `iolab drain`, unpinned | 8 | 14 |
-//! | `pv -q`, unpinned | 19 | 12 |
-//! | `iolab drain`, same CPU | 41 913 | 15 604 |
-//! | `pv -q`, same CPU | 16 486 | 4 185 |
-//!
-//! A reader elsewhere almost never preempts the writer (its waits on a full pipe are
-//! voluntary switches), one on its CPU does so thousands of times per GiB, whatever the
-//! size. So the writer counts its involuntary switches over windows of bytes, and calls
-//! the CPU shared when at least one write in [`WRITES_PER_PREEMPTION`] was preempted:
+//! **The signal**: those preemptions. A reader elsewhere almost never preempts the writer
+//! (its waits on a full pipe are voluntary switches), one on its CPU does so thousands of
+//! times per GiB, whatever the size. So the writer counts its involuntary switches
+//! (`getrusage(RUSAGE_THREAD)`'s `ru_nivcsw`) over windows of bytes, and calls the CPU
+//! shared when at least one write in [`WRITES_PER_PREEMPTION`] was preempted:
 //! [`shared_threshold`] switches per window, 32 for 4 MiB of 8 KiB writes and 4 for 4 MiB
-//! of 64 KiB ones. The next window then uses the large size; otherwise the small one.
-//! Per-window counts, 4 MiB windows (`iolab write` with a debugging print, 4 GiB runs):
+//! of 64 KiB ones. The next window then uses the large size; otherwise the small one. A
+//! rate, not a fixed count, so that an unpinned writer's stray preemptions keep it on the
+//! small size while a real sharing is still followed within a window.
 //!
-//! | reader | windows of 8 KiB writes | windows of 64 KiB writes |
-//! |---|---|---|
-//! | `iolab drain`, unpinned (12 runs) | 0–1; 4–7 in one window in 200; 59–93 in three windows of one run | — |
-//! | `pv -q`, unpinned (2 runs, 1 GiB) | 0–1; 5–22 in one window in 12 | — |
-//! | `iolab drain`, same CPU (3 runs, 1 GiB) | 128–159 | 31–64 |
-//! | `pv -q`, same CPU (1 GiB, from the table above) | about 64 | about 16 |
-//!
-//! An earlier rule, 4 switches in any window, took the unpinned cases' stray 4–22 for
-//! sharing: in 12 of 25 runs into `iolab drain` it wrote 1–35 windows in 64 KiB pieces,
-//! each about 10× slower than in 8 KiB ones, and the runs that did were the slow ones
-//! (333–362 ms against 326–331 ms for 4 GiB). A rate keeps those on the small size and
-//! still follows a real sharing within a window.
-//!
-//! **Windows that grow**: reading the counter is not free. A C loop of 8 KiB writes into
-//! `iolab drain` ran 1.06× `yes` bare, 1.02× with a `getrusage` every 512 writes (every
-//! 4 MiB) and 1.05× with one every 4 096 (21 shuffled rounds of 4 GiB); `iolab write`
-//! never reading it ran 1.01–1.04× `yes` where reading it every 4 MiB ran 0.96–1.00× (four
-//! sets). So the first window is [`WINDOW_BYTES`], each window of small writes that sees
+//! **Windows that grow**: reading the counter is not free (3–4% when read every 4 MiB).
+//! So the first window is [`WINDOW_BYTES`], each window of small writes that sees
 //! no sharing doubles the next up to [`MAX_WINDOW_BYTES`] (one read per 8 192 writes in a
 //! steady stream), and any change of size, or writing large, brings it back to 4 MiB:
 //! a writer that starts beside its reader is seen within 4 MiB, and one whose reader
 //! leaves returns to small writes within 4 MiB. The cost is the delay in seeing a reader
 //! that moves onto our CPU mid-stream: it may arrive late in a 64 MiB window and be
 //! outvoted there, so up to two such windows (about 80–130 MiB of small writes, 40–60 ms
-//! at the same-CPU rate). Measured after the change (4 GiB, 31 shuffled rounds into `iolab
-//! drain`): 1.00× `yes`, against 0.97× before; pinned to one CPU with its reader, 1 GiB,
-//! 9 rounds: 3.83 GB/s, as before (3.71) and as fixed 64 KiB writes (3.82).
+//! at the same-CPU rate).
 //!
-//! The choice follows the scheduler window by window and involves no clock: an earlier
-//! version timed 1 MiB probes of each size and kept the faster, and against a reader that
-//! is the bottleneck the probes were coin tosses (it wrote 38–75% of some runs into `pv`
-//! in 64 KiB pieces, 0.64–0.76× `yes` over the runs).
+//! The choice follows the scheduler window by window and involves no clock: timed probes
+//! of each size, kept when faster, were coin tosses against a reader that is the
+//! bottleneck (evidence for this module: docs/findings/write.md).
 //!
 //! **Slow consumer, full pipe**: a reader slower than the writer on another CPU makes
 //! the writer sleep on the full pipe — voluntary switches, so the small size stays, which
@@ -79,8 +43,9 @@
 /// reader on another CPU (16 KiB fell 2.7× into a `splice` reader); also GNU `yes`'s write.
 pub const SMALL_WRITE: usize = 8 << 10;
 /// Bytes of the first window over which the switches are counted, and of every window
-/// after a change of size or while writing large: 4 MiB (0.4–3 ms at the rates above; the
-/// same-CPU cases make 16–160 involuntary switches in that many bytes).
+/// after a change of size or while writing large: 4 MiB (0.4–3 ms at the pipe rates of
+/// docs/findings/write.md; the same-CPU cases make 16–160 involuntary switches in that
+/// many bytes).
 pub const WINDOW_BYTES: u64 = 4 << 20;
 /// The longest window: 64 MiB. Each window of small writes that sees no sharing doubles
 /// the next, up to this, so a steady stream reads the counter once per 8 192 writes.

@@ -21,43 +21,17 @@
 //! buffer; into a pipe, the default writes it out in pieces whose size it measures
 //! ([`adaptive`]), and `vmsplice` first enlarges the pipe ([`vmsplice`]).
 //!
-//! **Why pipes need more than a size** (measured on the development VM: 2-core EPYC,
-//! 32 KiB L1d, default 64 KiB pipes; `iolab write … | iolab drain`, 1–4 GiB per run, the
-//! context switches from `wait4`'s `rusage` and `perf stat -e context-switches`):
-//! - the scheduler puts an ordinary consumer on the *other* CPU. There, writes of up to 8
-//!   KiB stream: both sides run at once and almost never sleep (about 100 context
-//!   switches per GiB each), and `raw-fd` moves 8–10 GB/s, like `yes` (8 KiB writes).
-//!   At 16 KiB it falls to 3.9 GB/s and at 32 KiB to 3.5 with no more sleeps, so the cliff
-//!   is not sleeping: each write holds the pipe's lock for its whole copy while the
-//!   reader's `splice` waits for it. At 64 KiB, the pipe's capacity (`F_GETPIPE_SZ`),
-//!   one write fills the pipe: the writer sleeps until the reader has emptied it, every
-//!   hand-over is a cross-CPU wake-up (10 600 voluntary switches per GiB each side), and
-//!   throughput is 1.4–2.0 GB/s. Enlarging the pipe to 1 MiB and writing 64–256 KiB
-//!   does not save it (1.9–3.0 GB/s).
-//! - the same consumer on the writer's CPU turns this over: 64 KiB writes 3.6 GB/s, 8
-//!   KiB 2.2, because every write wakes the reader, which preempts the writer (39 000
-//!   involuntary switches per GiB at 8 KiB against 15 500 at 64 KiB).
-//! - a writer slower than the reader does not stream either: the reader empties the pipe,
-//!   sleeps, and must be woken by every write. Rust's `stdout` (a `memrchr` per write) and
-//!   `bufwriter` (a copy of 128-byte records) land there at 8 KiB (2.3 and 3.0 GB/s
-//!   against `raw-fd`'s 9.4), so their defaults stay near 2.5–3 GB/s into a `splice`
-//!   reader on another CPU. Against a consumer that limits `yes` (`head -c`, `pv`), the
-//!   same holds whenever the consumer can take more than such a writer makes: `stdout`
-//!   spends 32% of its time in std's newline search into `head -c` (`perf`), the pipe
-//!   then holds 5 KiB on average where `yes`'s 8 KiB writes keep it 36 KiB full, and it
-//!   trails `yes` by about that search (0.86–0.88× when `head` ran at 4 GB/s). No size
-//!   helps: 4–6 KiB costs more calls, and 16 KiB or more outruns `head`, filling the pipe
-//!   until both sides sleep and wake each other (0.40–0.41×). The pipe's fill level
-//!   (`FIONREAD`) is 5–7 KiB into `head -c` and `pv` alike, so it cannot choose a size
-//!   per consumer either.
-//! - a writer cannot see where its reader runs, and the scheduler moves it (a run that
-//!   starts on two CPUs can end on one), but it can see the reader's effect: a reader on
-//!   its CPU preempts it thousands of times per GiB, one elsewhere almost never. The
-//!   default counts its own involuntary switches and writes 8 KiB pieces while fewer
-//!   than one write in 16 is preempted, the pipe's capacity otherwise ([`adaptive`]).
-//! - into a regular file (the page cache) and into `/dev/null`, throughput rises to
-//!   32–64 KiB; beyond, the file's figures are within the noise of each other and
-//!   `/dev/null`'s runs are mostly the process start. 128 KiB is on both plateaus.
+//! **Why pipes need more than a size**: into a pipe, the best size per `write` depends on
+//! where the reader runs. On another CPU (the scheduler's usual choice), writes of up to
+//! 8 KiB stream, with neither side sleeping; a larger write holds the pipe's lock for its
+//! whole copy, and one that fills the pipe makes both sides sleep and wake each other
+//! across CPUs. On the writer's CPU every write wakes the reader, which preempts the
+//! writer, so fewer, larger writes win. A writer cannot see where its reader runs, but it
+//! can count its own involuntary context switches, and the default does ([`adaptive`]).
+//! A writer slower than its reader (Rust's `stdout`, with its newline search) does not
+//! stream at any size: the reader empties the pipe and must be woken by every write. Into
+//! a regular file and `/dev/null`, throughput rises to 32–64 KiB and then stays flat:
+//! 128 KiB is on both plateaus (evidence: docs/findings/write.md).
 
 pub mod adaptive;
 pub mod bufwriter;
@@ -195,8 +169,8 @@ pub struct Written {
 
 /// The buffer size iolab picks for `destination`: a pipe's capacity, else its
 /// `st_blksize` × [`BLOCKS_PER_BUFFER`]; either clamped to
-/// [`MIN_DEFAULT_BUFFER_SIZE`]..=[`MAX_DEFAULT_BUFFER_SIZE`]. The module documentation gives
-/// the measurements behind the rule.
+/// [`MIN_DEFAULT_BUFFER_SIZE`]..=[`MAX_DEFAULT_BUFFER_SIZE`]. The measurements behind the
+/// rule: docs/findings/write.md.
 pub fn default_buffer_size(destination: &Destination) -> usize {
     let preferred = match (destination.kind, destination.pipe_capacity) {
         (DestinationKind::Pipe, Some(capacity)) => capacity,
@@ -443,12 +417,10 @@ impl Error {
 /// drop the store as redundant), which gives each page its own frame.
 ///
 /// The start is aligned to [`PAGE_ALIGN`]: the kernel copies each piece into a fresh,
-/// page-aligned pipe page, and a source off a cache line is slower to copy. With 8 KiB
-/// writes into a `splice` reader on another CPU, a C writer whose buffer sat 16 bytes past
-/// a page moved 11.5–11.8 GB/s against 13.5–14.0 page-aligned (64 or 2048 bytes past a
-/// page: as fast), `yes` 13.0–13.3 (4 GiB, 7 interleaved rounds, twice). `malloc` only
-/// promises 16 bytes, so the speed of a `Vec` buffer was luck: iolab's own happened to sit
-/// on a 32-byte boundary and lost nothing measurable.
+/// page-aligned pipe page, and a source off a cache line is slower to copy: a C writer
+/// whose buffer sat 16 bytes past a page moved 11.5–11.8 GB/s against 13.5–14.0
+/// page-aligned. `malloc` only promises 16 bytes, so the speed of a `Vec` buffer would be
+/// luck (evidence: docs/findings/write.md).
 pub(crate) fn zeroed_buffer(len: usize) -> AlignedBuf {
     let mut buf = AlignedBuf::new(len, PAGE_ALIGN);
     touch_pages(&mut buf);

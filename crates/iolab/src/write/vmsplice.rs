@@ -5,19 +5,17 @@
 //! `EAGAIN` waited on with `poll`).
 //! **When it wins**: into a pipe whose reader does not copy either (`splice` to a file or
 //! to `/dev/null`, as `pv` and the benchmark's reader do): no byte is copied end to end, and
-//! the cost is the page bookkeeping: 2× `raw-fd` through a default pipe, 4× through one
-//! enlarged to 1 MiB, on the development VM.
-//! Into a reader that `read`s, the reader's copy remains.
+//! the cost is the page bookkeeping (2× `raw-fd` through a default pipe, 4× through one
+//! enlarged to 1 MiB). Into a reader that `read`s, the reader's copy remains.
 //! **Its default** (`enlarge_pipe`, `default_chunk`): without `--buffer` and
 //! `--pipe-size`, it enlarges the pipe to `min(pipe-max-size, 1 MiB)` and splices 256 KiB
-//! per call, so the pipe holds four calls' pages and neither side waits for a whole pipe:
-//! 28.9 GB/s into a `splice` reader on another CPU with small pages, 54 GB/s with huge
-//! ones (4 GiB, median of 5; `yes` 7.9–8.9, `fyes` 9.5–9.7), 19.4 GB/s with both on one CPU (64 KiB calls into the default pipe: 7.4). A
-//! refused resize (`EPERM` past the user's pipe quota) keeps the pipe and 64 KiB calls.
+//! per call, so the pipe holds four calls' pages and neither side waits for a whole pipe
+//! (evidence: docs/findings/write.md). A refused resize (`EPERM` past the user's pipe
+//! quota) keeps the pipe and 64 KiB calls.
 //! The region sits on transparent huge pages when the kernel grants them
 //! (`MADV_HUGEPAGE`), as the fastest known pipe writers do; `SPLICE_F_GIFT` is not used:
-//! the region is shared and reused, which gifting forbids (below), and a C prototype
-//! gained 6% with it (49 against 46 GB/s).
+//! the region is shared and reused, which gifting forbids (below), though a C prototype
+//! gained 6% with it.
 //! **Limits**: standard output must be a pipe (anything else is `EBADF`, which is why
 //! [`super::Method::refuses`] checks first). The pipe then holds references to *our* pages
 //! until the reader has consumed them, possibly after we return or even exit: the bytes
@@ -25,10 +23,7 @@
 //! would promise never to touch them again, which a reused buffer cannot.) So this method
 //! only ever splices [`zero_region`]: a buffer allocated once per process, filled with
 //! zeros, never written again and never freed (leaked on purpose); a pipe reference to it
-//! stays valid, and its content stays zero, for as long as the kernel holds it. On the
-//! development VM it gained little through a default 64 KiB pipe whose reader runs on
-//! another CPU; with the pipe enlarged by `F_SETPIPE_SZ` it was the fastest method with
-//! the reader on the same CPU and on another.
+//! stays valid, and its content stays zero, for as long as the kernel holds it.
 //! **How it fails**: `EPIPE` when the reader went away; `ENOSYS` on a kernel without it
 //! ([`availability`]).
 
@@ -64,9 +59,8 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// A zero region of at least `len` bytes on 2 MiB-aligned memory advised `MADV_HUGEPAGE`,
 /// so the pipe refers to a few huge pages instead of many small ones: into a `splice`
-/// reader a C prototype moved 46 GB/s this way against 28 with small pages (4 GiB, pipe
-/// of 1 MiB, 256 KiB per call). The advice is only advice; the mapping is never unmapped
-/// (module docs). `None` when `mmap` fails.
+/// reader a C prototype moved 46 GB/s this way against 28 with small pages. The advice is
+/// only advice; the mapping is never unmapped (module docs). `None` when `mmap` fails.
 fn huge_zero_region(len: usize) -> Option<&'static [u8]> {
     let size = len.max(1).next_multiple_of(HUGE_PAGE);
     let map_len = size + HUGE_PAGE;

@@ -77,6 +77,7 @@ fn durable_usage(row: &Row) -> Usage {
             "iolab::durable::LogOptions::new().policy(Policy::{variant}).open(path)?, \
              then log.append_durable(record)? from every thread"
         ),
+        example: "durable_log",
     }
 }
 
@@ -120,5 +121,6 @@ fn usage(row: &Row) -> Usage {
             row.method
         ),
         library,
+        example: "append_records",
     }
 }

@@ -8,7 +8,7 @@ use crate::chart::rate_label;
 use crate::chart::svg::{BarChart, Marker};
 use crate::results::{Results, Row};
 
-/// The chart; also drawn alone for the README (`iolab report --count-svg`).
+/// The chart; also drawn alone for docs/findings/count.md (`iolab report --count-svg`).
 pub fn throughput(results: &Results, rows: &[&Row]) -> String {
     let mut categories: Vec<String> = Vec::new();
     let mut values: BTreeMap<(String, String), f64> = BTreeMap::new();
@@ -80,7 +80,7 @@ pub(crate) fn charts(results: &Results, rows: &[&Row]) -> Vec<String> {
     vec![throughput(results, rows)]
 }
 
-/// The `count` suite's chart alone, as a standalone SVG document (for the README), or
+/// The `count` suite's chart alone, as a standalone SVG document (for docs/findings/count.md), or
 /// `None` when the results have no count rows.
 pub fn standalone_svg(results: &Results) -> Option<String> {
     let rows: Vec<&Row> = results.suite_rows("count").collect();

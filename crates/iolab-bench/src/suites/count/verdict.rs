@@ -62,6 +62,7 @@ pub(super) fn usage(row: &Row) -> Usage {
     Usage {
         cli,
         library: format!("iolab::count_lines(Method::{variant}, &Input::open(path)?, &{options})"),
+        example: "count_lines",
     }
 }
 

@@ -66,5 +66,6 @@ fn usage(row: &Row) -> Usage {
     Usage {
         cli: format!("{cli} --strategy {} --no-sync FILE", row.method),
         library: format!("iolab::edit::Editor::new(Strategy::{strategy}).durable(false).{call}"),
+        example: "edit_in_place",
     }
 }

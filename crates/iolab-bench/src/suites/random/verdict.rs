@@ -67,5 +67,6 @@ fn usage(row: &Row) -> Usage {
                 ""
             }
         ),
+        example: "random_reads",
     }
 }

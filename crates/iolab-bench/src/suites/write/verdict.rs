@@ -57,5 +57,9 @@ fn usage(row: &Row) -> Usage {
         ),
         Err(_) => "—".into(),
     };
-    Usage { cli, library }
+    Usage {
+        cli,
+        library,
+        example: "stdout_writer",
+    }
 }
