@@ -34,6 +34,7 @@
 //! three significant digits), merged over the threads.
 
 pub mod auto;
+pub mod batch;
 pub mod mmap;
 pub mod mmap_random;
 pub mod pattern;

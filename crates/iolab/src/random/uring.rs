@@ -2,8 +2,9 @@
 //! thread — fio's `io_uring` engine. The ring loop here serves `uring-direct` too.
 //!
 //! **System calls**: `io_uring_setup(2)` per thread, then `io_uring_enter(2)` calls that
-//! submit the freed slots ([`DEVICE_BATCH`] at a time while reads go to the device, all at
-//! once while they complete inline: `Batching`) and wait for at least one completion;
+//! submit the freed slots (all at once while reads complete inline; while they go to the
+//! device, in batches whose size the ring measures as it runs: [`super::batch`]) and wait
+//! for at least one completion;
 //! no system call per read beyond that. **When it wins**: cold reads with a deep queue,
 //! where one thread keeps many device reads in flight; warm, a buffered `READ` completes
 //! inline at submission, so it costs about what a `pread` does. **Latency** of a read is from just before its
@@ -15,6 +16,7 @@ use std::time::Instant;
 
 use io_uring::{IoUring, types};
 
+use super::batch::Batching;
 use super::{Plan, Tally, run_threads};
 use crate::buf::AlignedBuf;
 use crate::error::{Error, Result};
@@ -47,50 +49,9 @@ pub(crate) struct RingPlan<'a> {
     pub method: &'static str,
 }
 
-/// Reads handed to the kernel per `io_uring_enter(2)` at most while they go to the device.
-///
-/// With all 32 free slots submitted in one call, this virtual disk served the reads as a
-/// burst and completed them together: the loop fell into lockstep (32 in flight, then none
-/// while they were reaped), about 73k IOPS for `uring-direct` at queue depth 32, where fio,
-/// which submits each read as it is freed, reached 95k. Submitting 4 at a time keeps the
-/// device fed (96.7k IOPS; batches of 2: 93.6k, 8: 83.1k), and buffered reads of a cold
-/// file gain the same way (evidence: docs/findings/random.md).
-pub const DEVICE_BATCH: usize = 4;
-
-/// How many queued reads to hand over per `io_uring_enter(2)`: [`DEVICE_BATCH`] while the
-/// reads go to the device, all of them while they complete inline at submission (a
-/// buffered read of cached pages), where each call saved is a microsecond and small
-/// batches cost 15% warm. Decided after every submission from what it completed inline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Batching {
-    /// Reads wait for the device: hand them over a few at a time.
-    Device,
-    /// Reads complete at submission: hand them over all at once.
-    Inline,
-}
-
-impl Batching {
-    /// The queued reads that trigger a submission.
-    fn size(self) -> usize {
-        match self {
-            Batching::Device => DEVICE_BATCH,
-            Batching::Inline => usize::MAX,
-        }
-    }
-
-    /// After a submission of `submitted` reads of which `inline` had completed when it
-    /// returned.
-    pub(crate) fn after(submitted: usize, inline: usize) -> Batching {
-        if submitted > 0 && inline >= submitted {
-            Batching::Inline
-        } else {
-            Batching::Device
-        }
-    }
-}
-
 #[derive(Clone, Copy)]
 struct InFlight {
+    buffer: usize,
     offset: u64,
     want: usize,
     since: Instant,
@@ -100,8 +61,10 @@ struct InFlight {
 pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> Result<Tally> {
     let depth = plan.options.queue_depth;
     let (mut left, mut sampler) = plan.share(t);
+    // Two buffers per slot, `i` and `i + depth`, used in turn: a slot's next read goes
+    // into its other buffer, so it is handed over before the last one's bytes are checked.
     // Declared before the ring, so the ring (and its registration) is dropped first.
-    let mut buffers: Vec<AlignedBuf> = (0..depth)
+    let mut buffers: Vec<AlignedBuf> = (0..2 * depth)
         .map(|_| (ring_plan.buffer)(plan.options.block))
         .collect();
     let mut ring =
@@ -124,10 +87,14 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
         unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
     };
     let mut slots: Vec<Option<InFlight>> = vec![None; depth];
+    // The buffer each slot's next read goes into.
+    let mut next_buffer: Vec<usize> = (0..depth).collect();
+    // Reads completed but not yet checked: (buffer, offset, wanted, got, latency).
+    let mut unchecked: Vec<(usize, u64, usize, usize, u64)> = Vec::with_capacity(depth);
     let mut tally = Tally::new(plan);
     let deadline = plan.deadline(Instant::now());
     let mut stopping = false;
-    let mut batching = Batching::Device;
+    let mut batching = Batching::new(depth);
     let result = (|| -> Result<()> {
         loop {
             for (i, slot) in slots.iter_mut().enumerate() {
@@ -140,23 +107,30 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
                     None => {}
                 }
                 let (offset, want) = plan.extent(sampler.next_block());
-                let started = queue(&mut ring, &mut buffers[i], i, offset, ring_plan, registered)?;
+                let b = next_buffer[i];
+                next_buffer[i] = (b + depth) % (2 * depth);
+                let started = queue(&mut ring, &mut buffers[b], b, offset, ring_plan, registered)?;
                 if ring.submission().len() >= batching.size() {
-                    batching = flush(&mut ring)?;
+                    flush(&mut ring, &mut batching)?;
                 }
                 *slot = Some(InFlight {
+                    buffer: b,
                     offset,
                     want,
                     since: started,
                 });
             }
+            // The reads just handed over went into the other buffers: check the last ones.
+            for (b, offset, want, n, ns) in unchecked.drain(..) {
+                tally.record(offset, want, &buffers[b][..n], ns);
+            }
             if slots.iter().all(Option::is_none) {
                 return Ok(());
             }
             if !ring.submission().is_empty()
-                && (batching == Batching::Inline || !ring.completion().is_empty())
+                && (batching.is_inline() || !ring.completion().is_empty())
             {
-                batching = flush(&mut ring)?;
+                flush(&mut ring, &mut batching)?;
             }
             if ring.completion().is_empty() {
                 // Submits what is still queued, if anything, and waits.
@@ -168,11 +142,12 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
                 .map(|c| (c.user_data(), c.result()))
                 .collect();
             let now = Instant::now();
+            batching.reaped(done.len(), now);
             // Every reaped completion settles its slot before a failure is returned: a slot
             // left in flight would make `drain` wait for a completion already taken.
             let mut failed = None;
-            for (i, result) in done {
-                let i = i as usize;
+            for (b, result) in done {
+                let i = b as usize % depth;
                 let Some(read) = slots[i] else { continue };
                 if failed.is_some() {
                     slots[i] = None;
@@ -182,8 +157,8 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
                     // Queued again; the next submission hands it over.
                     queue(
                         &mut ring,
-                        &mut buffers[i],
-                        i,
+                        &mut buffers[read.buffer],
+                        read.buffer,
                         read.offset,
                         ring_plan,
                         registered,
@@ -197,7 +172,7 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
                 }
                 let n = (result as usize).min(read.want);
                 let ns = (now - read.since).as_nanos() as u64;
-                tally.record(read.offset, read.want, &buffers[i][..n], ns);
+                unchecked.push((read.buffer, read.offset, read.want, n, ns));
             }
             if let Some(result) = failed {
                 return Err(Error::io(
@@ -218,8 +193,8 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
     result.map(|()| tally)
 }
 
-/// Queues a read of a whole block at `offset` into slot `i`'s buffer; returns when, the
-/// start of its latency (taken before the submission that hands it over).
+/// Queues a read of a whole block at `offset` into buffer `i` (its user data); returns
+/// when, the start of its latency (taken before the submission that hands it over).
 fn queue(
     ring: &mut IoUring,
     buf: &mut AlignedBuf,
@@ -236,9 +211,11 @@ fn queue(
         offset,
         registered,
     );
-    // SAFETY: `buf` stays allocated and untouched until this slot's completion is reaped
-    // (or is leaked if the ring cannot be drained); the ring has at least as many entries
-    // as there are slots, and each slot has at most one read queued or in flight.
+    // SAFETY: `buf` stays allocated and untouched until this read's completion is reaped
+    // (or is leaked if the ring cannot be drained): a slot alternates between its two
+    // buffers and checks one's bytes before its next read can land in it. The ring has at
+    // least as many entries as there are slots, each with at most one read queued or in
+    // flight.
     unsafe { ring.submission().push(&entry) }.map_err(|_| {
         Error::io(
             "io_uring submit",
@@ -248,14 +225,14 @@ fn queue(
     Ok(Instant::now())
 }
 
-/// Hands every queued read to the kernel; returns the batching the next ones get, from how
-/// many completed inline.
-fn flush(ring: &mut IoUring) -> Result<Batching> {
+/// Hands every queued read to the kernel, and tells `batching` how many completed inline.
+fn flush(ring: &mut IoUring, batching: &mut Batching) -> Result<()> {
     let before = ring.completion().len();
     let submitted =
         retry_eintr(|| ring.submit()).map_err(|e| Error::io("io_uring submit failed", e))?;
     let inline = ring.completion().len().saturating_sub(before);
-    Ok(Batching::after(submitted, inline))
+    batching.submitted(submitted, inline);
+    Ok(())
 }
 
 /// Waits for every read still in flight; `false` if that failed.
@@ -264,35 +241,12 @@ fn drain(ring: &mut IoUring, slots: &mut [Option<InFlight>]) -> bool {
         if retry_eintr(|| ring.submit_and_wait(1)).is_err() {
             return false;
         }
+        let depth = slots.len();
         for c in ring.completion() {
-            if let Some(slot) = slots.get_mut(c.user_data() as usize) {
+            if let Some(slot) = slots.get_mut(c.user_data() as usize % depth) {
                 *slot = None;
             }
         }
     }
     true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn batches_are_whole_only_while_every_read_completes_at_submission() {
-        assert_eq!(Batching::after(32, 32), Batching::Inline);
-        assert_eq!(
-            Batching::after(4, 5),
-            Batching::Inline,
-            "an earlier read landed too"
-        );
-        assert_eq!(Batching::after(32, 31), Batching::Device);
-        assert_eq!(Batching::after(4, 0), Batching::Device);
-        assert_eq!(
-            Batching::after(0, 0),
-            Batching::Device,
-            "nothing submitted says nothing"
-        );
-        assert_eq!(Batching::Device.size(), DEVICE_BATCH);
-        assert!(Batching::Inline.size() > 256, "more than any queue depth");
-    }
 }

@@ -4,10 +4,8 @@
 //!
 //! **System calls**: `statx(2)` for the `O_DIRECT` alignment, `open(2)` with `O_DIRECT`,
 //! per thread `io_uring_setup(2)` and `io_uring_register(2)` of its buffers, then
-//! `io_uring_enter(2)` calls that submit a few reads each, and waits that reap every
-//! completion there is.
-//! **Why small batches**: reads that go to the device are handed over a few at a time,
-//! as fio does, not as one burst: see [`DEVICE_BATCH`](super::uring::DEVICE_BATCH).
+//! `io_uring_enter(2)` calls that submit reads in batches whose size the ring measures as
+//! it runs ([`super::batch`]), and waits that reap every completion there is.
 //! **When it wins**: files beyond memory, or cold: no page cache, no eviction, no
 //! read-ahead, and as many reads in flight as the device rewards. Warm it gains nothing,
 //! since it never reads the cache.
