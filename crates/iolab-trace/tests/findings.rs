@@ -24,6 +24,25 @@ fn report(choice: Choice, w: &[&str], calibrate: bool, results: Option<&Path>) -
     iolab_trace::trace(&words(w), &options).unwrap_or_else(|e| panic!("{choice}: {w:?}: {e}"))
 }
 
+/// `dd` writing 20 000 records of 64 bytes to `out`, traced: a small-writes finding.
+fn dd_64_byte_writes(
+    choice: Choice,
+    out: &Path,
+    calibrate: bool,
+    results: Option<&Path>,
+) -> Report {
+    let of = format!("of={}", out.display());
+    let w = [
+        "dd",
+        "if=/dev/zero",
+        &of,
+        "bs=64",
+        "count=20000",
+        "status=none",
+    ];
+    report(choice, &w, calibrate, results)
+}
+
 /// The kinds of the findings on `path` (canonical).
 fn kinds_on(r: &Report, path: &Path) -> Vec<FindingKind> {
     let path = path.canonicalize().unwrap();
@@ -228,23 +247,10 @@ fn well_behaved_programs_get_no_finding() {
 fn estimates_come_from_a_calibration_and_say_so() {
     let dir = iolab_testkit::scratch();
     let out = dir.path().join("out");
-    let of = format!("of={}", out.display());
     let Some(&choice) = backends().first() else {
         return;
     };
-    let r = report(
-        choice,
-        &[
-            "dd",
-            "if=/dev/zero",
-            &of,
-            "bs=64",
-            "count=20000",
-            "status=none",
-        ],
-        true,
-        Some(Path::new("/nonexistent-iolab-results-dir/results.json")).filter(|_| false),
-    );
+    let r = dd_64_byte_writes(choice, &out, true, None);
     let f = &r.findings[0];
     let (now, fixed) = (f.estimated_s.unwrap(), f.estimated_fixed_s.unwrap());
     assert!(now > fixed, "the fix must be cheaper: {now} {fixed}");
@@ -327,23 +333,10 @@ fn estimates_come_from_iolab_bench_results() {
     let dir = iolab_testkit::scratch();
     let results = fake_append_results(dir.path());
     let out = dir.path().join("out");
-    let of = format!("of={}", out.display());
     let Some(&choice) = backends().first() else {
         return;
     };
-    let r = report(
-        choice,
-        &[
-            "dd",
-            "if=/dev/zero",
-            &of,
-            "bs=64",
-            "count=20000",
-            "status=none",
-        ],
-        false,
-        Some(&results),
-    );
+    let r = dd_64_byte_writes(choice, &out, false, Some(&results));
     let f = &r.findings[0];
     assert_eq!(f.kind, FindingKind::SmallWrites);
     // 20 000 records: 1 µs and 20 ns each, as the results say.
