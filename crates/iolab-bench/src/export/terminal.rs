@@ -83,12 +83,17 @@ pub fn render(results: &Results, suites: &[Suite], width: usize, verbose: bool) 
     out
 }
 
-/// A tie's cell, short: the fastest, the next, and how many more are within the noise.
+/// A tie's cell, short: the fastest, the next, and how many more are within the noise —
+/// naming `auto` among them, since the command handed over is then `auto`'s.
 pub fn winner_cell(v: &Verdict) -> String {
     match (&v.winner, v.tied.as_slice()) {
         (Some(w), _) => w.clone(),
         (None, [a, b, rest @ ..]) if !rest.is_empty() => {
-            format!("tie: {a} ≈ {b} (+{})", rest.len())
+            if rest.iter().any(|m| m == "auto") {
+                format!("tie: {a} ≈ {b} (+{}, auto too)", rest.len())
+            } else {
+                format!("tie: {a} ≈ {b} (+{})", rest.len())
+            }
         }
         _ => v.winner_cell(),
     }
@@ -471,5 +476,12 @@ mod tests {
             section: None,
         };
         assert_eq!(winner_cell(&v), "tie: auto ≈ mmap (+2)");
+        let v = Verdict {
+            tied: ["mmap", "readv", "stream", "auto"]
+                .map(String::from)
+                .to_vec(),
+            ..v
+        };
+        assert_eq!(winner_cell(&v), "tie: mmap ≈ readv (+2, auto too)");
     }
 }
