@@ -47,6 +47,9 @@ pub enum Role {
     CloseRange,
     /// Duplicates a descriptor (argument 1 is the new one for `dup2`/`dup3`).
     Dup,
+    /// `fcntl` of the descriptor in argument 0 (argument 1 the command: `F_DUPFD`
+    /// duplicates it, `F_SETFL` changes its flags).
+    Fcntl,
     /// Maps a file: arguments (address, length, protection, flags, descriptor, offset).
     Mmap,
     /// Unmaps: arguments (address, length).
@@ -135,6 +138,7 @@ syscalls! {
     #[cfg(target_arch = "x86_64")]
     Dup2 = "dup2", "dup2", libc::SYS_dup2, Dup;
     Dup3 = "dup3", "dup3", libc::SYS_dup3, Dup;
+    Fcntl = "fcntl", "fcntl", libc::SYS_fcntl, Fcntl;
     Mmap = "mmap", "mmap", libc::SYS_mmap, Mmap;
     Munmap = "munmap", "munmap", libc::SYS_munmap, Munmap;
     IoUringEnter = "io_uring_enter", "io_uring_enter", libc::SYS_io_uring_enter, RingEnter;
@@ -145,6 +149,11 @@ impl Sys {
     /// The call of number `nr` on this architecture, if followed.
     pub fn from_number(nr: i64) -> Option<Sys> {
         Sys::ALL.iter().copied().find(|s| s.number() == nr)
+    }
+
+    /// The call named `name` (as [`Sys::name`] spells it), if followed.
+    pub fn from_name(name: &str) -> Option<Sys> {
+        Sys::ALL.iter().copied().find(|s| s.name() == name)
     }
 
     /// Its position in [`Sys::ALL`]: a small number the eBPF program uses as a key.

@@ -37,7 +37,7 @@ fn target(t: &Target) -> Value {
         "sequential_writes": t.write.sequential,
         "syncs": t.syncs,
         "sync_s": t.sync_ns as f64 * 1e-9,
-        "synced_writes": t.synced_writes,
+        "synced_writes": t.write.synced,
         "opens": t.opens,
         "open_flags": {
             "direct": t.open_flags.direct,
@@ -52,7 +52,7 @@ fn target(t: &Target) -> Value {
         "ring_enters": t.ring_enters,
         "ring_submissions": t.ring_submissions,
         "errors": t.errors,
-        "calls": t.calls,
+        "calls": t.calls.iter().map(|(s, c)| (s.name(), c.calls)).collect::<std::collections::BTreeMap<_, _>>(),
     })
 }
 
@@ -97,7 +97,7 @@ pub fn render(report: &Report) -> Value {
         },
         "calls": o.trace.total_calls(),
         "targets": report.targets_by_time().into_iter().map(target).collect::<Vec<_>>(),
-        "other_calls": o.trace.other_calls,
+        "other_calls": o.trace.other_calls.iter().map(|(s, c)| (s.name(), c.calls)).collect::<std::collections::BTreeMap<_, _>>(),
         "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
         "costs": {
             "results": s.results.as_ref().map(|p| p.display().to_string()),

@@ -60,7 +60,7 @@ fn target_row(out: &mut String, t: &Target) {
         bytes(t.read.bytes),
         t.write.calls,
         bytes(t.write.bytes),
-        t.syncs + t.synced_writes,
+        t.sync_units(),
         seconds(t.total_ns() as f64 * 1e-9),
         short(&t.path, 60)
     );
@@ -161,7 +161,7 @@ pub fn render(report: &Report) -> String {
     let targets: Vec<&Target> = all
         .iter()
         .copied()
-        .filter(|t| t.read.calls + t.write.calls + t.syncs + t.synced_writes > 0)
+        .filter(|t| t.read.calls + t.write.calls + t.sync_units() > 0)
         .collect();
     // What is left of the budget after the findings and the closing lines (3) goes to
     // the targets: their title, header and rows take 3 + rows.
@@ -231,7 +231,8 @@ mod tests {
         let mut trace = Trace::default();
         for i in 0..targets {
             let mut t = Target::new(None, Some(Kind::File), format!("/data/file{i}"));
-            t.read.add(100, 1000 * i as u64, true);
+            t.read
+                .add(100, 1000 * i as u64, 0, crate::model::Place::Sequential);
             trace.targets.push(t);
         }
         let finding = |i: usize| Finding {

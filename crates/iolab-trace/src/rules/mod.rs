@@ -155,7 +155,7 @@ pub fn detect(trace: &Trace, exact_times: bool) -> Vec<Pattern> {
 
 /// Syncs of a target: sync calls and synced writes.
 fn sync_units(t: &Target) -> u64 {
-    t.syncs + t.synced_writes
+    t.sync_units()
 }
 
 /// Whether `t` was read whole (its size at least [`MIN_REWRITE`]).
@@ -322,8 +322,8 @@ pub fn finding(pattern: &Pattern, trace: &Trace, costs: &Costs) -> Finding {
         }
         FindingKind::SyncPerRecord => {
             let units = sync_units(t);
-            let how = if t.synced_writes > t.syncs {
-                format!("{} writes through O_SYNC/O_DSYNC", t.synced_writes)
+            let how = if t.write.synced > t.syncs {
+                format!("{} writes through O_SYNC/O_DSYNC", t.write.synced)
             } else {
                 format!("{} syncs (fsync, fdatasync, msync)", t.syncs)
             };
@@ -335,7 +335,7 @@ pub fn finding(pattern: &Pattern, trace: &Trace, costs: &Costs) -> Finding {
                     calls_text(t.write.calls, "write", t.write.bytes),
                     iolab::units::format_bytes(t.write.bytes / units.max(1)),
                     seconds(
-                        (t.sync_ns + if t.synced_writes > 0 { t.write.ns } else { 0 }) as f64
+                        (t.sync_ns + if t.write.synced > 0 { t.write.ns } else { 0 }) as f64
                             * 1e-9
                     )
                 ),

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::costs::Figure;
-use crate::model::{Flow, TargetKey};
+use crate::model::{Flow, Place, TargetKey};
 
 fn target(kind: Kind, path: &str) -> Target {
     Target::new(
@@ -20,7 +20,12 @@ fn target(kind: Kind, path: &str) -> Target {
 fn flow(calls: u64, each: u64, sequential: u64) -> Flow {
     let mut f = Flow::default();
     for i in 0..calls {
-        f.add(each, 1000, i < sequential);
+        let place = if i < sequential {
+            Place::Sequential
+        } else {
+            Place::Scattered
+        };
+        f.add(each, 1000, i * 2000, place);
     }
     f
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::model::{Flow, Kind, SIZE_BUCKETS, Target, TargetKey, Trace, size_bucket};
+use crate::model::{CallStat, Flow, Kind, SIZE_BUCKETS, Target, TargetKey, Trace, size_bucket};
 use crate::syscalls::Sys;
 
 /// The maps of one run: name (without `@`) → value.
@@ -111,7 +111,7 @@ pub fn trace(maps: &Maps, names: &HashMap<TargetKey, String>) -> Trace {
         ("err", |t, v| t.errors = v),
         ("sc", |t, v| t.syncs = v),
         ("st", |t, v| t.sync_ns = v),
-        ("dsw", |t, v| t.synced_writes = v),
+        ("dsw", |t, v| t.write.synced = v),
         ("oc", |t, v| t.opens = v),
         ("odirect", |t, v| t.open_flags.direct = v),
         ("osync", |t, v| t.open_flags.sync = v),
@@ -141,12 +141,15 @@ pub fn trace(maps: &Maps, names: &HashMap<TargetKey, String>) -> Trace {
         }
     }
     for (k, v) in maps.entries("sys") {
-        let name = k
-            .get(2)
-            .and_then(|&n| Sys::from_number(n as i64))
-            .map(|s| s.name());
-        if let (Some(t), Some(name)) = (target(&mut targets, &k), name) {
-            t.calls.insert(name, num(v));
+        let name = k.get(2).and_then(|&n| Sys::from_number(n as i64));
+        if let (Some(t), Some(sys)) = (target(&mut targets, &k), name) {
+            t.calls.insert(
+                sys,
+                CallStat {
+                    calls: num(v),
+                    ..CallStat::default()
+                },
+            );
         }
     }
     for (k, v) in maps.entries("meta") {
@@ -185,7 +188,13 @@ pub fn trace(maps: &Maps, names: &HashMap<TargetKey, String>) -> Trace {
     }
     for (k, v) in maps.entries("other") {
         if let Some(sys) = k.first().and_then(|&n| Sys::from_number(n as i64)) {
-            trace.other_calls.insert(sys.name(), num(v));
+            trace.other_calls.insert(
+                sys,
+                CallStat {
+                    calls: num(v),
+                    ..CallStat::default()
+                },
+            );
         }
     }
     let tasks = maps.scalar("tasks");
@@ -273,7 +282,7 @@ mod tests {
         assert_eq!(x.write.histogram(), vec![(8, 3)]);
         assert_eq!(x.kind, Some(Kind::File));
         assert_eq!(x.path, "/tmp/x");
-        assert_eq!(x.calls.get("write"), Some(&3));
+        assert_eq!(x.calls_of(Sys::Write).calls, 3);
         assert_eq!((t.tasks.processes, t.tasks.threads), (2, 1));
     }
 }

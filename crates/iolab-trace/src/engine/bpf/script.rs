@@ -87,7 +87,7 @@ fn flow(out: &mut String) {
          \x20     if (((uint64)$i0->i_mode & 0xf000) == 0x8000) {{\n\
          \x20       $start = $c.3 >= 0 ? $c.3 : (int64)$f0->f_pos - $ret;\n\
          \x20       if ($dir == 1 && ($f0->f_flags & {O_DSYNC})) {{ @dsw[$dev0, $ino0] = count(); }}\n\
-         \x20       if (($dir == 1 && ($f0->f_flags & {O_APPEND})) || $start == @end[(uint64)$f0]) {{ @s[{k}] = count(); }}\n\
+         \x20       if ($ret > 0 && (($dir == 1 && ($f0->f_flags & {O_APPEND})) || $start == @end[(uint64)$f0])) {{ @s[{k}] = count(); }}\n\
          \x20       @end[(uint64)$f0] = $start + $ret;\n\
          \x20       @size[$dev0, $ino0] = (uint64)$i0->i_size;\n\
          \x20     }}\n\
@@ -163,7 +163,9 @@ fn entry_body(sys: Sys) -> String {
             s.push_str("  } else { @other[$id] = count(); }");
             s
         }
-        Role::Dup | Role::CloseRange | Role::SyncAll => "@other[$id] = count();".to_string(),
+        Role::Dup | Role::Fcntl | Role::CloseRange | Role::SyncAll => {
+            "@other[$id] = count();".to_string()
+        }
         Role::Ptrace => String::new(),
     }
 }

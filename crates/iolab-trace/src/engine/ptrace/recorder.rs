@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::time::Instant;
 
-use crate::model::{Kind, Target, TargetKey, Trace};
+use crate::model::{Kind, Place, Target, TargetKey, Trace};
 use crate::procfs::{self, FdFacts};
 use crate::syscalls::{Role, Sys};
 
@@ -25,8 +25,8 @@ struct Fd {
     target: usize,
     /// Where the next `read`/`write` starts, followed from `fdinfo`'s first answer.
     pos: u64,
-    /// Where the last read or write through it ended (the sequential test).
-    last_end: Option<u64>,
+    /// Where the last read or write through it started and ended (the sequential test).
+    last: Option<(u64, u64)>,
     /// Its status flags (`O_APPEND`, `O_DSYNC`, …) from `fdinfo`.
     flags: i32,
 }
@@ -167,7 +167,8 @@ impl Recorder {
         };
         let tgid = task.tgid;
         let ns = now.duration_since(call.t0).as_nanos() as u64;
-        let target = self.apply(tid, tgid, &call, ret, ns);
+        let at = call.t0.duration_since(self.started).as_nanos() as u64;
+        let target = self.apply(tid, tgid, &call, ret, ns, at);
         if let Some(log) = &mut self.log {
             let path = target.map_or("", |t| self.trace.targets[t].path.as_str());
             let _ = writeln!(
@@ -212,7 +213,7 @@ impl Recorder {
         let entry = Fd {
             target,
             pos: facts.pos,
-            last_end: None,
+            last: None,
             flags: facts.flags,
         };
         self.procs
@@ -234,7 +235,7 @@ impl Recorder {
     }
 
     /// One read or write through `fd` that returned `ret`, starting at `explicit` (a
-    /// positioned call) or the descriptor's offset.
+    /// positioned call) or the descriptor's offset, `at` nanoseconds after the start.
     #[allow(clippy::too_many_arguments)]
     fn transfer(
         &mut self,
@@ -244,12 +245,13 @@ impl Recorder {
         explicit: Option<u64>,
         ret: i64,
         ns: u64,
+        at: u64,
         write: bool,
-        name: &'static str,
+        sys: Sys,
     ) -> Option<usize> {
         let mut entry = self.fd(tid, tgid, fd)?;
         let t = &mut self.trace.targets[entry.target];
-        t.count(name);
+        t.count(sys, ns, ret < 0);
         if ret < 0 {
             t.errors += 1;
             return Some(entry.target);
@@ -258,14 +260,24 @@ impl Recorder {
         let file = t.kind == Some(Kind::File);
         let start = explicit.unwrap_or(entry.pos);
         let append = entry.flags & libc::O_APPEND != 0;
-        let sequential = file && (append && write || entry.last_end.unwrap_or(0) == start);
+        let place = match entry.last {
+            _ if !file => Place::Stream,
+            _ if append && write => Place::Sequential,
+            None if start == 0 => Place::Sequential,
+            Some((_, end)) if end == start => Place::Sequential,
+            Some((begin, _)) if begin == start => Place::Repeated,
+            _ => Place::Scattered,
+        };
         let flow = if write { &mut t.write } else { &mut t.read };
-        flow.add(n, ns, sequential);
+        flow.add(n, ns, at, place);
+        if entry.flags & libc::O_DIRECT != 0 {
+            flow.direct += 1;
+        }
         if write && entry.flags & libc::O_DSYNC != 0 {
-            t.synced_writes += 1;
+            flow.synced += 1;
         }
         if file {
-            entry.last_end = Some(start + n);
+            entry.last = Some((start, start + n));
             if explicit.is_none() {
                 entry.pos = start + n;
             }
@@ -279,25 +291,44 @@ impl Recorder {
     }
 
     /// Folds one finished call into the trace; returns its (first) target.
-    fn apply(&mut self, tid: i32, tgid: i32, call: &Pending, ret: i64, ns: u64) -> Option<usize> {
+    fn apply(
+        &mut self,
+        tid: i32,
+        tgid: i32,
+        call: &Pending,
+        ret: i64,
+        ns: u64,
+        at: u64,
+    ) -> Option<usize> {
         let a = call.args;
-        let name = call.sys.name();
+        let sys = call.sys;
+        let failed = ret < 0;
         let target = match call.sys.role() {
             Role::Read { fd, pos } | Role::Write { fd, pos } => {
                 let write = matches!(call.sys.role(), Role::Write { .. });
                 // preadv2/pwritev2 take -1 for "the current offset".
                 let explicit = pos.map(|p| a[p]).filter(|&p| p as i64 >= 0);
-                self.transfer(tid, tgid, a[fd] as i32, explicit, ret, ns, write, name)
+                self.transfer(tid, tgid, a[fd] as i32, explicit, ret, ns, at, write, sys)
             }
             Role::Copy { from, to } => {
                 // Offsets of copies are pointers into the tracee: counted as sequential.
-                let r = self.transfer(tid, tgid, a[from] as i32, Some(0), ret, ns / 2, false, name);
-                self.transfer(tid, tgid, a[to] as i32, Some(0), ret, ns / 2, true, name);
+                let r = self.transfer(
+                    tid,
+                    tgid,
+                    a[from] as i32,
+                    Some(0),
+                    ret,
+                    ns / 2,
+                    at,
+                    false,
+                    sys,
+                );
+                self.transfer(tid, tgid, a[to] as i32, Some(0), ret, ns / 2, at, true, sys);
                 r
             }
             Role::Sync => self.fd(tid, tgid, a[0] as i32).map(|f| {
                 let t = &mut self.trace.targets[f.target];
-                t.count(name);
+                t.count(sys, ns, failed);
                 if ret < 0 {
                     t.errors += 1;
                 } else {
@@ -316,7 +347,7 @@ impl Recorder {
                 });
                 if let Some(i) = found {
                     let t = &mut self.trace.targets[i];
-                    t.count(name);
+                    t.count(sys, ns, failed);
                     t.syncs += 1;
                     t.sync_ns += ns;
                 }
@@ -326,7 +357,7 @@ impl Recorder {
                 let fd = a[0] as i32;
                 self.fd(tid, tgid, fd).map(|mut f| {
                     let i = f.target;
-                    self.trace.targets[i].count(name);
+                    self.trace.targets[i].count(sys, ns, failed);
                     self.trace.targets[i].seeks += 1;
                     if ret >= 0 {
                         f.pos = ret as u64;
@@ -343,15 +374,16 @@ impl Recorder {
                     let fd = ret as i32;
                     self.forget_fd(tgid, fd);
                     let asked = if creat {
-                        libc::O_TRUNC
+                        libc::O_TRUNC | libc::O_CREAT
                     } else {
                         flags.map_or(0, |i| a[i] as i32)
                     };
                     self.fd(tid, tgid, fd).map(|f| {
                         let t = &mut self.trace.targets[f.target];
-                        t.count(name);
+                        t.count(sys, ns, failed);
                         t.opens += 1;
-                        t.open_flags.add(f.flags | (asked & libc::O_TRUNC));
+                        t.open_flags
+                            .add(f.flags | (asked & (libc::O_TRUNC | libc::O_CREAT)));
                         f.target
                     })
                 }
@@ -365,7 +397,7 @@ impl Recorder {
                     .map(|f| f.target);
                 self.forget_fd(tgid, fd);
                 if let Some(i) = known {
-                    self.trace.targets[i].count(name);
+                    self.trace.targets[i].count(sys, ns, failed);
                 }
                 known
             }
@@ -373,6 +405,17 @@ impl Recorder {
                 if let Some(p) = self.procs.get_mut(&tgid) {
                     let (lo, hi) = (a[0] as i64, a[1] as i64);
                     p.fds.retain(|&fd, _| (fd as i64) < lo || (fd as i64) > hi);
+                }
+                None
+            }
+            Role::Fcntl => {
+                let cmd = a[1] as i32;
+                if ret >= 0 && matches!(cmd, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC) {
+                    self.forget_fd(tgid, ret as i32);
+                }
+                if ret >= 0 && cmd == libc::F_SETFL {
+                    // Named again, with its new flags, on its next use.
+                    self.forget_fd(tgid, a[0] as i32);
                 }
                 None
             }
@@ -393,7 +436,7 @@ impl Recorder {
                 } else {
                     self.fd(tid, tgid, a[4] as i32).map(|f| {
                         let t = &mut self.trace.targets[f.target];
-                        t.count(name);
+                        t.count(sys, ns, failed);
                         t.mmaps += 1;
                         t.mmap_bytes += a[1];
                         self.procs
@@ -417,7 +460,7 @@ impl Recorder {
             }
             Role::RingEnter => self.fd(tid, tgid, a[0] as i32).map(|f| {
                 let t = &mut self.trace.targets[f.target];
-                t.count(name);
+                t.count(sys, ns, failed);
                 t.ring_enters += 1;
                 t.ring_submissions += a[1] & 0xffff_ffff;
                 f.target
@@ -442,7 +485,7 @@ impl Recorder {
             }
         };
         if target.is_none() {
-            self.trace.count_other(name);
+            self.trace.count_other(sys, ns, failed);
         }
         target
     }
