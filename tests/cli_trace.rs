@@ -1,7 +1,7 @@
 //! `iolab trace` end to end: the command's output byte for byte as untraced, its exit
 //! status, one-line errors (no command, not found, not permitted, bad results), Ctrl-C and
-//! `kill`, the JSON's documented keys, the summary's length, and tracefs mounted when
-//! missing. Each backend that cannot trace here is skipped with the reason.
+//! `kill`, the JSON's documented keys, the summary's length, and the eBPF backend without
+//! tracefs. Each backend that cannot trace here is skipped with the reason.
 
 use iolab_testkit as common;
 
@@ -441,31 +441,41 @@ fn unreadable_results_and_json_paths_are_refused_before_the_command_runs() {
     assert!(!mark.exists(), "the command ran");
 }
 
+/// The eBPF backend attaches to raw tracepoints: it needs no tracefs (nor bpftrace), so it
+/// traces with tracefs unmounted (it is mounted again afterwards if it was).
 #[test]
-fn tracefs_is_mounted_when_it_is_missing() {
+fn the_bpf_backend_needs_no_tracefs() {
     let _alone = shared();
     if !backends().contains(&"bpf") {
         return;
     }
     let tracefs = Path::new("/sys/kernel/tracing");
-    if tracefs.join("events").is_dir() {
+    let was_mounted = tracefs.join("events").is_dir();
+    if was_mounted {
         let out = Command::new("umount").arg(tracefs).output().unwrap();
         if !out.status.success() {
             common::skip(format!(
-                "cannot unmount tracefs to test its mounting: {}",
+                "cannot unmount tracefs to trace without it: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
             return;
         }
     }
-    let out = trace("bpf").args(["--", "true"]).output().unwrap();
+    let out = trace("bpf")
+        .args(["--", "dd", "if=/dev/zero", "of=/dev/null", "count=10"])
+        .output()
+        .unwrap();
+    if was_mounted {
+        let _ = Command::new("mount")
+            .args(["-t", "tracefs", "nodev"])
+            .arg(tracefs)
+            .output();
+    }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("mounted tracefs on /sys/kernel/tracing"),
-        "{stderr}"
-    );
-    assert!(tracefs.join("events").is_dir());
+    assert!(stderr.contains("backend: bpf"), "{stderr}");
+    assert!(stderr.contains("/dev/zero"), "{stderr}");
+    assert!(!tracefs.join("events").is_dir() || was_mounted);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use iolab_trace::report::{json, summary};
 #[derive(Debug, clap::Args)]
 #[command(override_usage = "iolab trace [OPTIONS] -- CMD [ARGS]...")]
 #[command(after_help = "The summary goes to stderr; CMD's output is untouched. \
-    Backends: bpf (eBPF through bpftrace: root or CAP_BPF+CAP_PERFMON, tracefs, BTF) \
+    Backends: bpf (iolab's eBPF program: root or CAP_BPF+CAP_PERFMON, BTF) \
     and ptrace (a seccomp filter stops CMD only on its I/O calls). See docs/trace.md.")]
 pub struct Args {
     /// Also write the summary, with every target and finding, as JSON to FILE.

@@ -9,8 +9,8 @@ use crate::model::{Exit, Trace};
 iolab::named_enum! {
     /// Which tracer follows the command.
     pub enum Backend: "backend" {
-        /// eBPF: the kernel aggregates the calls in maps (bpftrace drives it); needs root
-        /// or CAP_BPF with CAP_PERFMON, tracefs and bpftrace.
+        /// eBPF: iolab's own program aggregates the calls in kernel maps; needs root or
+        /// CAP_BPF with CAP_PERFMON, and the kernel's BTF.
         Bpf = "bpf",
         /// ptrace with a seccomp filter that stops the command only on the I/O calls (as
         /// `strace --seccomp-bpf`); works for any user allowed to trace its own children.
@@ -44,7 +44,7 @@ pub struct Outcome {
     pub backend: Backend,
     /// Why it was chosen (and why another was not).
     pub reason: String,
-    /// Its version or mechanism, for the record (`bpftrace v0.17.0`).
+    /// Its version or mechanism, for the record (`ptrace with a seccomp filter on the I/O calls`).
     pub detail: String,
     /// What it saw.
     pub trace: Trace,
@@ -52,8 +52,8 @@ pub struct Outcome {
     pub exit: Exit,
     /// From the command's release to its end.
     pub wall: Duration,
-    /// How long the tracer took to be ready before the command could start (bpftrace
-    /// compiling and attaching its program; the seize for ptrace).
+    /// How long the tracer took to be ready before the command could start (loading and
+    /// attaching the eBPF program; the seize for ptrace).
     pub setup: Duration,
     /// A caught signal that arrived while the command ran (Ctrl-C).
     pub interrupted: Option<i32>,

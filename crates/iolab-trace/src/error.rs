@@ -38,7 +38,7 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// The tracer broke while tracing (bpftrace died, a ptrace request failed).
+    /// The tracer broke while tracing (the kernel refused the eBPF program, a ptrace request failed).
     #[error("the {backend} backend failed: {reason}")]
     Backend {
         /// The backend's name.

@@ -17,7 +17,7 @@
 //! |---|---|
 //! | [`model`], [`syscalls`], [`error`] | what a trace holds; the followed calls; errors |
 //! | [`procfs`], [`launch`], [`signals`], [`backend`] | naming descriptors; starting the command; Ctrl-C; the backends' vocabulary |
-//! | [`engine`] | the backends: eBPF through bpftrace ([`engine::bpf`]), ptrace with a seccomp filter ([`engine::ptrace`]) |
+//! | [`engine`] | the backends: iolab's own eBPF program ([`engine::bpf`]), ptrace with a seccomp filter ([`engine::ptrace`]) |
 //! | [`costs`] | the figures: `iolab bench` results, or a calibration |
 //! | [`rules`] | the findings and their estimates |
 //! | [`report`] | the terminal summary and the JSON |

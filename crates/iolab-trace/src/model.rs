@@ -87,7 +87,9 @@ serde_by_name!(Sys, Sys::from_name);
 
 /// A target's identity: the device and inode number, as the kernel knows them (a pipe's
 /// inode lives on the kernel's pipe file system, so every pipe is a target of its own).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct TargetKey {
     /// The device's major number.
     pub major: u32,

@@ -151,6 +151,16 @@ impl Sys {
         Sys::ALL.iter().copied().find(|s| s.number() == nr)
     }
 
+    /// For a copy, the arguments that point at its source's and its destination's
+    /// offsets (`NULL`: the descriptor's own position, which the call then moves).
+    pub fn copy_offsets(self) -> (Option<usize>, Option<usize>) {
+        match self {
+            Sys::Sendfile => (Some(2), None),
+            Sys::Splice | Sys::CopyFileRange => (Some(1), Some(3)),
+            _ => (None, None),
+        }
+    }
+
     /// The call named `name` (as [`Sys::name`] spells it), if followed.
     pub fn from_name(name: &str) -> Option<Sys> {
         Sys::ALL.iter().copied().find(|s| s.name() == name)

@@ -278,11 +278,3 @@ fn a_command_that_traces_runs_under_bpf_and_is_explained_under_ptrace() {
         }
     }
 }
-
-/// The eBPF backend's bpftrace program, for a developer to read or run by hand:
-/// `cargo test -p iolab-trace --test backends -- --ignored --nocapture print_the_program`.
-#[test]
-#[ignore]
-fn print_the_program() {
-    println!("{}", iolab_trace::engine::bpf::script::program());
-}

@@ -2,7 +2,7 @@
 //! seccomp filter ([`ptrace`]) where it is not, each run saying which one ran and why.
 //!
 //! A fallback happens only before the command has started: the eBPF backend fails before
-//! it releases the command (bpftrace cannot attach its probes), so the command never runs
+//! it releases the command (the kernel refuses its program), so the command never runs
 //! twice.
 
 pub mod bpf;
@@ -14,42 +14,30 @@ use crate::launch::Command;
 
 /// Runs `command` with the backend `choice` names (or the best one allowed here).
 pub fn run(command: &Command, choice: Choice, options: &RunOptions) -> Result<Outcome> {
-    let bpf_reason = |note: Option<String>| {
-        let mut r = "eBPF is allowed here (root or CAP_BPF, BTF, tracefs, bpftrace)".to_string();
-        if let Some(n) = note {
-            r.push_str("; ");
-            r.push_str(&n);
-        }
-        r
-    };
+    const ALLOWED: &str = "eBPF is allowed here (root or CAP_BPF with CAP_PERFMON, BTF)";
+    const NEEDS_PTRACE: &str = "--log streams every call, which only the ptrace backend does";
     match choice {
         Choice::Bpf => {
             if options.log.is_some() {
                 return Err(Error::Unavailable {
                     backend: "bpf",
-                    reason: "--log streams every call, which only the ptrace backend does".into(),
+                    reason: NEEDS_PTRACE.into(),
                 });
             }
-            let (bpftrace, note) = bpf::availability().map_err(|reason| Error::Unavailable {
+            bpf::availability().map_err(|reason| Error::Unavailable {
                 backend: "bpf",
                 reason,
             })?;
-            bpf::run(
-                command,
-                &bpftrace,
-                format!("asked for; {}", bpf_reason(note)),
-            )
+            bpf::run(command, format!("asked for; {ALLOWED}"))
         }
         Choice::Ptrace => ptrace::run(command, options, "asked for (--backend ptrace)".into()),
         Choice::Auto => {
             let why_not = if options.log.is_some() {
-                "--log streams every call, which only the ptrace backend does".to_string()
+                NEEDS_PTRACE.to_string()
             } else {
                 match bpf::availability() {
-                    Ok((bpftrace, note)) => match bpf::run(command, &bpftrace, bpf_reason(note)) {
-                        Err(Error::Backend { reason, .. }) => {
-                            format!("bpftrace failed: {reason}")
-                        }
+                    Ok(()) => match bpf::run(command, ALLOWED.to_string()) {
+                        Err(Error::Backend { reason, .. }) => reason,
                         other => return other,
                     },
                     Err(reason) => reason,

@@ -1,24 +1,24 @@
-//! The eBPF backend: bpftrace runs the program of [`script`], which aggregates the
-//! command's calls in kernel maps; the command waits on a gate until the probes are
-//! attached, runs untouched, and when it has exited bpftrace is interrupted and prints the
-//! maps, which [`parse`] reads back.
+//! The eBPF backend: iolab's own eBPF program (`bpf/trace.bpf.c`, compiled by clang when
+//! the crate is built, loaded here with `aya`) aggregates the command's calls in kernel
+//! maps; the command waits on a gate until the program is attached, runs untouched, and
+//! when it has exited the maps are read back ([`collect`]) and the program detached.
 //!
-//! It needs root (or `CAP_BPF` with `CAP_PERFMON`), the kernel's BTF, tracefs (mounted
-//! here when it is not, as root) and bpftrace (`IOLAB_BPFTRACE` names another binary).
-//! bpftrace runs in a process group of its own, so the terminal's Ctrl-C reaches the
-//! command and the tracer but not it: the maps are printed once the command has ended.
+//! Nothing runs beside iolab: the program lives as long as the descriptors this process
+//! holds, so it goes when iolab does, however iolab ends. It needs root (or `CAP_BPF` with
+//! `CAP_PERFMON`) and the kernel's BTF (`/sys/kernel/btf/vmlinux`, which the loader uses
+//! to place the program's field accesses for the running kernel); not tracefs, not
+//! bpftrace. Ready in tens of milliseconds (no compiler at run time).
 
-pub mod parse;
-pub mod script;
+mod collect;
+mod layout;
 
 use std::collections::HashMap;
-use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child as Process, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Instant;
+
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
+use aya::programs::RawTracePoint;
+use aya::{Btf, Ebpf, EbpfLoader};
 
 use crate::backend::{Backend, Outcome};
 use crate::error::{Error, Result};
@@ -28,48 +28,54 @@ use crate::procfs;
 use crate::signals;
 
 /// What the per-call times of this backend include.
-pub const TIMING_NOTE: &str =
-    "bpf: each call's time runs from its entry tracepoint to its exit tracepoint, in the kernel";
+pub const TIMING_NOTE: &str = "bpf: each call's time runs from its entry to its exit as the \
+     kernel's raw system-call tracepoints see them";
 
-/// Where tracefs is mounted on current kernels.
-const TRACEFS: &str = "/sys/kernel/tracing";
+/// Where the kernel publishes its BTF.
+const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 
-/// How long bpftrace may take to compile and attach its probes.
-const ATTACH_TIMEOUT: Duration = Duration::from_secs(120);
+/// The most targets the program keeps, unless `IOLAB_TRACE_TARGETS` says otherwise. Its
+/// map grows as targets appear (no preallocation), so a large bound costs nothing until it
+/// is used; past it, calls are counted as lost and the report says so.
+pub const MAX_TARGETS: u32 = 262_144;
 
-/// The most entries a map may hold (targets, open files, tasks alive at once), unless
-/// `BPFTRACE_MAP_KEYS_MAX` says otherwise: the kernel preallocates every map, so the start
-/// grows with it (measured: 0.9 s to attach at 8192, 1.1–1.6 s at 16384, 1.9–3.4 s at
-/// 65536).
-pub const MAP_KEYS_MAX: u64 = 8192;
-
-/// [`MAP_KEYS_MAX`], or the caller's `BPFTRACE_MAP_KEYS_MAX`.
-fn map_keys_max() -> u64 {
-    std::env::var("BPFTRACE_MAP_KEYS_MAX")
+/// [`MAX_TARGETS`], or the caller's `IOLAB_TRACE_TARGETS`.
+fn max_targets() -> u32 {
+    std::env::var("IOLAB_TRACE_TARGETS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(MAP_KEYS_MAX)
+        .filter(|&n| n > 0)
+        .unwrap_or(MAX_TARGETS)
 }
 
-/// Bytes of a path an open's probe keeps: more overflows the 512-byte BPF stack of the
-/// open's exit probe (bpftrace 0.17); longer paths end in `…`.
-pub const STRLEN: usize = 96;
+/// The compiled program, when clang was there at build time.
+#[cfg(iolab_bpf)]
+static OBJECT: Option<&[u8]> = Some(aya::include_bytes_aligned!(concat!(
+    env!("OUT_DIR"),
+    "/trace.bpf.o"
+)));
+#[cfg(not(iolab_bpf))]
+static OBJECT: Option<&[u8]> = None;
+
+/// Why the program is not in this build.
+#[cfg(not(iolab_bpf))]
+const NOT_BUILT: &str = include_str!(concat!(env!("OUT_DIR"), "/bpf-unavailable.txt"));
+#[cfg(iolab_bpf)]
+const NOT_BUILT: &str = "";
+
+/// The programs and the raw tracepoints they attach to.
+const PROGRAMS: [(&str, &str); 5] = [
+    ("sys_enter", "sys_enter"),
+    ("sys_exit", "sys_exit"),
+    ("process_fork", "sched_process_fork"),
+    ("process_exec", "sched_process_exec"),
+    ("process_exit", "sched_process_exit"),
+];
 
 /// Capability numbers (linux/capability.h).
 const CAP_SYS_ADMIN: u32 = 21;
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
-
-/// The bpftrace binary: `IOLAB_BPFTRACE`, else `bpftrace` on `PATH`.
-fn bpftrace() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("IOLAB_BPFTRACE") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/bin:/bin"));
-    std::env::split_paths(&path)
-        .map(|d| d.join("bpftrace"))
-        .find(|p| p.is_file())
-}
 
 /// This process's effective capabilities (`CapEff` of `/proc/self/status`).
 fn effective_caps() -> u64 {
@@ -83,35 +89,11 @@ fn effective_caps() -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether tracefs is mounted (its syscall events are there).
-fn tracefs_mounted() -> bool {
-    Path::new(TRACEFS).join("events").is_dir()
-}
-
-/// Mounts tracefs on [`TRACEFS`] (root only).
-fn mount_tracefs() -> std::io::Result<()> {
-    let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
-    let (source, target, kind) = (c("nodev"), c(TRACEFS), c("tracefs"));
-    // SAFETY: all three are valid NUL-terminated strings; no data argument.
-    let r = unsafe {
-        libc::mount(
-            source.as_ptr(),
-            target.as_ptr(),
-            kind.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
+/// Whether this backend can run here, or why not and how to allow it.
+pub fn availability() -> Result<(), String> {
+    if OBJECT.is_none() {
+        return Err(NOT_BUILT.trim().to_string());
     }
-}
-
-/// Whether this backend can run here: `Ok` with bpftrace's path and a note (tracefs
-/// mounted now), or why not and how to allow it.
-pub fn availability() -> Result<(PathBuf, Option<String>), String> {
     let caps = effective_caps();
     let has = |cap: u32| caps & (1 << cap) != 0;
     if !(has(CAP_BPF) && has(CAP_PERFMON) || has(CAP_SYS_ADMIN)) {
@@ -122,177 +104,112 @@ pub fn availability() -> Result<(PathBuf, Option<String>), String> {
              run with sudo, or `setcap cap_bpf,cap_perfmon+ep` on iolab"
         ));
     }
-    let Some(bpftrace) = bpftrace() else {
-        return Err("bpftrace is not installed (apt-get install bpftrace)".into());
+    if !Path::new(VMLINUX_BTF).exists() {
+        return Err(format!(
+            "the kernel has no BTF ({VMLINUX_BTF}; CONFIG_DEBUG_INFO_BTF)"
+        ));
+    }
+    Ok(())
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock of `bpf_ktime_get_ns`.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        return Err(
-            "the kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)".into(),
-        );
-    }
-    let mut note = None;
-    if !tracefs_mounted() {
-        if !has(CAP_SYS_ADMIN) {
-            return Err(format!(
-                "tracefs is not mounted on {TRACEFS}: mount it as root \
-                 (`mount -t tracefs nodev {TRACEFS}`)"
-            ));
-        }
-        mount_tracefs().map_err(|e| {
-            format!("tracefs is not mounted on {TRACEFS} and mounting it failed: {e}")
-        })?;
-        note = Some(format!("mounted tracefs on {TRACEFS}"));
-    }
-    if !Path::new(TRACEFS).join("events/syscalls").is_dir() {
-        return Err("the kernel has no syscall tracepoints (CONFIG_FTRACE_SYSCALLS)".into());
-    }
-    Ok((bpftrace, note))
+    // SAFETY: `ts` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// bpftrace's version line.
-fn version(bpftrace: &Path) -> String {
-    std::process::Command::new(bpftrace)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "bpftrace".into())
+/// The first line of a loader or verifier complaint worth showing.
+fn first_line(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    text.lines().next().unwrap_or("unknown").to_string()
 }
 
-/// Ends the program and reads its maps: the tracer's `lseek(-1, MAGIC, 0)` makes it
-/// print them and exit. bpftrace is not waited for: detaching its probes takes as long as
-/// attaching them, and nothing it does after the maps matters; a thread reaps it.
-fn finish(mut process: Process, lines: &mpsc::Receiver<String>) -> (parse::Maps, String) {
-    // SAFETY: lseek on an invalid descriptor only fails (EBADF); the probe sees its offset.
-    unsafe { libc::lseek(-1, script::MAGIC as libc::off_t, libc::SEEK_SET) };
-    let mut maps = parse::Maps::default();
-    let deadline = Instant::now() + ATTACH_TIMEOUT;
-    loop {
-        match lines.recv_timeout(Duration::from_millis(200)) {
-            Ok(line) if line.contains(script::DONE) => break,
-            Ok(line) => {
-                maps.take_line(&line);
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-            Err(_) => break,
+fn backend_error(what: &str, e: &dyn std::fmt::Display) -> Error {
+    Error::Backend {
+        backend: "bpf",
+        reason: format!("{what}: {}", first_line(e)),
+    }
+}
+
+/// Loads the program, fills its table of followed calls and attaches it.
+fn load() -> Result<Ebpf> {
+    let object = OBJECT.ok_or_else(|| Error::Unavailable {
+        backend: "bpf",
+        reason: NOT_BUILT.trim().to_string(),
+    })?;
+    let btf = Btf::from_sys_fs().map_err(|e| backend_error("cannot read the kernel's BTF", &e))?;
+    let mut ebpf = EbpfLoader::new()
+        .btf(Some(&btf))
+        .map_max_entries("stats", max_targets())
+        .map_max_entries("sys_stats", max_targets().saturating_mul(4))
+        .load(object)
+        .map_err(|e| backend_error("the kernel refused the eBPF program's maps", &e))?;
+    {
+        let mut table: Array<&mut MapData, layout::CallDef> = Array::try_from(
+            ebpf.map_mut("syscalls")
+                .ok_or_else(|| backend_error("the program", &"has no syscalls table"))?,
+        )
+        .map_err(|e| backend_error("the program's syscalls table", &e))?;
+        for (nr, def) in layout::call_table() {
+            table
+                .set(nr, def, 0)
+                .map_err(|e| backend_error("cannot fill the syscalls table", &e))?;
         }
     }
-    let stderr = process.stderr.take();
-    std::thread::spawn(move || {
-        let _ = process.wait();
-    });
-    let mut text = String::new();
-    if !maps.is_empty() {
-        return (maps, text);
+    for (name, tracepoint) in PROGRAMS {
+        let program: &mut RawTracePoint = ebpf
+            .program_mut(name)
+            .ok_or_else(|| backend_error("the eBPF object", &format!("has no program {name}")))?
+            .try_into()
+            .map_err(|e| backend_error(name, &e))?;
+        program
+            .load()
+            .map_err(|e| backend_error(&format!("the kernel refused {name}"), &e))?;
+        program
+            .attach(tracepoint)
+            .map_err(|e| backend_error(&format!("cannot attach {name} to {tracepoint}"), &e))?;
     }
-    if let Some(mut e) = stderr {
-        let _ = e.read_to_string(&mut text);
-    }
-    (maps, text)
-}
-
-/// Stops bpftrace before the command ran (`SIGINT`) and returns what it said on stderr.
-fn abort(mut process: Process) -> String {
-    // SAFETY: signals our own child.
-    unsafe { libc::kill(process.id() as i32, libc::SIGINT) };
-    let mut text = String::new();
-    if let Some(mut e) = process.stderr.take() {
-        let _ = e.read_to_string(&mut text);
-    }
-    let _ = process.wait();
-    text
-}
-
-/// The first line of bpftrace's complaint worth showing.
-fn first_error(stderr: &str) -> String {
-    // bpftrace 0.17 warns about RLIMIT_MEMLOCK on every start, as an "ERROR"; kernels
-    // since 5.11 charge BPF memory to the cgroup instead, so it is no error.
-    let lines = || {
-        stderr
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.contains("RLIMIT_MEMLOCK"))
-    };
-    lines()
-        .find(|l| l.to_ascii_lowercase().contains("error"))
-        .or_else(|| lines().next())
-        .unwrap_or("bpftrace exited before attaching its probes")
-        .to_string()
+    Ok(ebpf)
 }
 
 /// Runs `command` with the eBPF backend.
-pub fn run(command: &Command, bpftrace: &Path, reason: String) -> Result<Outcome> {
+pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     let names: HashMap<_, _> = procfs::own_fds(64)
         .into_iter()
         .map(|f| (f.key, f.path))
         .collect();
     let setup_started = Instant::now();
-    // Asked while bpftrace compiles, not after.
-    let version = {
-        let bpftrace = bpftrace.to_path_buf();
-        std::thread::spawn(move || version(&bpftrace))
-    };
+    let mut ebpf = load()?;
+    if let Some(signal) = signals::interrupted() {
+        return Err(Error::Interrupted { signal });
+    }
+    let ring = ebpf
+        .take_map("paths")
+        .ok_or_else(|| backend_error("the program", &"has no paths ring"))
+        .and_then(|m| RingBuf::try_from(m).map_err(|e| backend_error("the paths ring", &e)))?;
     let mut child = child::spawn(command, Start::Gated)?;
-    let spawned = std::process::Command::new(bpftrace)
-        .args(["-f", "json", "-B", "none", "--no-warnings", "-e"])
-        .arg(script::program())
-        .arg(child.pid.to_string())
-        // SAFETY: getpid cannot fail.
-        .arg(unsafe { libc::getpid() }.to_string())
-        .env("BPFTRACE_MAP_KEYS_MAX", map_keys_max().to_string())
-        .env("BPFTRACE_STRLEN", STRLEN.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
-    let mut process = match spawned {
-        Ok(p) => p,
-        Err(e) => {
+    {
+        // The command is followed from its execve on (0 until then).
+        let follow = BpfHashMap::<&mut MapData, u32, u8>::try_from(
+            ebpf.map_mut("traced")
+                .ok_or_else(|| backend_error("the program", &"has no traced map"))?,
+        )
+        .and_then(|mut traced| traced.insert(child.pid as u32, 0, 0));
+        if let Err(e) = follow {
             child.abandon();
-            return Err(Error::io(format!("cannot run {}", bpftrace.display()), e));
-        }
-    };
-    let stdout = process.stdout.take().expect("piped");
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    // Wait for the probes: the program prints its marker from BEGIN, after attaching.
-    let deadline = Instant::now() + ATTACH_TIMEOUT;
-    let mut ready = false;
-    while !ready {
-        match lines.recv_timeout(Duration::from_millis(100)) {
-            Ok(line) => ready = line.contains(script::READY),
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if Instant::now() > deadline || signals::interrupted().is_some() {
-                    break;
-                }
-            }
+            return Err(backend_error("cannot follow the command", &e));
         }
     }
-    if !ready {
-        child.abandon();
-        let stderr = abort(process);
-        if let Some(signal) = signals::interrupted() {
-            return Err(Error::Interrupted { signal });
-        }
-        return Err(Error::Backend {
-            backend: "bpf",
-            reason: first_error(&stderr),
-        });
-    }
+    let drain = collect::Drain::start(ring);
+    let start = monotonic_ns();
     if let Err(e) = child.release() {
         child.abandon();
-        let _ = abort(process);
+        let _ = drain.finish();
         return Err(e);
     }
     signals::forward_to(child.pid);
@@ -314,28 +231,33 @@ pub fn run(command: &Command, bpftrace: &Path, reason: String) -> Result<Outcome
     // The command is reaped: its pid may be reused, so nothing more goes to it.
     signals::forward_to(0);
     let wall = started.elapsed();
-    let (maps, stderr) = finish(process, &lines);
+    let paths = drain.finish();
     if let Some((_, errno)) = exec_failed {
         return Err(launch::exec_error(command, errno));
     }
-    let mut trace = parse::trace(&maps, &names);
-    if trace.targets.is_empty() && trace.tasks.execs == 0 {
-        return Err(Error::Backend {
-            backend: "bpf",
-            reason: format!("bpftrace printed no maps: {}", first_error(&stderr)),
-        });
-    }
-    if maps.largest() as u64 >= map_keys_max() - 1 {
+    let mut trace = collect::trace(&ebpf, start, &paths, &names)
+        .map_err(|e| backend_error("cannot read the program's maps", &e))?;
+    // Detaching the program and freeing its maps takes a while; nothing after this needs it.
+    std::thread::spawn(move || drop(ebpf));
+    if trace.lost.calls > 0 {
         trace.warnings.push(format!(
-            "a kernel map was full ({} entries): later targets or calls were not counted; \
-             set BPFTRACE_MAP_KEYS_MAX higher",
-            map_keys_max()
+            "incomplete: {} calls could not be kept (more than {} targets, or as many tasks \
+             in calls at once); set IOLAB_TRACE_TARGETS higher",
+            trace.lost.calls,
+            max_targets()
+        ));
+    }
+    if trace.lost.tasks > 0 {
+        trace.warnings.push(format!(
+            "incomplete: {} threads or processes could not be followed (more than 65536 at \
+             once)",
+            trace.lost.tasks
         ));
     }
     Ok(Outcome {
         backend: Backend::Bpf,
         reason,
-        detail: version.join().unwrap_or_else(|_| "bpftrace".into()),
+        detail: "iolab's eBPF program on the raw system-call tracepoints".into(),
         trace,
         exit: launch::exit_of(status),
         wall,

@@ -1,0 +1,769 @@
+/* The eBPF side of `iolab trace` (loaded by src/engine/bpf/, which holds the same layouts
+ * in Rust): it follows the command's tasks and folds every followed system call into
+ * per-target maps in the kernel, so nothing crosses to user space per call; only the path
+ * of each new file crosses, once, through a ring buffer.
+ *
+ * - Tasks: `traced` holds the command (0 until it executes, 1 after) and every thread and
+ *   child of a traced task (sched_process_fork); a task leaves with sched_process_exit.
+ * - Calls: raw tracepoints sys_enter and sys_exit. The entry looks the call up in
+ *   `syscalls` (filled by user space from src/syscalls.rs: what the call does and where
+ *   its arguments are), notes its descriptors' files, offsets and flags, and its start;
+ *   the exit adds the result to the target's `stats` (keyed by device and inode), to its
+ *   per-call counts `sys_stats`, and places reads and writes against the previous call on
+ *   the same open file (`positions`).
+ * - Names: the first time a regular file or a directory is seen, its dentries are walked up
+ *   to the root, across mounts, and the path goes to `paths` (a ring buffer).
+ * - Bounds: every map has a size; what does not fit is counted in `counters` and reported.
+ *
+ * SPDX-License-Identifier: MIT OR GPL-2.0 */
+#include "kernel.h"
+
+/* What a followed call does (src/engine/bpf/layout.rs, `Role`). */
+enum role {
+	ROLE_NONE = 0,
+	ROLE_READ = 1,
+	ROLE_WRITE = 2,
+	ROLE_COPY = 3,
+	ROLE_SYNC = 4,
+	ROLE_MSYNC = 5,
+	ROLE_SEEK = 6,
+	ROLE_OPEN = 7,
+	ROLE_CLOSE = 8,
+	ROLE_FD = 9,      /* dup, dup2, dup3, fcntl: counted on the descriptor's target */
+	ROLE_MMAP = 10,
+	ROLE_MUNMAP = 11,
+	ROLE_RING = 12,
+	ROLE_OTHER = 13,  /* close_range, sync: counted apart */
+};
+
+#define NO_ARG 0xff
+#define FLAGS_CREAT 0xfe   /* creat(2): O_CREAT | O_TRUNC */
+#define FLAGS_HOW 0xfd     /* openat2(2): the flags are in the struct open_how of argument 2 */
+
+/* src/engine/bpf/layout.rs `CallDef`. */
+struct call_def {
+	u8 role;
+	u8 index;    /* the call's position in Sys::ALL: the key of its counts */
+	u8 fd;       /* argument of the (source) descriptor */
+	u8 pos;      /* argument of an explicit offset, or NO_ARG */
+	u8 fd2;      /* copies: argument of the destination descriptor */
+	u8 pos_ptr;  /* copies: argument of a pointer to the source offset, or NO_ARG */
+	u8 pos2_ptr; /* copies: argument of a pointer to the destination offset, or NO_ARG */
+	u8 flags;    /* opens: argument of the flags, FLAGS_CREAT or FLAGS_HOW */
+};
+
+#define MAX_SYSCALLS 512
+#define BUCKETS 32
+#define PATH_MAX 4096
+#define MAX_DEPTH 512
+
+/* Indexes of `counters` (layout.rs `Counter`). */
+enum counter {
+	C_PROCESSES = 0, /* processes forked by traced tasks */
+	C_THREADS = 1,   /* threads started by traced tasks */
+	C_EXECS = 2,
+	C_LOST_CALLS = 3, /* calls on targets that did not fit, or whose entry did not fit */
+	C_LOST_TASKS = 4,
+	C_LOST_PATHS = 5,
+	C_COUNTERS = 8,
+};
+
+struct key {
+	u64 dev;
+	u64 ino;
+};
+
+struct flow {
+	u64 calls, bytes, ns, sequential, repeated, direct, synced, first, last;
+	u64 sizes[BUCKETS];
+};
+
+struct stats {
+	u32 mode, rdev;
+	u64 size;
+	struct flow read, write;
+	u64 syncs, sync_ns, opens;
+	u64 o_direct, o_sync, o_dsync, o_append, o_trunc, o_creat;
+	u64 seeks, mmaps, mmap_bytes, ring_enters, ring_submissions, errors;
+};
+_Static_assert(sizeof(struct stats) == 792, "layout.rs holds the same struct");
+
+struct sys_key {
+	u64 dev;
+	u64 ino;
+	u32 index;
+	u32 pad;
+};
+
+struct call_stat {
+	u64 calls, errors, ns;
+};
+
+/* One descriptor of a call in flight, as seen at its entry. */
+struct side {
+	u64 file;
+	u64 dev, ino;
+	s64 pos;
+	u32 flags;
+	u32 mode;
+	u32 rdev;
+	u32 ok;
+};
+
+struct pending {
+	u64 t0;
+	u64 arg; /* msync's address, mmap's length, an open's flags, io_uring_enter's count */
+	struct side a, b;
+	u8 role, index;
+};
+
+struct span {
+	u64 start, end;
+};
+
+struct map_key {
+	u32 tgid;
+	u32 pad;
+	u64 addr;
+};
+
+struct path_event {
+	u64 dev, ino;
+	u32 len;
+	u32 complete;
+	char path[PATH_MAX];
+};
+#define PATH_EVENT_HEADER 24
+
+struct scratch {
+	char buf[2 * PATH_MAX];
+	struct path_event ev;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u8);
+} traced SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SYSCALLS);
+	__type(key, u32);
+	__type(value, struct call_def);
+} syscalls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, struct pending);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 262144);
+	__type(key, struct key);
+	__type(value, struct stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1048576);
+	__type(key, struct sys_key);
+	__type(value, struct call_stat);
+} sys_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__type(key, u32);
+	__type(value, struct call_stat);
+} other SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, C_COUNTERS);
+	__type(key, u32);
+	__type(value, u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u64);
+	__type(value, struct span);
+} positions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct map_key);
+	__type(value, struct key);
+} mapped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* One zeroed `stats`: the value a new target starts from (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct stats);
+} blank SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} paths SEC(".maps");
+
+static __always_inline void bump(u32 which)
+{
+	u64 *c = bpf_map_lookup_elem(&counters, &which);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+static __always_inline u64 arg(struct pt_regs *regs, u32 i)
+{
+	u64 v = 0;
+	SYSCALL_ARG(regs, i, v);
+	return v;
+}
+
+/* The file behind descriptor `fd` of the current task, or 0. */
+static __always_inline struct file *fd_file(s64 fd)
+{
+	if (fd < 0)
+		return 0;
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct files_struct *files = 0;
+	struct fdtable *fdt = 0;
+	unsigned int max = 0;
+	struct file **table = 0;
+	struct file *f = 0;
+	READ(files, task->files);
+	if (!files)
+		return 0;
+	READ(fdt, files->fdt);
+	READ(max, fdt->max_fds);
+	if (fd >= max)
+		return 0;
+	READ(table, fdt->fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &table[fd]);
+	return f;
+}
+
+/* Notes what `f` is into `s`; returns whether there is a file. */
+static __always_inline int describe(struct side *s, struct file *f)
+{
+	struct inode *i = 0;
+	struct super_block *sb = 0;
+	u32 dev = 0;
+	unsigned long ino = 0;
+	u16 mode = 0;
+	if (!f)
+		return 0;
+	READ(i, f->f_inode);
+	READ(sb, i->i_sb);
+	READ(dev, sb->s_dev);
+	READ(ino, i->i_ino);
+	READ(mode, i->i_mode);
+	READ(s->rdev, i->i_rdev);
+	READ(s->flags, f->f_flags);
+	READ(s->pos, f->f_pos);
+	s->file = (u64)f;
+	s->dev = dev;
+	s->ino = ino;
+	s->mode = mode;
+	s->ok = 1;
+	return 1;
+}
+
+/* A walk from a dentry up to the root, one component per step of bpf_loop (a loop the
+ * verifier checks once, not once per component). */
+struct walk {
+	struct dentry *d;
+	struct vfsmount *vm;
+	struct mount *mnt;
+	u32 off; /* the path so far is scratch.buf[off .. PATH_MAX) */
+	u32 complete;
+};
+
+static long walk_step(u64 i, struct walk *w)
+{
+	u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 1;
+	/* Every READ starts from a kernel type (CO-RE relocates accesses from there). */
+	struct dentry *d = w->d, *root = 0, *parent = 0;
+	struct vfsmount *vm = w->vm;
+	struct mount *mnt = w->mnt;
+	READ(root, vm->mnt_root);
+	READ(parent, d->d_parent);
+	if (d == root) {
+		struct mount *up = 0;
+		READ(up, mnt->mnt_parent);
+		if (up == mnt) {
+			w->complete = 1;
+			return 1;
+		}
+		READ(w->d, mnt->mnt_mountpoint);
+		w->mnt = up;
+		w->vm = (void *)up + FIELD_OFFSET(struct mount, mnt);
+		return 0;
+	}
+	if (d == parent) {
+		/* The root of a file system mounted nowhere (an internal one). */
+		w->complete = 1;
+		return 1;
+	}
+	u32 len = 0;
+	const unsigned char *name = 0;
+	READ(len, d->d_name.len);
+	READ(name, d->d_name.name);
+	if (len > 255)
+		len = 255;
+	u32 off = w->off;
+	if (off > PATH_MAX || len + 2 > off)
+		return 1;
+	off -= len + 1;
+	s->buf[off & (PATH_MAX - 1)] = '/';
+	bpf_probe_read_kernel(&s->buf[(off + 1) & (PATH_MAX - 1)], len & 255, name);
+	w->off = off;
+	w->d = parent;
+	return 0;
+}
+
+/* Sends the path of `f` (a regular file or a directory) to user space: its dentries
+ * walked up to the root of their mount, then from the mount point up, to the root of the
+ * mount tree. A path deeper than MAX_DEPTH components or longer than PATH_MAX is sent cut,
+ * with `complete` 0. */
+static __always_inline void name_target(struct file *f, u64 dev, u64 ino)
+{
+	u32 zero = 0;
+	struct walk w = {};
+	READ(w.d, f->f_path.dentry);
+	READ(w.vm, f->f_path.mnt);
+	w.mnt = (void *)w.vm - FIELD_OFFSET(struct mount, mnt);
+	w.off = PATH_MAX;
+	bpf_loop(MAX_DEPTH, walk_step, &w, 0);
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return;
+	u32 off = w.off;
+	if (off > PATH_MAX)
+		return;
+	if (off == PATH_MAX) {
+		s->buf[PATH_MAX - 1] = '/';
+		off = PATH_MAX - 1;
+	}
+	u32 len = PATH_MAX - off;
+	s->ev.dev = dev;
+	s->ev.ino = ino;
+	s->ev.len = len;
+	s->ev.complete = w.complete;
+	bpf_probe_read_kernel(s->ev.path, len & (PATH_MAX - 1), &s->buf[off & (PATH_MAX - 1)]);
+	if (bpf_ringbuf_output(&paths, &s->ev, PATH_EVENT_HEADER + (len & (PATH_MAX - 1)), 0))
+		bump(C_LOST_PATHS);
+}
+
+/* The stats of the target `s` describes, made (and named) on first sight; 0 when the map
+ * is full. */
+static __always_inline struct stats *target(struct side *s)
+{
+	struct key k = {s->dev, s->ino};
+	struct stats *st = bpf_map_lookup_elem(&stats, &k);
+	if (st)
+		return st;
+	u32 zero = 0;
+	struct stats *z = bpf_map_lookup_elem(&blank, &zero);
+	if (!z)
+		return 0;
+	long err = bpf_map_update_elem(&stats, &k, z, BPF_NOEXIST);
+	st = bpf_map_lookup_elem(&stats, &k);
+	if (!st) {
+		bump(C_LOST_CALLS);
+		return 0;
+	}
+	if (err == 0) {
+		st->mode = s->mode;
+		st->rdev = s->rdev;
+		u32 type = s->mode & S_IFMT;
+		if (type == S_IFREG || type == S_IFDIR)
+			name_target((struct file *)s->file, s->dev, s->ino);
+	}
+	return st;
+}
+
+/* Counts one call of `index` on the target `s` describes. */
+static __always_inline void count_call(struct side *s, u8 index, s64 ret, u64 ns)
+{
+	struct sys_key k = {s->dev, s->ino, index, 0};
+	struct call_stat *c = bpf_map_lookup_elem(&sys_stats, &k);
+	if (!c) {
+		struct call_stat z = {};
+		bpf_map_update_elem(&sys_stats, &k, &z, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&sys_stats, &k);
+		if (!c)
+			return;
+	}
+	__sync_fetch_and_add(&c->calls, 1);
+	__sync_fetch_and_add(&c->ns, ns);
+	if (ret < 0)
+		__sync_fetch_and_add(&c->errors, 1);
+}
+
+/* Counts a call that names no target. */
+static __always_inline void count_other(u8 index, s64 ret, u64 ns)
+{
+	u32 i = index;
+	struct call_stat *c = bpf_map_lookup_elem(&other, &i);
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->calls, 1);
+	__sync_fetch_and_add(&c->ns, ns);
+	if (ret < 0)
+		__sync_fetch_and_add(&c->errors, 1);
+}
+
+/* The size bucket of a call that moved `n` bytes: model.rs `size_bucket`. */
+static __always_inline u32 bucket(u64 n)
+{
+	u32 b = 0;
+	if (n >> 32) { b += 32; n >>= 32; }
+	if (n >> 16) { b += 16; n >>= 16; }
+	if (n >> 8) { b += 8; n >>= 8; }
+	if (n >> 4) { b += 4; n >>= 4; }
+	if (n >> 2) { b += 2; n >>= 2; }
+	if (n >> 1) { b += 1; n >>= 1; }
+	b += n;
+	return b > BUCKETS - 1 ? BUCKETS - 1 : b;
+}
+
+/* Adds one read or write of `ret` bytes through `s`, started at `t0`, to `fl`, placed
+ * against the previous call on the same open file (model.rs `Place`). */
+static __always_inline void flow_add(struct flow *fl, struct side *s, s64 ret, u64 ns, u64 t0,
+				     int write)
+{
+	__sync_fetch_and_add(&fl->calls, 1);
+	__sync_fetch_and_add(&fl->bytes, ret);
+	__sync_fetch_and_add(&fl->ns, ns);
+	__sync_fetch_and_add(&fl->sizes[bucket(ret) & (BUCKETS - 1)], 1);
+	if (fl->first == 0)
+		__sync_val_compare_and_swap(&fl->first, 0, t0);
+	if (t0 > fl->last)
+		fl->last = t0;
+	if (s->flags & O_DIRECT)
+		__sync_fetch_and_add(&fl->direct, 1);
+	if (write && (s->flags & O_DSYNC))
+		__sync_fetch_and_add(&fl->synced, 1);
+	if ((s->mode & S_IFMT) != S_IFREG || ret <= 0)
+		return;
+	if (write && (s->flags & O_APPEND)) {
+		__sync_fetch_and_add(&fl->sequential, 1);
+		return;
+	}
+	u64 start = s->pos;
+	struct span *sp = bpf_map_lookup_elem(&positions, &s->file);
+	if (sp ? start == sp->end : start == 0)
+		__sync_fetch_and_add(&fl->sequential, 1);
+	else if (sp && start == sp->start)
+		__sync_fetch_and_add(&fl->repeated, 1);
+	struct span now = {start, start + ret};
+	bpf_map_update_elem(&positions, &s->file, &now, BPF_ANY);
+}
+
+/* A read or write through `s` that returned `ret`. */
+static __always_inline void transfer(struct side *s, struct pending *p, s64 ret, u64 ns, int write)
+{
+	if (!s->ok) {
+		count_other(p->index, ret, ns);
+		return;
+	}
+	struct stats *st = target(s);
+	if (!st)
+		return;
+	count_call(s, p->index, ret, ns);
+	if (ret < 0) {
+		__sync_fetch_and_add(&st->errors, 1);
+		return;
+	}
+	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, write);
+	if ((s->mode & S_IFMT) == S_IFREG) {
+		struct file *f = (struct file *)s->file;
+		struct inode *i = 0;
+		s64 size = 0;
+		READ(i, f->f_inode);
+		READ(size, i->i_size);
+		st->size = size;
+	}
+}
+
+/* Where a copy's side starts: the offset the pointer in argument `ptr` holds, else the
+ * descriptor's position. */
+static __always_inline void copy_offset(struct pt_regs *regs, u8 ptr, struct side *s)
+{
+	if (ptr == NO_ARG)
+		return;
+	u64 at = arg(regs, ptr);
+	if (at)
+		bpf_probe_read_user(&s->pos, sizeof(s->pos), (void *)at);
+}
+
+SEC("raw_tracepoint/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	u8 *armed = bpf_map_lookup_elem(&traced, &tid);
+	if (!armed || !*armed)
+		return 0;
+	u64 nr = ctx->args[1];
+	if (nr >= MAX_SYSCALLS)
+		return 0;
+	u32 n = nr;
+	struct call_def *def = bpf_map_lookup_elem(&syscalls, &n);
+	if (!def || def->role == ROLE_NONE)
+		return 0;
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	struct pending p = {};
+	p.role = def->role;
+	p.index = def->index;
+	switch (def->role) {
+	case ROLE_READ:
+	case ROLE_WRITE:
+		describe(&p.a, fd_file(arg(regs, def->fd)));
+		if (def->pos != NO_ARG) {
+			s64 at = arg(regs, def->pos);
+			/* preadv2 and pwritev2 take -1 for the descriptor's position. */
+			if (at != -1)
+				p.a.pos = at;
+		}
+		break;
+	case ROLE_COPY:
+		describe(&p.a, fd_file(arg(regs, def->fd)));
+		describe(&p.b, fd_file(arg(regs, def->fd2)));
+		copy_offset(regs, def->pos_ptr, &p.a);
+		copy_offset(regs, def->pos2_ptr, &p.b);
+		break;
+	case ROLE_OPEN:
+		if (def->flags == FLAGS_CREAT) {
+			p.arg = O_CREAT | O_TRUNC;
+		} else if (def->flags == FLAGS_HOW) {
+			u64 how = arg(regs, 2);
+			bpf_probe_read_user(&p.arg, sizeof(p.arg), (void *)how);
+		} else {
+			p.arg = arg(regs, def->flags);
+		}
+		break;
+	case ROLE_MSYNC:
+		p.arg = arg(regs, 0);
+		break;
+	case ROLE_MUNMAP: {
+		struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, arg(regs, 0)};
+		bpf_map_delete_elem(&mapped, &mk);
+		return 0;
+	}
+	case ROLE_MMAP:
+		if (arg(regs, 3) & MAP_ANONYMOUS)
+			return 0;
+		describe(&p.a, fd_file(arg(regs, def->fd)));
+		p.arg = arg(regs, 1);
+		break;
+	case ROLE_RING:
+		describe(&p.a, fd_file(arg(regs, def->fd)));
+		p.arg = arg(regs, 1) & 0xffffffff;
+		break;
+	case ROLE_OTHER:
+		break;
+	default: /* sync, seek, close, dup, fcntl */
+		describe(&p.a, fd_file(arg(regs, def->fd)));
+		break;
+	}
+	p.t0 = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY))
+		bump(C_LOST_CALLS);
+	return 0;
+}
+
+SEC("raw_tracepoint/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	u64 now = bpf_ktime_get_ns();
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct pending *pp = bpf_map_lookup_elem(&pending, &tid);
+	if (!pp)
+		return 0;
+	struct pending p = *pp;
+	bpf_map_delete_elem(&pending, &tid);
+	s64 ret = ctx->args[1];
+	u64 ns = now - p.t0;
+	struct stats *st = 0;
+	switch (p.role) {
+	case ROLE_READ:
+		transfer(&p.a, &p, ret, ns, 0);
+		break;
+	case ROLE_WRITE:
+		transfer(&p.a, &p, ret, ns, 1);
+		break;
+	case ROLE_COPY:
+		/* One call, two targets: each gets half of its time. */
+		transfer(&p.a, &p, ret, ns / 2, 0);
+		transfer(&p.b, &p, ret, ns - ns / 2, 1);
+		break;
+	case ROLE_OPEN: {
+		if (ret < 0) {
+			count_other(p.index, ret, ns);
+			break;
+		}
+		struct file *f = fd_file(ret);
+		if (!describe(&p.a, f)) {
+			count_other(p.index, ret, ns);
+			break;
+		}
+		/* A new open file: nothing read or written through it yet. */
+		bpf_map_delete_elem(&positions, &p.a.file);
+		st = target(&p.a);
+		if (!st)
+			break;
+		count_call(&p.a, p.index, ret, ns);
+		__sync_fetch_and_add(&st->opens, 1);
+		u64 fl = p.arg | p.a.flags;
+		if (fl & O_DIRECT)
+			__sync_fetch_and_add(&st->o_direct, 1);
+		if ((fl & O_SYNC) == O_SYNC)
+			__sync_fetch_and_add(&st->o_sync, 1);
+		else if (fl & O_DSYNC)
+			__sync_fetch_and_add(&st->o_dsync, 1);
+		if (fl & O_APPEND)
+			__sync_fetch_and_add(&st->o_append, 1);
+		if (fl & O_TRUNC)
+			__sync_fetch_and_add(&st->o_trunc, 1);
+		if (fl & O_CREAT)
+			__sync_fetch_and_add(&st->o_creat, 1);
+		break;
+	}
+	case ROLE_MSYNC: {
+		struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, p.arg};
+		struct key *k = bpf_map_lookup_elem(&mapped, &mk);
+		if (!k) {
+			count_other(p.index, ret, ns);
+			break;
+		}
+		struct side s = {};
+		s.dev = k->dev;
+		s.ino = k->ino;
+		s.ok = 1;
+		st = bpf_map_lookup_elem(&stats, k);
+		if (!st)
+			break;
+		count_call(&s, p.index, ret, ns);
+		if (ret < 0) {
+			__sync_fetch_and_add(&st->errors, 1);
+		} else {
+			__sync_fetch_and_add(&st->syncs, 1);
+			__sync_fetch_and_add(&st->sync_ns, ns);
+		}
+		break;
+	}
+	case ROLE_OTHER:
+		count_other(p.index, ret, ns);
+		break;
+	default: {
+		/* sync, seek, close, dup, fcntl, mmap, io_uring_enter: counted on the target of the
+		 * descriptor as it was at the entry. */
+		if (!p.a.ok) {
+			count_other(p.index, ret, ns);
+			break;
+		}
+		st = target(&p.a);
+		if (!st)
+			break;
+		count_call(&p.a, p.index, ret, ns);
+		if (ret < 0 && (p.role != ROLE_MMAP || ret > -4096)) {
+			__sync_fetch_and_add(&st->errors, 1);
+			break;
+		}
+		if (p.role == ROLE_SYNC) {
+			__sync_fetch_and_add(&st->syncs, 1);
+			__sync_fetch_and_add(&st->sync_ns, ns);
+		} else if (p.role == ROLE_SEEK) {
+			__sync_fetch_and_add(&st->seeks, 1);
+		} else if (p.role == ROLE_RING) {
+			__sync_fetch_and_add(&st->ring_enters, 1);
+			__sync_fetch_and_add(&st->ring_submissions, p.arg);
+		} else if (p.role == ROLE_MMAP) {
+			__sync_fetch_and_add(&st->mmaps, 1);
+			__sync_fetch_and_add(&st->mmap_bytes, p.arg);
+			struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, (u64)ret};
+			struct key k = {p.a.dev, p.a.ino};
+			bpf_map_update_elem(&mapped, &mk, &k, BPF_ANY);
+		}
+		break;
+	}
+	}
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int process_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (void *)ctx->args[0];
+	struct task_struct *child = (void *)ctx->args[1];
+	int ppid = 0, pid = 0, tgid = 0;
+	READ(ppid, parent->pid);
+	u32 from = ppid;
+	u8 *armed = bpf_map_lookup_elem(&traced, &from);
+	if (!armed)
+		return 0;
+	u8 state = *armed;
+	READ(pid, child->pid);
+	READ(tgid, child->tgid);
+	u32 to = pid;
+	if (bpf_map_update_elem(&traced, &to, &state, BPF_ANY)) {
+		bump(C_LOST_TASKS);
+		return 0;
+	}
+	if (state)
+		bump(pid == tgid ? C_PROCESSES : C_THREADS);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int process_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	u32 old = (u32)ctx->args[1];
+	u8 *armed = bpf_map_lookup_elem(&traced, &tid);
+	if (!armed)
+		armed = bpf_map_lookup_elem(&traced, &old);
+	if (!armed)
+		return 0;
+	/* The command itself is followed from its execve on, not before. */
+	u8 one = 1;
+	bpf_map_update_elem(&traced, &tid, &one, BPF_ANY);
+	bump(C_EXECS);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exit")
+int process_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	if (!bpf_map_lookup_elem(&traced, &tid))
+		return 0;
+	bpf_map_delete_elem(&traced, &tid);
+	bpf_map_delete_elem(&pending, &tid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

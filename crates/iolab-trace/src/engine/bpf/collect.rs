@@ -1,0 +1,253 @@
+//! Reading the program's maps back into a [`Trace`] once the command has ended, and the
+//! paths it sent through its ring buffer while the command ran.
+
+use std::collections::HashMap;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+use aya::Ebpf;
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
+
+use super::layout::{Counter, Key, RawCallStat, RawFlow, Stats, SysKey};
+use crate::model::{CallStat, Flow, Kind, Lost, Target, TargetKey, Trace};
+use crate::syscalls::Sys;
+
+/// A path the program sent: the file's key, its path, and whether it is whole.
+type Paths = HashMap<Key, (String, bool)>;
+
+/// Size of a path event's header in the ring (`PATH_EVENT_HEADER`): dev, ino, len, complete.
+const EVENT_HEADER: usize = 24;
+
+/// How long the drainer sleeps in `poll` when the ring is empty.
+const POLL_MS: i32 = 20;
+
+/// The thread that empties the ring buffer of paths while the command runs.
+pub struct Drain {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Paths>,
+}
+
+fn event(bytes: &[u8]) -> Option<(Key, String, bool)> {
+    let word = |at: usize, n: usize| -> Option<u64> {
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(bytes.get(at..at + n)?);
+        Some(u64::from_ne_bytes(b))
+    };
+    let key = Key {
+        dev: word(0, 8)?,
+        ino: word(8, 8)?,
+    };
+    let len = word(16, 4)? as usize;
+    let complete = word(20, 4)? != 0;
+    let path = bytes.get(EVENT_HEADER..EVENT_HEADER + len)?;
+    Some((key, String::from_utf8_lossy(path).into_owned(), complete))
+}
+
+impl Drain {
+    /// Starts emptying `ring` into a table of paths.
+    pub fn start(mut ring: RingBuf<aya::maps::MapData>) -> Drain {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut paths = Paths::new();
+            loop {
+                // Read the flag before emptying: what was sent before it was set is taken.
+                let last = flag.load(Ordering::SeqCst);
+                while let Some(item) = ring.next() {
+                    if let Some((key, path, complete)) = event(&item) {
+                        paths.entry(key).or_insert((path, complete));
+                    }
+                }
+                if last {
+                    return paths;
+                }
+                let mut pfd = libc::pollfd {
+                    fd: ring.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, for the duration of the call.
+                unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
+            }
+        });
+        Drain { stop, thread }
+    }
+
+    /// Takes what is left in the ring and returns every path.
+    pub fn finish(self) -> Paths {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+fn flow(raw: &RawFlow, start: u64) -> Flow {
+    let at = |t: u64| (t != 0).then(|| t.saturating_sub(start));
+    Flow {
+        calls: raw.calls,
+        bytes: raw.bytes,
+        ns: raw.ns,
+        sequential: raw.sequential,
+        repeated: raw.repeated,
+        direct: raw.direct,
+        synced: raw.synced,
+        first_ns: at(raw.first),
+        last_ns: at(raw.last),
+        sizes: raw.sizes,
+    }
+}
+
+fn call_stat(raw: &RawCallStat) -> CallStat {
+    CallStat {
+        calls: raw.calls,
+        errors: raw.errors,
+        ns: raw.ns,
+    }
+}
+
+/// A target from the program's stats of `key`.
+fn target(key: Key, s: &Stats, start: u64) -> Target {
+    let (major, minor) = ((s.rdev >> 20), (s.rdev & 0xf_ffff));
+    let kind = Kind::from_mode(s.mode, major);
+    let mut t = Target::new(
+        Some(TargetKey::from_kernel_dev(key.dev, key.ino)),
+        Some(kind),
+        "",
+    );
+    if matches!(kind, Kind::Tty | Kind::Device)
+        && let Some(p) = crate::procfs::device_path(major, minor)
+    {
+        t.path = p;
+    }
+    if kind == Kind::File {
+        t.size = s.size;
+    }
+    t.read = flow(&s.read, start);
+    t.write = flow(&s.write, start);
+    t.syncs = s.syncs;
+    t.sync_ns = s.sync_ns;
+    t.opens = s.opens;
+    t.open_flags.direct = s.o_direct;
+    t.open_flags.sync = s.o_sync;
+    t.open_flags.dsync = s.o_dsync;
+    t.open_flags.append = s.o_append;
+    t.open_flags.trunc = s.o_trunc;
+    t.open_flags.creat = s.o_creat;
+    t.seeks = s.seeks;
+    t.mmaps = s.mmaps;
+    t.mmap_bytes = s.mmap_bytes;
+    t.ring_enters = s.ring_enters;
+    t.ring_submissions = s.ring_submissions;
+    t.errors = s.errors;
+    t
+}
+
+/// A name for a target whose path was not sent: what `/proc` would call it.
+fn describe(t: &Target) -> String {
+    let key = t.key.unwrap_or_default();
+    match t.kind {
+        Some(Kind::Pipe) => format!("pipe:[{}]", key.ino),
+        Some(Kind::Socket) => format!("socket:[{}]", key.ino),
+        _ if t.ring_enters > 0 => "anon_inode:[io_uring]".to_string(),
+        _ => format!("inode {} on {}:{}", key.ino, key.major, key.minor),
+    }
+}
+
+fn map<'a>(ebpf: &'a Ebpf, name: &str) -> Result<&'a aya::maps::Map, String> {
+    ebpf.map(name)
+        .ok_or_else(|| format!("the program has no map {name}"))
+}
+
+/// The trace the maps of `ebpf` hold. `start`: `CLOCK_MONOTONIC` nanoseconds when the
+/// command was released; `paths` from the ring; `names`: the tracer's own descriptors,
+/// which the command inherited, by key.
+pub fn trace(
+    ebpf: &Ebpf,
+    start: u64,
+    paths: &Paths,
+    names: &HashMap<TargetKey, String>,
+) -> Result<Trace, String> {
+    let err = |e: aya::maps::MapError| e.to_string();
+    let stats: BpfHashMap<&MapData, Key, Stats> =
+        BpfHashMap::try_from(map(ebpf, "stats")?).map_err(err)?;
+    let mut index: HashMap<Key, usize> = HashMap::new();
+    let mut trace = Trace::default();
+    for item in stats.iter() {
+        let (key, s) = item.map_err(err)?;
+        let mut t = target(key, &s, start);
+        if let Some((path, complete)) = paths.get(&key) {
+            t.path = if *complete {
+                path.clone()
+            } else {
+                format!("…{path}")
+            };
+        }
+        if t.path.is_empty() {
+            t.path = t
+                .key
+                .and_then(|k| names.get(&k).cloned())
+                .unwrap_or_else(|| describe(&t));
+        }
+        index.insert(key, trace.targets.len());
+        trace.targets.push(t);
+    }
+    let sys_stats: BpfHashMap<&MapData, SysKey, RawCallStat> =
+        BpfHashMap::try_from(map(ebpf, "sys_stats")?).map_err(err)?;
+    for item in sys_stats.iter() {
+        let (k, c) = item.map_err(err)?;
+        let key = Key {
+            dev: k.dev,
+            ino: k.ino,
+        };
+        if let (Some(&i), Some(&sys)) = (index.get(&key), Sys::ALL.get(k.index as usize)) {
+            trace.targets[i].calls.insert(sys, call_stat(&c));
+        }
+    }
+    let other: Array<&MapData, RawCallStat> = Array::try_from(map(ebpf, "other")?).map_err(err)?;
+    for (i, &sys) in Sys::ALL.iter().enumerate() {
+        let c = other.get(&(i as u32), 0).map_err(err)?;
+        if c.calls > 0 {
+            trace.other_calls.insert(sys, call_stat(&c));
+        }
+    }
+    let counters: Array<&MapData, u64> = Array::try_from(map(ebpf, "counters")?).map_err(err)?;
+    let counter = |c: Counter| counters.get(&(c as u32), 0).unwrap_or(0);
+    trace.tasks.processes = 1 + counter(Counter::Processes);
+    trace.tasks.threads = counter(Counter::Threads);
+    trace.tasks.execs = counter(Counter::Execs);
+    trace.lost = Lost {
+        targets: 0,
+        calls: counter(Counter::LostCalls),
+        tasks: counter(Counter::LostTasks),
+    };
+    let lost_paths = counter(Counter::LostPaths);
+    if lost_paths > 0 {
+        trace.warnings.push(format!(
+            "{lost_paths} paths could not be sent (the ring buffer was full): those files are \
+             named by their inode"
+        ));
+    }
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_path_event() {
+        let mut bytes = Vec::new();
+        bytes.extend(7u64.to_ne_bytes());
+        bytes.extend(9u64.to_ne_bytes());
+        bytes.extend(6u32.to_ne_bytes());
+        bytes.extend(1u32.to_ne_bytes());
+        bytes.extend(b"/tmp/x");
+        let (key, path, complete) = event(&bytes).unwrap();
+        assert_eq!(
+            (key.dev, key.ino, path.as_str(), complete),
+            (7, 9, "/tmp/x", true)
+        );
+        assert!(event(&bytes[..29]).is_none(), "a cut event is no event");
+    }
+}
