@@ -256,16 +256,27 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
             "path",
             "calls",
             "bytes",
+            "measured_s",
             "estimated_s",
             "estimated_fixed_s",
+            "saving_s",
+            "share",
+            "shown",
+            "basis",
+            "warnings",
             "cli",
             "library",
         ] {
             assert!(f.get(key).is_some(), "{key}: {f}");
         }
         assert_eq!(f["kind"], "small-writes");
-        assert_eq!(f["calls"], 4000);
-        assert!(f["estimated_s"].as_f64().unwrap() > f["estimated_fixed_s"].as_f64().unwrap());
+        // A copy loop: 4000 reads of /dev/zero and 4000 writes.
+        assert_eq!(f["calls"], 8000);
+        let now = f["estimated_s"].as_f64().unwrap();
+        let fixed = f["estimated_fixed_s"].as_f64().unwrap();
+        assert!(now > fixed, "{f}");
+        assert!(f["measured_s"].as_f64().unwrap() > 0.0, "{f}");
+        assert_eq!(f["shown"], true);
     }
 }
 

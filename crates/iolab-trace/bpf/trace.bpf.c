@@ -9,8 +9,8 @@
  *   `syscalls` (filled by user space from src/syscalls.rs: what the call does and where
  *   its arguments are), notes its descriptors' files, offsets and flags, and its start;
  *   the exit adds the result to the target's `stats` (keyed by device and inode), to its
- *   per-call counts `sys_stats`, and places reads and writes against the previous call on
- *   the same open file (`positions`).
+ *   per-call counts `sys_stats`, and places each read against the previous read on the
+ *   same open file, each write against the previous write (`positions`).
  * - Names: the first time a regular file or a directory is seen, its dentries are walked up
  *   to the root, across mounts, and the path goes to `paths` (a ring buffer).
  * - Bounds: every map has a size; what does not fit is counted in `counters` and reported.
@@ -474,13 +474,16 @@ static __always_inline void flow_add(struct flow *fl, struct side *s, s64 ret, u
 		return;
 	}
 	u64 start = s->pos;
-	struct span *sp = bpf_map_lookup_elem(&positions, &s->file);
+	/* Reads are placed against reads, writes against writes (a file's pointers are
+	 * aligned, so the low bit is free for the direction). */
+	u64 key = s->file | (u64)(write != 0);
+	struct span *sp = bpf_map_lookup_elem(&positions, &key);
 	if (sp ? start == sp->end : start == 0)
 		__sync_fetch_and_add(&fl->sequential, 1);
 	else if (sp && start == sp->start)
 		__sync_fetch_and_add(&fl->repeated, 1);
 	struct span now = {start, start + ret};
-	bpf_map_update_elem(&positions, &s->file, &now, BPF_ANY);
+	bpf_map_update_elem(&positions, &key, &now, BPF_ANY);
 }
 
 /* A read or write through `s` that returned `ret`. */
@@ -589,9 +592,14 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		describe(&p.a, fd_file(arg(regs, def->fd)));
 		break;
 	}
-	p.t0 = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY))
+	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY)) {
 		bump(C_LOST_CALLS);
+		return 0;
+	}
+	/* The clock starts last, so that the call's time leaves this program out. */
+	struct pending *pp = bpf_map_lookup_elem(&pending, &tid);
+	if (pp)
+		pp->t0 = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -631,7 +639,10 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 			break;
 		}
 		/* A new open file: nothing read or written through it yet. */
-		bpf_map_delete_elem(&positions, &p.a.file);
+		u64 fresh = p.a.file;
+		bpf_map_delete_elem(&positions, &fresh);
+		fresh |= 1;
+		bpf_map_delete_elem(&positions, &fresh);
 		st = target(&p.a);
 		if (!st)
 			break;

@@ -57,32 +57,29 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
             reason,
         })?;
     }
-    let outcome = {
-        let _signals = signals::Guard::install();
-        engine::run(
-            &command,
-            options.backend,
-            &RunOptions {
-                log: options.log.clone(),
-            },
-        )?
-    };
-    let patterns = rules::detect(&outcome.trace, outcome.backend == Backend::Bpf);
+    // The signals stay caught through the calibration: a Ctrl-C there stops it between
+    // samples, and what the trace saw is still reported.
+    let _signals = signals::Guard::install();
+    let outcome = engine::run(
+        &command,
+        options.backend,
+        &RunOptions {
+            log: options.log.clone(),
+        },
+    )?;
+    let analysis = rules::Analysis::new(&outcome.trace, outcome.backend == Backend::Bpf);
     let mut notes = Vec::new();
     let calibrate = options.calibrate && outcome.interrupted.is_none();
-    if options.calibrate && !calibrate && !patterns.is_empty() {
+    if options.calibrate && !calibrate && !analysis.patterns.is_empty() {
         notes.push("interrupted: no calibration, estimates only from iolab bench results".into());
     }
-    let costs = if patterns.is_empty() {
-        Costs::default()
-    } else {
-        Costs::gather(
-            &rules::all_needs(&patterns, &outcome.trace),
-            options.results.as_deref(),
-            calibrate,
-        )
-    };
-    let findings = rules::findings(&patterns, &outcome.trace, &costs);
+    let costs = Costs::gather(&analysis.needs(), options.results.as_deref(), calibrate);
+    if let Some(signal) = costs.sources.interrupted {
+        notes.push(format!(
+            "the calibration was interrupted (signal {signal}): the figures it had not measured are missing"
+        ));
+    }
+    let findings = analysis.findings(&costs, outcome.wall);
     Ok(Report {
         command: words
             .iter()

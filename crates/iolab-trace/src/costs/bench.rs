@@ -5,22 +5,23 @@
 //! | small write to a file | `append`, `write-per-record`, `sync_policy` `none`, the payload nearest the traced size: `ns_per_record` |
 //! | buffered, to a file | `append`, the faster of `append-file` and `bufwriter-64k` at that payload |
 //! | buffered, to a pipe | `write`, sink `splice-reader`, `bufwriter` default row (`StdoutWriter::new()`): seconds per byte |
-//! | best read | the `count` verdict `warm`: its row's seconds per byte (line counting included) |
+//! | big reads | the `count` verdict `warm`: its row's seconds per byte (line counting included) |
 //! | random read (`pread`, depth 1) | `random`, `pread`, `queue_depth` 1, `uniform`, `warm` or (cold) `cold`/`beyond-memory`: seconds per read |
 //! | best random read | the `random` verdict for that state |
-//! | synced record | `append`, `write-per-record`, `every-record`: `ns_per_record` |
-//! | group commit | `append`, `every-K` (a sync per 1000 records): the fastest `ns_per_record` |
+//! | `fdatasync` per record | `append`, `write-per-record`, `every-record`: `ns_per_record` |
+//! | `fdatasync` per 1000 records | `append`, `every-K`: the fastest `ns_per_record` |
 //! | in-place edit | the `edit` verdict `replace`: its row's seconds per byte |
 //!
-//! Small writes to pipes and terminals and small reads have no bench row: they are
-//! calibrated.
+//! The rest has no bench row and is calibrated: the empty system call, small writes to
+//! pipes and terminals, small reads, `O_DIRECT` writes, `fsync` and `O_DSYNC` records,
+//! folder syncs.
 
 use std::path::{Path, PathBuf};
 
 use iolab_bench::results::{Results, Row, Verdict};
 use serde_json::Value;
 
-use super::{Figure, Need};
+use super::{Figure, Need, SyncCall};
 use crate::model::Kind;
 
 /// Where `iolab bench` writes its runs by default.
@@ -204,7 +205,7 @@ impl Bench {
                     ),
                 ))
             }
-            Need::BestRead => {
+            Need::BigRead => {
                 let v = self.verdict("count", "warm")?;
                 let row = self.verdict_row(v, |r| r.cache.as_deref() == Some("warm"))?;
                 let per_byte = row.median_s? / row.bytes.max(1) as f64;
@@ -222,7 +223,7 @@ impl Bench {
                     v,
                 ))
             }
-            Need::RandomRead { cold } => {
+            Need::RandomRead { cold, .. } => {
                 let state = |r: &Row| {
                     let s = extra_str(r, "state").or(r.cache.as_deref()).unwrap_or("");
                     if *cold { s != "warm" } else { s == "warm" }
@@ -246,7 +247,7 @@ impl Bench {
                     ),
                 ))
             }
-            Need::BestRandomRead { cold } => {
+            Need::BestRandomRead { cold, .. } => {
                 let v = if *cold {
                     self.verdict("random", "cold")
                         .or_else(|| self.verdict("random", "beyond-memory"))?
@@ -269,11 +270,20 @@ impl Bench {
                     v,
                 ))
             }
-            Need::SyncedRecord { .. } => {
-                let row = self.append_row(&["write-per-record"], "every-record", 5)?;
+            Need::Sync {
+                call: SyncCall::Fdatasync,
+                every: 1,
+                record,
+                ..
+            } => {
+                let row = self.append_row(&["write-per-record"], "every-record", *record)?;
                 Some(self.per_record(row, ", fdatasync after each (the bench's data folder)"))
             }
-            Need::GroupCommit { .. } => {
+            Need::Sync {
+                every: 1000,
+                record,
+                ..
+            } => {
                 let names = [
                     "write-per-record",
                     "bufwriter-8k",
@@ -281,7 +291,7 @@ impl Bench {
                     "writev-batch",
                     "append-file",
                 ];
-                let row = self.append_row(&names, "every-K", 5)?;
+                let row = self.append_row(&names, "every-K", *record)?;
                 let mut f =
                     self.per_record(row, ", one fdatasync per 1000 (the bench's data folder)");
                 if let Some(v) = self.verdict("append", "synced every 1000") {

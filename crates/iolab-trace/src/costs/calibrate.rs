@@ -1,19 +1,29 @@
 //! The calibration: when no `iolab bench` results measured a figure a finding needs, it is
-//! measured here, briefly (about 0.2 s each; syncs at most 1 s), with the same system calls
-//! the traced program made and the library calls the fix names:
+//! measured here, briefly, with the same system calls the traced program made and the
+//! calls its fix would make:
 //!
-//! - small writes: `write(2)` of the traced size into a pipe read by another thread, into a
-//!   pseudo-terminal drained by another thread (through its line discipline, as a real
-//!   terminal), or into a file in the page cache;
-//! - the buffered fix: the same sinks, 64 KiB per `write(2)`;
+//! - an empty system call (`getppid`): the round trip a call's own time leaves out;
+//! - small writes: `write(2)` of the traced size into a pipe read by another thread, into
+//!   a pseudo-terminal drained by another thread, or into a file in the page cache; the
+//!   buffered fix: the same sinks, 64 KiB per `write(2)`;
+//! - `O_DIRECT` writes of the traced size, and of 1 MiB, appending to a file **in the traced
+//!   file's folder** (its device decides what they cost);
 //! - reads: `pread(2)` of the traced size, and of 1 MiB, over a cached 64 MiB file;
-//! - random reads: 4 KiB `pread(2)`s at scattered offsets of that file, one at a time, and
-//!   [`iolab::random::run`] with `mmap-random` and `uring` at depth 32 (the fastest wins);
-//! - syncs: a 512-byte `pwrite(2)` and an `fdatasync(2)` per record, in the traced file's
-//!   folder (the file system decides what a sync costs), and one sync per 1000 records;
+//! - random reads: 4 KiB `pread(2)`s at scattered offsets, one at a time, and the random
+//!   suite's methods (`mmap-random`, `uring` at depth 32), over the cached file; cold: the
+//!   same with `O_DIRECT` (`pread-direct`, `uring-direct`) over a file in the traced file's
+//!   folder;
+//! - syncs: records of the traced size appended to a growing file in the traced file's
+//!   folder with the traced call (`fsync`, `fdatasync` or `O_DSYNC` writes) after each, or
+//!   one `fdatasync` per 1000; a folder's `fsync` after a file was made in it;
 //! - the in-place edit: [`iolab::edit::Editor`] replacing a byte in a 16 MiB copy.
 //!
-//! Scratch files go in a fresh folder under the temporary folder, removed at the end.
+//! Each figure is the median of many samples (a sync's cost varies from one to the next),
+//! measured for at least its budget. Files are made without a name where the file system
+//! allows (`O_TMPFILE`), so nothing is left behind whatever happens to iolab; the few named
+//! ones (a folder's sync needs a name in it; the edit opens a path) are removed at once, and
+//! on Ctrl-C: the calibration stops between samples when a signal arrives
+//! ([`crate::signals`]), keeping what it measured.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -22,45 +32,67 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Figure, Need};
+use super::{Figure, Need, SyncCall, rate, seconds};
 use crate::model::Kind;
 
-/// How long one figure is measured for.
-const BUDGET: Duration = Duration::from_millis(200);
-/// At most this long for the syncs (one can take tens of milliseconds).
-const SYNC_BUDGET: Duration = Duration::from_secs(1);
+/// How long one figure is measured for, at least.
+const BUDGET: Duration = Duration::from_millis(150);
+/// How long the syncs and `O_DIRECT` writes are measured for, at most.
+const DEVICE_BUDGET: Duration = Duration::from_secs(2);
+/// Samples a figure needs before its budget may end it.
+const MIN_SAMPLES: usize = 16;
+/// Syncs a sync figure needs (each is one sample).
+const MIN_SYNCS: usize = 48;
 /// The cached file the reads use.
 const DATA_BYTES: u64 = 64 << 20;
 /// The buffered fix's write size: `AppendFile`'s and `StdoutWriter`'s 64 KiB.
 const BUFFER: usize = 64 << 10;
+/// The big reads' and direct writes' size.
+const BIG: usize = 1 << 20;
+/// Alignment of `O_DIRECT` buffers.
+const ALIGN: usize = 4096;
 
-/// A calibration in progress: its scratch folder and data file.
-pub struct Calibration {
-    dir: Option<PathBuf>,
-    data: Option<PathBuf>,
-}
+/// Samples of one measurement: seconds per unit (per call, per record).
+struct Samples(Vec<f64>);
 
-impl Drop for Calibration {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+impl Samples {
+    fn median(&mut self) -> f64 {
+        self.0.sort_by(f64::total_cmp);
+        self.0.get(self.0.len() / 2).copied().unwrap_or(0.0)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
     }
 }
 
-/// Runs `op` (which does `batch` calls) until [`BUDGET`] is spent; returns calls and time.
-fn repeat(
+/// Runs `op` (which does `units` units of work) until `budget` is spent and at least `min`
+/// samples are taken (at most `cap`), or a signal arrived; `Err` when none was taken.
+fn sample(
     budget: Duration,
-    batch: u64,
+    min: usize,
+    cap: Duration,
+    units: f64,
     mut op: impl FnMut() -> io::Result<()>,
-) -> io::Result<(u64, Duration)> {
+) -> io::Result<Samples> {
     let started = Instant::now();
-    let mut calls = 0;
-    while started.elapsed() < budget {
+    let mut samples = Vec::new();
+    loop {
+        let elapsed = started.elapsed();
+        if (elapsed >= budget && samples.len() >= min) || elapsed >= cap {
+            break;
+        }
+        if crate::signals::interrupted().is_some() {
+            break;
+        }
+        let t = Instant::now();
         op()?;
-        calls += batch;
+        samples.push(t.elapsed().as_secs_f64() / units);
     }
-    Ok((calls.max(1), started.elapsed()))
+    if samples.is_empty() {
+        return Err(io::Error::other("interrupted before a sample was taken"));
+    }
+    Ok(Samples(samples))
 }
 
 /// Writes all of `buf` to `fd` with `write(2)` (one call, unless the sink takes less).
@@ -79,6 +111,80 @@ fn write_fd(fd: i32, buf: &[u8]) -> io::Result<()> {
         done += n as usize;
     }
     Ok(())
+}
+
+/// A file without a name in `dir` (`O_TMPFILE`), opened with `flags` more; where the file
+/// system has no unnamed files, a named one removed at once (it lives while open).
+fn unnamed(dir: &Path, flags: i32) -> io::Result<File> {
+    let tmp = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | flags)
+        .open(dir);
+    match tmp {
+        Ok(f) => Ok(f),
+        Err(e)
+            if e.raw_os_error() == Some(libc::EOPNOTSUPP)
+                || e.raw_os_error() == Some(libc::EISDIR) =>
+        {
+            let path = named(dir, "scratch");
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(flags)
+                .open(&path)?;
+            std::fs::remove_file(&path)?;
+            Ok(f)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A fresh name for a scratch file of this process in `dir`.
+fn named(dir: &Path, what: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // SAFETY: getpid cannot fail.
+    let pid = unsafe { libc::getpid() };
+    dir.join(format!(
+        ".iolab-trace-{what}-{pid}-{}",
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// A buffer of `len` bytes aligned for `O_DIRECT`.
+struct Aligned {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize) -> io::Result<Aligned> {
+        let len = len.div_ceil(ALIGN) * ALIGN;
+        let layout = std::alloc::Layout::from_size_align(len, ALIGN).map_err(io::Error::other)?;
+        // SAFETY: the layout has a non-zero size (at least ALIGN).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(io::ErrorKind::OutOfMemory.into());
+        }
+        Ok(Aligned { ptr, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` holds `len` initialised (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.len, ALIGN).expect("checked");
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, layout) };
+    }
 }
 
 /// A sink of `kind` with a thread draining it: (write end, the drainer).
@@ -134,14 +240,7 @@ fn sink(kind: Kind, dir: &Path) -> io::Result<(OwnedFd, Option<std::thread::Join
             // SAFETY: a fresh descriptor owned by nobody else.
             Ok((unsafe { OwnedFd::from_raw_fd(slave) }, Some(drain(master))))
         }
-        Kind::File => {
-            let f = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .open(dir.join("writes"))?;
-            Ok((f.into(), None))
-        }
+        Kind::File => Ok((unnamed(dir, 0)?.into(), None)),
         _ => Err(io::Error::other(format!(
             "no calibration for writes to {}",
             kind.article()
@@ -157,24 +256,46 @@ fn where_(kind: Kind) -> &'static str {
     }
 }
 
+/// Bytes for a basis: `512 B`, `64.0 KiB`.
+fn bytes_text(bytes: u64) -> String {
+    iolab::units::format_bytes(bytes)
+}
+
+/// A calibration in progress: its private folder (for the edit) and cached data file.
+#[derive(Default)]
+pub struct Calibration {
+    dir: Option<PathBuf>,
+    data: Option<File>,
+    cold: Option<(PathBuf, File)>,
+}
+
+impl Drop for Calibration {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The path by which another call can open `file` again (it may have no name).
+fn proc_path(file: &File) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
 impl Calibration {
     /// A calibration that has made nothing yet.
     pub fn new() -> Calibration {
-        Calibration {
-            dir: None,
-            data: None,
-        }
+        Calibration::default()
     }
 
-    /// The scratch folder, made on first use.
+    /// The private scratch folder, made on first use.
     fn dir(&mut self) -> io::Result<PathBuf> {
         if let Some(d) = &self.dir {
             return Ok(d.clone());
         }
         let base = std::env::temp_dir();
-        for i in 0..100 {
-            // SAFETY: getpid cannot fail.
-            let d = base.join(format!("iolab-trace-{}-{i}", unsafe { libc::getpid() }));
+        for _ in 0..100 {
+            let d = named(&base, "calibration");
             match std::fs::create_dir(&d) {
                 Ok(()) => {
                     self.dir = Some(d.clone());
@@ -188,51 +309,61 @@ impl Calibration {
     }
 
     /// The cached data file the reads use, written on first use.
-    fn data(&mut self) -> io::Result<PathBuf> {
-        if let Some(d) = &self.data {
-            return Ok(d.clone());
+    fn data(&mut self) -> io::Result<&File> {
+        if self.data.is_none() {
+            let f = unnamed(&std::env::temp_dir(), 0)?;
+            fill(&f, DATA_BYTES)?;
+            self.data = Some(f);
         }
-        let path = self.dir()?.join("data");
-        let f = File::create(&path)?;
-        let chunk: Vec<u8> = (0..BUFFER).map(|i| (i % 251) as u8).collect();
-        let mut off = 0;
-        while off < DATA_BYTES {
-            f.write_all_at(&chunk, off)?;
-            off += chunk.len() as u64;
+        Ok(self.data.as_ref().expect("made above"))
+    }
+
+    /// A file in `dir` whose reads miss the cache (`O_DIRECT`), written on first use.
+    fn cold(&mut self, dir: &Path) -> io::Result<&File> {
+        if self.cold.as_ref().is_none_or(|(d, _)| d != dir) {
+            room(dir, DATA_BYTES)?;
+            let f = unnamed(dir, 0)?;
+            fill(&f, DATA_BYTES)?;
+            f.sync_data()?;
+            self.cold = Some((dir.to_path_buf(), f));
         }
-        self.data = Some(path.clone());
-        Ok(path)
+        Ok(&self.cold.as_ref().expect("made above").1)
     }
 
     /// Measures the figure for `need`.
     pub fn figure(&mut self, need: &Need) -> io::Result<Figure> {
         match need {
+            Need::Syscall => syscall(),
             Need::SmallWrite { kind, size } => {
-                self.writes(*kind, (*size).clamp(1, 1 << 20) as usize, false)
+                self.writes(*kind, (*size).clamp(1, BIG as u64) as usize, false)
             }
             Need::BufferedWrite { kind, .. } => self.writes(*kind, BUFFER, true),
-            Need::SmallRead { size } => self.reads((*size).clamp(1, 1 << 20) as usize, false),
-            Need::BestRead => self.reads(1 << 20, true),
-            Need::RandomRead { cold: false } => self.random_pread(),
-            Need::BestRandomRead { cold: false } => self.best_random(),
-            Need::RandomRead { cold: true } | Need::BestRandomRead { cold: true } => {
-                Err(io::Error::other(
-                    "reads that miss the page cache are not calibrated (run `iolab bench random`)",
-                ))
-            }
-            Need::SyncedRecord { dir } => self.syncs(dir, 1),
-            Need::GroupCommit { dir } => self.syncs(dir, 1000),
+            Need::DirectWrite { dir, size } => direct_writes(dir, (*size).clamp(1, BIG as u64)),
+            Need::SmallRead { size } => self.reads((*size).clamp(1, BIG as u64) as usize, false),
+            Need::BigRead => self.reads(BIG, true),
+            Need::RandomRead { cold: false, .. } => self.random_pread(),
+            Need::RandomRead { cold: true, dir } => self.cold_random(dir, false),
+            Need::BestRandomRead { cold: false, .. } => self.best_random(),
+            Need::BestRandomRead { cold: true, dir } => self.cold_random(dir, true),
+            Need::Sync {
+                dir,
+                call,
+                record,
+                every,
+            } => syncs(dir, *call, (*record).clamp(1, BIG as u64) as usize, *every),
+            Need::DirSync { dir } => dir_syncs(dir),
             Need::InPlaceEdit => self.edit(),
         }
     }
 
     fn writes(&mut self, kind: Kind, size: usize, buffered: bool) -> io::Result<Figure> {
-        let dir = self.dir()?;
+        let dir = std::env::temp_dir();
         let (fd, drainer) = sink(kind, &dir)?;
         let buf = vec![b'x'; size];
         let raw = fd.as_raw_fd();
-        let (calls, t) = repeat(BUDGET, 64, || {
-            for _ in 0..64 {
+        let batch = if buffered { 4 } else { 64 };
+        let mut samples = sample(BUDGET, MIN_SAMPLES, BUDGET * 4, batch as f64, || {
+            for _ in 0..batch {
                 write_fd(raw, &buf)?;
             }
             Ok(())
@@ -241,8 +372,8 @@ impl Calibration {
         if let Some(d) = drainer {
             let _ = d.join();
         }
-        let _ = std::fs::remove_file(dir.join("writes"));
-        let per_call = t.as_secs_f64() / calls as f64;
+        let calls = samples.len() * batch;
+        let per_call = samples.median();
         Ok(if buffered {
             Figure::new(
                 0.0,
@@ -250,7 +381,7 @@ impl Calibration {
                 format!(
                     "calibrated here: {calls} writes of 64 KiB {}: {}",
                     where_(kind),
-                    super::rate(size as f64 / per_call)
+                    rate(size as f64 / per_call)
                 ),
             )
         } else {
@@ -261,18 +392,19 @@ impl Calibration {
                     "calibrated here: {calls} writes of {} {}: {} each",
                     iolab::units::format_bytes(size as u64),
                     where_(kind),
-                    super::seconds(per_call)
+                    seconds(per_call)
                 ),
             )
         })
     }
 
-    fn reads(&mut self, size: usize, best: bool) -> io::Result<Figure> {
-        let file = File::open(self.data()?)?;
+    fn reads(&mut self, size: usize, big: bool) -> io::Result<Figure> {
+        let file = self.data()?;
         let mut buf = vec![0u8; size];
         let mut off = 0u64;
-        let (calls, t) = repeat(BUDGET, 64, || {
-            for _ in 0..64 {
+        let batch = if big { 4 } else { 64 };
+        let mut samples = sample(BUDGET, MIN_SAMPLES, BUDGET * 4, batch as f64, || {
+            for _ in 0..batch {
                 if off + size as u64 > DATA_BYTES {
                     off = 0;
                 }
@@ -281,14 +413,15 @@ impl Calibration {
             }
             Ok(())
         })?;
-        let per_call = t.as_secs_f64() / calls as f64;
-        Ok(if best {
+        let calls = samples.len() * batch;
+        let per_call = samples.median();
+        Ok(if big {
             let mut f = Figure::new(
                 0.0,
                 per_call / size as f64,
                 format!(
                     "calibrated here: {calls} reads of 1 MiB of a cached file: {}",
-                    super::rate(size as f64 / per_call)
+                    rate(size as f64 / per_call)
                 ),
             );
             f.cli = Some("iolab count FILE (or reads of 128 KiB and more)".into());
@@ -299,137 +432,52 @@ impl Calibration {
                 0.0,
                 format!(
                     "calibrated here: {calls} reads of {} of a cached file: {} each",
-                    iolab::units::format_bytes(size as u64),
-                    super::seconds(per_call)
+                    bytes_text(size as u64),
+                    seconds(per_call)
                 ),
             )
         })
     }
 
     fn random_pread(&mut self) -> io::Result<Figure> {
-        let file = File::open(self.data()?)?;
+        let file = self.data()?;
         let mut buf = vec![0u8; 4096];
-        let blocks = DATA_BYTES / 4096;
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let (calls, t) = repeat(BUDGET, 64, || {
-            for _ in 0..64 {
-                // xorshift64: scattered block numbers.
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                file.read_exact_at(&mut buf, (x % blocks) * 4096)?;
-            }
-            Ok(())
-        })?;
-        let per = t.as_secs_f64() / calls as f64;
+        let per = scattered_preads(file, &mut buf, DATA_BYTES, BUDGET)?;
         Ok(Figure::new(
             per,
             0.0,
             format!(
-                "calibrated here: {calls} preads of 4 KiB at scattered offsets of a cached file: {} each",
-                super::seconds(per)
+                "calibrated here: preads of 4 KiB at scattered offsets of a cached file, one at a time: {} each",
+                seconds(per)
             ),
         ))
     }
 
     fn best_random(&mut self) -> io::Result<Figure> {
-        use iolab::random::{Method, Options, Stop};
-        let path = self.data()?;
-        let mut best: Option<(f64, Method, usize)> = None;
-        for (method, depth) in [(Method::MmapRandom, 1), (Method::Uring, 32)] {
-            if method.availability().is_err() {
-                continue;
-            }
-            let options = Options::new()
-                .queue_depth(depth)
-                .stop(Stop::Duration(BUDGET));
-            if let Ok(report) = iolab::random::run(method, &path, &options) {
-                let per = report.elapsed.as_secs_f64() / report.reads.max(1) as f64;
-                if best.is_none_or(|(b, _, _)| per < b) {
-                    best = Some((per, method, depth));
-                }
-            }
-        }
-        let (per, method, depth) = best.ok_or_else(|| io::Error::other("no random method ran"))?;
-        let mut f = Figure::new(
-            per,
-            0.0,
-            format!(
-                "calibrated here: iolab::random {method} at depth {depth} over a cached file: {} per read",
-                super::seconds(per)
-            ),
-        );
-        f.cli = Some(format!(
-            "iolab random --method {method} --queue-depth {depth} FILE"
-        ));
-        f.library = Some(if method == Method::Uring {
-            "iolab::random::run(Method::Uring, path, &Options::new().queue_depth(32))".to_string()
-        } else {
-            "iolab::RandomAccessFile::open(path)?.read_at(offset, &mut buf)".to_string()
-        });
-        Ok(f)
+        use iolab::random::Method;
+        let path = proc_path(self.data()?);
+        let (per, method, depth) = best_of(&path, &[(Method::MmapRandom, 1), (Method::Uring, 32)])?;
+        Ok(random_figure(per, method, depth, "a cached file"))
     }
 
-    fn syncs(&mut self, dir: &Path, every: u64) -> io::Result<Figure> {
-        // In the traced file's folder when this process may write there.
-        // SAFETY: getpid cannot fail.
-        let name = format!(".iolab-trace-sync-{}", unsafe { libc::getpid() });
-        let (path, place) = match OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .mode(0o600)
-            .open(dir.join(&name))
-        {
-            Ok(_) => (dir.join(&name), format!("in {}", dir.display())),
-            Err(_) => {
-                let d = self.dir()?;
-                (
-                    d.join(name),
-                    format!(
-                        "in {} (the traced file's folder is not writable)",
-                        d.display()
-                    ),
-                )
-            }
-        };
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&path)?;
-        let record = [b'r'; 512];
-        let mut end = 0u64;
-        let mut records = 0u64;
-        // Twenty synced records, or two syncs' worth of batched ones; never past the budget.
-        let wanted = if every == 1 { 20 } else { 2 * every };
-        let started = Instant::now();
-        let result = (|| {
-            while records < wanted && started.elapsed() < SYNC_BUDGET {
-                file.write_all_at(&record, end)?;
-                end += record.len() as u64;
-                records += 1;
-                if records.is_multiple_of(every) {
-                    file.sync_data()?;
-                }
-            }
-            Ok::<(), io::Error>(())
-        })();
-        let t = started.elapsed();
-        drop(file);
-        let _ = std::fs::remove_file(&path);
-        result?;
-        let per = t.as_secs_f64() / records.max(1) as f64;
-        let what = if every == 1 {
-            "a 512-byte pwrite and an fdatasync per record".to_string()
-        } else {
-            format!("512-byte pwrites, one fdatasync per {every}")
-        };
+    /// Scattered 4 KiB reads that miss the cache: `pread` with `O_DIRECT` at depth 1, or
+    /// the best of `pread-direct` and `uring-direct` at depth 32 (`best`), over a file in
+    /// `dir`.
+    fn cold_random(&mut self, dir: &Path, best: bool) -> io::Result<Figure> {
+        use iolab::random::Method;
+        let path = proc_path(self.cold(dir)?);
+        let place = format!("a file in {} read with O_DIRECT", dir.display());
+        if best {
+            let (per, method, depth) = best_of(&path, &[(Method::UringDirect, 32)])?;
+            return Ok(random_figure(per, method, depth, &place));
+        }
+        let (per, _, _) = best_of(&path, &[(Method::PreadDirect, 1)])?;
         Ok(Figure::new(
             per,
             0.0,
             format!(
-                "calibrated here: {records} records, {what}, {place}: {} each",
-                super::seconds(per)
+                "calibrated here: preads of 4 KiB at scattered offsets of {place}, one at a time: {} each",
+                seconds(per)
             ),
         ))
     }
@@ -442,17 +490,18 @@ impl Calibration {
         std::fs::write(&path, &text)?;
         let editor = iolab::edit::Editor::new(iolab::edit::Strategy::Mmap).durable(false);
         let started = Instant::now();
-        editor
+        let done = editor
             .replace_byte(&path, b',', b';')
-            .map_err(|e| io::Error::other(e.to_string()))?;
+            .map_err(|e| io::Error::other(e.to_string()));
         let t = started.elapsed().as_secs_f64();
         let _ = std::fs::remove_file(&path);
+        done?;
         let mut f = Figure::new(
             0.0,
             t / bytes as f64,
             format!(
                 "calibrated here: iolab::edit mmap replacing a byte in place in a cached 16 MiB file: {}",
-                super::seconds(t)
+                seconds(t)
             ),
         );
         f.cli = Some("iolab edit replace --from X --to Y FILE".into());
@@ -462,8 +511,268 @@ impl Calibration {
     }
 }
 
-impl Default for Calibration {
-    fn default() -> Calibration {
-        Calibration::new()
+/// Writes `bytes` of a repeating pattern into `f`.
+fn fill(f: &File, bytes: u64) -> io::Result<()> {
+    let chunk: Vec<u8> = (0..BUFFER).map(|i| (i % 251) as u8).collect();
+    let mut off = 0;
+    while off < bytes {
+        f.write_all_at(&chunk, off)?;
+        off += chunk.len() as u64;
     }
+    Ok(())
+}
+
+/// Whether `dir`'s file system has `bytes` free (and some to spare).
+fn room(dir: &Path, bytes: u64) -> io::Result<()> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: statvfs fills a zeroed struct from a valid path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated; `st` is writable.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    if free < bytes * 4 {
+        return Err(io::Error::other(format!(
+            "{} has {} free, too little to calibrate with {}",
+            dir.display(),
+            bytes_text(free),
+            bytes_text(bytes)
+        )));
+    }
+    Ok(())
+}
+
+fn syscall() -> io::Result<Figure> {
+    let mut samples = sample(BUDGET / 3, MIN_SAMPLES, BUDGET, 256.0, || {
+        for _ in 0..256 {
+            // SAFETY: getppid has no arguments and cannot fail.
+            std::hint::black_box(unsafe { libc::syscall(libc::SYS_getppid) });
+        }
+        Ok(())
+    })?;
+    let per = samples.median();
+    Ok(Figure::new(
+        per,
+        0.0,
+        format!(
+            "calibrated here: an empty system call (getppid), into the kernel and back: {}",
+            seconds(per)
+        ),
+    ))
+}
+
+/// Median seconds per 4 KiB `pread` at scattered block offsets of `file` (`bytes` long).
+fn scattered_preads(file: &File, buf: &mut [u8], bytes: u64, budget: Duration) -> io::Result<f64> {
+    let blocks = bytes / 4096;
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut samples = sample(budget, MIN_SAMPLES, budget * 4, 16.0, || {
+        for _ in 0..16 {
+            // xorshift64: scattered block numbers.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            file.read_exact_at(buf, (x % blocks) * 4096)?;
+        }
+        Ok(())
+    })?;
+    Ok(samples.median())
+}
+
+/// The fastest of `methods` (with their depths) of `iolab::random` over `path`: seconds
+/// per read, the method and its depth.
+fn best_of(
+    path: &Path,
+    methods: &[(iolab::random::Method, usize)],
+) -> io::Result<(f64, iolab::random::Method, usize)> {
+    use iolab::random::{Options, Stop};
+    let mut best: Option<(f64, iolab::random::Method, usize)> = None;
+    let mut why = String::from("no random method can run here");
+    for &(method, depth) in methods {
+        if let Err(reason) = method.availability() {
+            why = reason;
+            continue;
+        }
+        let options = Options::new()
+            .queue_depth(depth)
+            .stop(Stop::Duration(BUDGET));
+        match iolab::random::run(method, path, &options) {
+            Ok(report) => {
+                let per = report.elapsed.as_secs_f64() / report.reads.max(1) as f64;
+                if best.is_none_or(|(b, _, _)| per < b) {
+                    best = Some((per, method, depth));
+                }
+            }
+            Err(e) => why = e.to_string(),
+        }
+    }
+    best.ok_or_else(|| io::Error::other(why))
+}
+
+fn random_figure(per: f64, method: iolab::random::Method, depth: usize, place: &str) -> Figure {
+    use iolab::random::Method;
+    let mut f = Figure::new(
+        per,
+        0.0,
+        format!(
+            "calibrated here: iolab::random {method} at depth {depth} over {place}: {} per read",
+            seconds(per)
+        ),
+    );
+    f.cli = Some(format!(
+        "iolab random --method {method} --queue-depth {depth} FILE"
+    ));
+    f.library = Some(if method.queues() {
+        format!(
+            "iolab::random::run(Method::{method:?}, path, &Options::new().queue_depth({depth}))"
+        )
+    } else {
+        "iolab::RandomAccessFile::open(path)?.read_at(offset, &mut buf)".to_string()
+    });
+    if method == Method::MmapRandom {
+        f.library = Some("a map of the file (memmap2) read at the offsets".to_string());
+    }
+    f
+}
+
+/// `O_DIRECT` writes of `size` bytes appended to a file in `dir`: seconds per write.
+fn direct_writes(dir: &Path, size: u64) -> io::Result<Figure> {
+    let size = (size as usize).div_ceil(512) * 512;
+    room(dir, (size as u64 * 256).max(16 << 20))?;
+    let file = unnamed(dir, libc::O_DIRECT)?;
+    let buf = Aligned::new(size)?;
+    let data = &buf.bytes()[..size];
+    let mut end = 0u64;
+    let mut samples = sample(BUDGET * 2, MIN_SAMPLES, DEVICE_BUDGET, 1.0, || {
+        file.write_all_at(data, end)?;
+        end += size as u64;
+        Ok(())
+    })?;
+    let per = samples.median();
+    Ok(Figure::new(
+        per,
+        0.0,
+        format!(
+            "calibrated here: {} O_DIRECT writes of {} appended to a file in {}: {} each",
+            samples.len(),
+            bytes_text(size as u64),
+            dir.display(),
+            seconds(per)
+        ),
+    ))
+}
+
+/// Records of `record` bytes appended to a growing file in `dir`, made durable with `call`
+/// after every `every` records: seconds of syncing per record (the writes themselves, which
+/// the program makes either way, are not timed; with `O_DSYNC` the write is the sync). The
+/// median of at least [`MIN_SYNCS`] syncs (three batches for a group), within
+/// [`DEVICE_BUDGET`]. In the temporary folder when `dir` cannot be written.
+fn syncs(dir: &Path, call: SyncCall, record: usize, every: u64) -> io::Result<Figure> {
+    let call = if every > 1 && call == SyncCall::Dsync {
+        // Group commit with O_DSYNC is a plain write per record and one fdatasync per batch.
+        SyncCall::Fdatasync
+    } else {
+        call
+    };
+    let flags = if call == SyncCall::Dsync {
+        libc::O_DSYNC
+    } else {
+        0
+    };
+    let (file, place) = match unnamed(dir, flags) {
+        Ok(f) => (f, format!("in {}", dir.display())),
+        Err(_) => {
+            let tmp = std::env::temp_dir();
+            (
+                unnamed(&tmp, flags)?,
+                format!("in {} ({} cannot be written)", tmp.display(), dir.display()),
+            )
+        }
+    };
+    let data = vec![b'r'; record];
+    let mut end = 0u64;
+    let min = if every == 1 { MIN_SYNCS } else { 3 };
+    let mut samples = Vec::new();
+    let started = Instant::now();
+    while (started.elapsed() < BUDGET * 2 || samples.len() < min)
+        && started.elapsed() < DEVICE_BUDGET
+        && crate::signals::interrupted().is_none()
+    {
+        let unsynced = if call == SyncCall::Dsync { 0 } else { every };
+        for _ in 0..unsynced {
+            file.write_all_at(&data, end)?;
+            end += record as u64;
+        }
+        let t = Instant::now();
+        match call {
+            SyncCall::Fsync => file.sync_all()?,
+            SyncCall::Fdatasync => file.sync_data()?,
+            SyncCall::Dsync => {
+                file.write_all_at(&data, end)?;
+                end += record as u64;
+            }
+        }
+        samples.push(t.elapsed().as_secs_f64() / every as f64);
+    }
+    if samples.is_empty() {
+        return Err(io::Error::other("interrupted before a sample was taken"));
+    }
+    let syncs = samples.len();
+    let per = Samples(samples).median();
+    let what = if every == 1 {
+        format!("an {} per record", call.name())
+    } else {
+        format!("one {} per {every}", call.name())
+    };
+    Ok(Figure::new(
+        per,
+        0.0,
+        format!(
+            "calibrated here: {} records of {} appended {place}, {what}: {} of syncing per record (median of {syncs})",
+            syncs as u64 * every,
+            bytes_text(record as u64),
+            seconds(per)
+        ),
+    ))
+}
+
+/// A file made in `dir`, then `fsync(dir)`: seconds per sync of the folder.
+fn dir_syncs(dir: &Path) -> io::Result<Figure> {
+    let folder = File::open(dir)?;
+    let mut samples = Vec::new();
+    let started = Instant::now();
+    while (started.elapsed() < BUDGET * 2 || samples.len() < MIN_SYNCS)
+        && started.elapsed() < DEVICE_BUDGET
+        && crate::signals::interrupted().is_none()
+    {
+        let name = named(dir, "dirsync");
+        let made = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&name);
+        let result = made.and_then(|_| {
+            let t = Instant::now();
+            folder.sync_all()?;
+            samples.push(t.elapsed().as_secs_f64());
+            Ok(())
+        });
+        let _ = std::fs::remove_file(&name);
+        result?;
+    }
+    if samples.is_empty() {
+        return Err(io::Error::other("interrupted before a sample was taken"));
+    }
+    let n = samples.len();
+    let per = Samples(samples).median();
+    Ok(Figure::new(
+        per,
+        0.0,
+        format!(
+            "calibrated here: {n} fsyncs of {} after a file was made in it: {} each (median)",
+            dir.display(),
+            seconds(per)
+        ),
+    ))
 }

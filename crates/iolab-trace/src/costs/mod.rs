@@ -6,8 +6,8 @@
 //! `write-per-record`), the buffered fix (`append-file`, `StdoutWriter` into a pipe), a sync
 //! per record and one per 1000, the count suite's winner, random reads and their winner,
 //! the in-place edit. What the results lack — or everything, without results — is measured
-//! by a short calibration ([`calibrate`]), only for the figures the findings need, and the
-//! summary says it ran.
+//! by a short calibration ([`calibrate`]), only for the figures the findings need, with the
+//! same calls as the traced program made, and the summary says it ran.
 
 pub mod bench;
 pub mod calibrate;
@@ -17,9 +17,35 @@ use std::time::{Duration, Instant};
 
 use crate::model::Kind;
 
+/// The call that makes a file durable, as the traced program made it (the calibration
+/// makes the same one: what a sync costs depends on which).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SyncCall {
+    /// `fsync(2)` (data and metadata), or `msync(2)` of a map.
+    Fsync,
+    /// `fdatasync(2)` (and `sync_file_range`).
+    Fdatasync,
+    /// Writes through a descriptor opened with `O_DSYNC` or `O_SYNC`: each write is a sync.
+    Dsync,
+}
+
+impl SyncCall {
+    /// The call's name in a sentence.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncCall::Fsync => "fsync",
+            SyncCall::Fdatasync => "fdatasync",
+            SyncCall::Dsync => "O_DSYNC write",
+        }
+    }
+}
+
 /// A figure a finding needs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Need {
+    /// A system call that does nothing (`getppid`): the round trip into the kernel and back
+    /// that a call's own time, from its entry to its exit, leaves out.
+    Syscall,
     /// One write of about `size` bytes to a target of `kind` (pipe, terminal, file).
     SmallWrite {
         /// The target's kind.
@@ -27,12 +53,20 @@ pub enum Need {
         /// Bytes per write.
         size: u64,
     },
-    /// The same bytes written through a 64 KiB buffer (one write per 64 KiB): per record
-    /// and per byte.
+    /// Records of `size` bytes written through a 64 KiB buffer (a buffered writer's
+    /// writes to a target of `kind`): per record and per byte.
     BufferedWrite {
         /// The target's kind.
         kind: Kind,
         /// Bytes per record.
+        size: u64,
+    },
+    /// One `O_DIRECT` write of `size` bytes, appending to a file in `dir` (the device's
+    /// speed, not the page cache's).
+    DirectWrite {
+        /// The traced file's folder.
+        dir: PathBuf,
+        /// Bytes per write.
         size: u64,
     },
     /// One sequential read of about `size` bytes of a cached file.
@@ -40,26 +74,38 @@ pub enum Need {
         /// Bytes per read.
         size: u64,
     },
-    /// Reading a file the fastest way measured (per byte).
-    BestRead,
-    /// One read at a scattered offset, one at a time (`pread`).
+    /// Reads of 1 MiB of a cached file: per byte.
+    BigRead,
+    /// One read at a scattered offset, one at a time (`pread` of 4 KiB).
     RandomRead {
-        /// Whether the reads miss the page cache.
+        /// Whether the reads miss the page cache (then measured with `O_DIRECT` in `dir`).
         cold: bool,
+        /// The traced file's folder.
+        dir: PathBuf,
     },
     /// The same reads the fastest way measured (per read).
     BestRandomRead {
         /// Whether the reads miss the page cache.
         cold: bool,
-    },
-    /// One small record written and made durable (`fdatasync`), in folder `dir`.
-    SyncedRecord {
-        /// Where the file is (the file system decides what a sync costs).
+        /// The traced file's folder.
         dir: PathBuf,
     },
-    /// One small record written with one sync per 1000 records (group commit), in `dir`.
-    GroupCommit {
-        /// Where the file is.
+    /// Records of `record` bytes appended to a growing file in `dir`, made durable with
+    /// `call` after every `every` records: per record.
+    Sync {
+        /// The traced file's folder (its file system decides what a sync costs).
+        dir: PathBuf,
+        /// The call.
+        call: SyncCall,
+        /// Bytes written per record.
+        record: u64,
+        /// Records per sync.
+        every: u64,
+    },
+    /// A file made in folder `dir`, then `dir` synced: per sync (the same after one new
+    /// file or many).
+    DirSync {
+        /// The folder.
         dir: PathBuf,
     },
     /// Editing a file in place (per byte of the file).
@@ -112,6 +158,8 @@ pub struct Sources {
     pub calibration: Option<Duration>,
     /// Figures neither could give, with the reason.
     pub missing: Vec<String>,
+    /// A signal (Ctrl-C) that stopped the calibration before it was done.
+    pub interrupted: Option<i32>,
 }
 
 /// The figures the findings asked for.
@@ -176,6 +224,14 @@ impl Costs {
         let started = Instant::now();
         let mut cal = calibrate::Calibration::new();
         for need in left {
+            if let Some(signal) = crate::signals::interrupted() {
+                costs.sources.interrupted = Some(signal);
+                costs
+                    .sources
+                    .missing
+                    .push(format!("{need:?}: the calibration was interrupted"));
+                continue;
+            }
             match cal.figure(&need) {
                 Ok(f) => costs.figures.push((need, f)),
                 Err(e) => costs.sources.missing.push(format!("{need:?}: {e}")),

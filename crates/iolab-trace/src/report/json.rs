@@ -2,6 +2,8 @@
 //! `docs/results-format.md`, "`iolab trace --json`"). Estimates carry two significant
 //! digits, as the terminal does.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::Report;
@@ -10,7 +12,7 @@ use crate::model::{Exit, Flow, Target};
 use crate::rules::Finding;
 
 /// The version of this document's layout.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 fn sizes(f: &Flow) -> Value {
     let mut m = Map::new();
@@ -52,7 +54,13 @@ fn target(t: &Target) -> Value {
         "ring_enters": t.ring_enters,
         "ring_submissions": t.ring_submissions,
         "errors": t.errors,
-        "calls": t.calls.iter().map(|(s, c)| (s.name(), c.calls)).collect::<std::collections::BTreeMap<_, _>>(),
+        "calls": t.calls.iter().map(|(s, c)| (s.name(), c.calls)).collect::<BTreeMap<_, _>>(),
+        "call_s": t.calls.iter().map(|(s, c)| (s.name(), c.ns as f64 * 1e-9)).collect::<BTreeMap<_, _>>(),
+        "repeated_reads": t.read.repeated,
+        "direct_reads": t.read.direct,
+        "direct_writes": t.write.direct,
+        "first_read_s": t.read.first_ns.map(|n| n as f64 * 1e-9),
+        "first_write_s": t.write.first_ns.map(|n| n as f64 * 1e-9),
     })
 }
 
@@ -64,9 +72,14 @@ fn finding(f: &Finding) -> Value {
         "calls": f.calls,
         "bytes": f.bytes,
         "evidence": f.evidence,
-        "estimated_s": f.estimated_s.map(round2),
+        "measured_s": round2(f.measured_s),
+        "estimated_s": round2(f.estimated_s),
         "estimated_fixed_s": f.estimated_fixed_s.map(round2),
+        "saving_s": f.saving_s.map(round2),
+        "share": f.share.map(round2),
+        "shown": f.shown,
         "basis": f.basis,
+        "warnings": f.warnings,
         "fix": f.fix,
         "cli": f.cli,
         "library": f.library,
@@ -97,13 +110,19 @@ pub fn render(report: &Report) -> Value {
         },
         "calls": o.trace.total_calls(),
         "targets": report.targets_by_time().into_iter().map(target).collect::<Vec<_>>(),
-        "other_calls": o.trace.other_calls.iter().map(|(s, c)| (s.name(), c.calls)).collect::<std::collections::BTreeMap<_, _>>(),
+        "other_calls": o.trace.other_calls.iter().map(|(s, c)| (s.name(), c.calls)).collect::<BTreeMap<_, _>>(),
+        "failed_calls": o.trace.other_calls.iter().filter(|(_, c)| c.errors > 0).map(|(s, c)| (s.name(), c.errors)).collect::<BTreeMap<_, _>>(),
+        "lost": {
+            "calls": o.trace.lost.calls,
+            "tasks": o.trace.lost.tasks,
+        },
         "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
         "costs": {
             "results": s.results.as_ref().map(|p| p.display().to_string()),
             "no_results": s.no_results,
             "calibration_s": s.calibration.map(|d| d.as_secs_f64()),
             "missing": s.missing,
+            "interrupted_by": s.interrupted,
         },
         "warnings": o.trace.warnings,
         "notes": report.notes,

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::Report;
 use crate::costs::seconds;
 use crate::model::Target;
+use crate::rules::{Finding, SHOWN_SHARE};
 
 /// Findings shown in full.
 pub const MAX_FINDINGS: usize = 3;
@@ -54,7 +55,7 @@ fn short_end(text: &str, width: usize) -> String {
 fn target_row(out: &mut String, t: &Target) {
     let _ = writeln!(
         out,
-        "  {:<6} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  {}",
+        "  {:<9} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  {}",
         t.kind_or_other().name(),
         t.read.calls,
         bytes(t.read.bytes),
@@ -105,16 +106,34 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "note: {w}");
     }
     out.push('\n');
-    if report.findings.is_empty() {
-        out.push_str("no findings: none of the write-ups' pitfalls in these calls\n");
+    let shown: Vec<&Finding> = report.findings.iter().filter(|f| f.shown).collect();
+    let minor = report.findings.len() - shown.len();
+    let minor_text = || {
+        format!(
+            "{} that would save under {:.0}% of the run each (in --json)",
+            plural(minor as u64, "finding", "findings"),
+            SHOWN_SHARE * 100.0
+        )
+    };
+    if shown.is_empty() {
+        let what = if trace.lost.is_none() {
+            "none of the write-ups' pitfalls in these calls".to_string()
+        } else {
+            "none in the calls that were kept, but the trace is incomplete (see the notes)"
+                .to_string()
+        };
+        let _ = writeln!(out, "no findings: {what}");
+        if minor > 0 {
+            let _ = writeln!(out, "  ({})", minor_text());
+        }
     } else {
-        let _ = writeln!(
-            out,
-            "{}",
-            plural(report.findings.len() as u64, "finding", "findings")
-        );
+        let _ = write!(out, "{}", plural(shown.len() as u64, "finding", "findings"));
+        if minor > 0 {
+            let _ = write!(out, " (and {})", minor_text());
+        }
+        out.push('\n');
     }
-    for (i, f) in report.findings.iter().take(MAX_FINDINGS).enumerate() {
+    for (i, f) in shown.iter().take(MAX_FINDINGS).enumerate() {
         let _ = writeln!(
             out,
             "{}. {}: {} ({})",
@@ -124,37 +143,39 @@ pub fn render(report: &Report) -> String {
             f.target_kind.name()
         );
         let _ = writeln!(out, "   {}", f.evidence);
-        match (f.estimated_s, f.estimated_fixed_s) {
-            (Some(now), Some(fixed)) => {
+        match (f.estimated_fixed_s, f.saving_s) {
+            (Some(fixed), Some(saving)) => {
                 let _ = writeln!(
                     out,
-                    "   costs ≈ {} here; with the fix ≈ {}",
-                    seconds(now),
-                    seconds(fixed)
+                    "   costs ≈ {} here; with the fix ≈ {}: saves ≈ {}{}",
+                    seconds(f.estimated_s),
+                    seconds(fixed),
+                    seconds(saving),
+                    f.share
+                        .map(|s| format!(", {:.0}% of the run", s * 100.0))
+                        .unwrap_or_default()
                 );
             }
-            (Some(now), None) => {
+            _ => {
                 let _ = writeln!(
                     out,
-                    "   costs ≈ {} here; the fix was not measured",
-                    seconds(now)
+                    "   costs ≈ {} here; the fix was not measured (see --json's costs)",
+                    seconds(f.estimated_s)
                 );
             }
-            _ => out.push_str("   no estimate: no figure for it (see --json's costs)\n"),
         }
         for b in &f.basis {
             let _ = writeln!(out, "     basis: {b}");
+        }
+        for w in &f.warnings {
+            let _ = writeln!(out, "   note: {w}");
         }
         let _ = writeln!(out, "   fix: {}", f.fix);
         let _ = writeln!(out, "     {}", f.cli);
         let _ = writeln!(out, "     {}", f.library);
     }
-    if report.findings.len() > MAX_FINDINGS {
-        let _ = writeln!(
-            out,
-            "   ({} more in --json)",
-            report.findings.len() - MAX_FINDINGS
-        );
+    if shown.len() > MAX_FINDINGS {
+        let _ = writeln!(out, "   ({} more in --json)", shown.len() - MAX_FINDINGS);
     }
     // The terminal shows the targets that moved data or were synced; the JSON has all.
     let all = report.targets_by_time();
@@ -165,7 +186,7 @@ pub fn render(report: &Report) -> String {
         .collect();
     // What is left of the budget after the findings and the closing lines (3) goes to
     // the targets: their title, header and rows take 3 + rows.
-    let used = out.lines().count() + if report.findings.is_empty() { 0 } else { 3 };
+    let used = out.lines().count() + if shown.is_empty() { 0 } else { 3 };
     let rows = LINES
         .saturating_sub(used + 3)
         .clamp(MIN_TARGETS, MAX_TARGETS)
@@ -180,7 +201,7 @@ pub fn render(report: &Report) -> String {
         );
         let _ = writeln!(
             out,
-            "  {:<6} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  path",
+            "  {:<9} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  path",
             "kind", "reads", "read", "writes", "written", "syncs", "time"
         );
         for t in targets.iter().take(rows) {
@@ -188,7 +209,7 @@ pub fn render(report: &Report) -> String {
         }
     }
     let s = &report.sources;
-    if !report.findings.is_empty() {
+    if !shown.is_empty() {
         let mut line = String::from("\nestimates: ");
         match (&s.results, s.calibration) {
             (Some(r), Some(c)) => {
@@ -224,7 +245,7 @@ mod tests {
     use crate::backend::{Backend, Outcome};
     use crate::costs::Sources;
     use crate::model::{Exit, Kind, Target, Trace};
-    use crate::rules::{Finding, FindingKind};
+    use crate::rules::FindingKind;
     use std::time::Duration;
 
     fn report(findings: usize, targets: usize) -> Report {
@@ -242,9 +263,14 @@ mod tests {
             calls: 5000,
             bytes: 50_000,
             evidence: "5000 writes of 10 B".into(),
-            estimated_s: Some(0.01),
+            measured_s: 0.009,
+            estimated_s: 0.01,
             estimated_fixed_s: Some(0.0001),
+            saving_s: Some(0.0099),
+            share: Some(0.99),
+            shown: i != 4,
             basis: vec!["made up: 2 µs a write".into(), "made up: 10 GB/s".into()],
+            warnings: vec![],
             fix: "buffer".into(),
             cli: "iolab bench append".into(),
             library: "iolab::AppendFile::create(path)?".into(),
@@ -286,7 +312,13 @@ mod tests {
             }
         }
         let text = render(&report(5, 50));
-        assert!(text.contains("(2 more in --json)"), "{text}");
+        assert!(text.contains("(1 more in --json)"), "{text}");
+        assert!(
+            text.contains(
+                "4 findings (and 1 finding that would save under 2% of the run each (in --json))"
+            ),
+            "{text}"
+        );
         assert!(text.contains("basis: made up"), "{text}");
     }
 }

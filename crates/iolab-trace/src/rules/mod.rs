@@ -1,21 +1,33 @@
 //! The findings: the write-ups' pitfalls, recognised in a trace, each with its evidence,
-//! what it costs here now and with the fix (from [`Costs`]), and the fix as an `iolab`
-//! command and a library call.
+//! what its calls cost here (the time measured in them, plus the round trip into the
+//! kernel that each call makes), what the same work would cost with the fix (from
+//! [`Costs`]), and the fix.
 //!
-//! | finding | when | fix |
-//! |---|---|---|
-//! | `small-writes` | at least [`MIN_CALLS`] writes to one pipe, terminal or file, [`SMALL_SHARE`] of them under [`SMALL_WRITE`] bytes (Rust's line-buffered stdout into a pipe) | a buffered writer: `StdoutWriter`, `AppendFile` |
-//! | `sync-per-record` | at least [`MIN_SYNCS`] syncs (or `O_SYNC`/`O_DSYNC` writes) of one file, under [`SMALL_SYNC_UNIT`] written per sync | group commit: `durable::Log`, or a sync per batch |
-//! | `small-reads` | at least [`MIN_CALLS`] reads of one file of at least [`LARGE_FILE`], [`SMALL_SHARE`] of them under [`SMALL_READ`] bytes, [`SEQUENTIAL`] of them sequential | bigger reads: the count suite's winner |
-//! | `random-reads` | at least [`MIN_CALLS`] reads of one file, most of them not where the last one ended, one at a time | the random suite's winner (io_uring at depth, mmap) |
-//! | `whole-file-rewrite` | a file of at least [`MIN_REWRITE`] read whole and written whole again, to a new file renamed over it (`sed -i`) or truncated in place, with the same size give or take [`REWRITE_SLACK`] | an in-place edit: `iolab edit` |
+//! The rules look at targets as a user names them: the inodes a path had during the run
+//! (a journal made anew for each transaction) are one target ([`group`]).
 //!
-//! A target with `sync-per-record` gets no `small-writes` (the syncs are its cost).
+//! | finding | when | fix | module |
+//! |---|---|---|---|
+//! | `small-writes` | at least [`MIN_CALLS`] writes to one pipe, terminal or file, [`SMALL_SHARE`] of them under [`SMALL_WRITE`] bytes; with a source read in as many calls of the same bytes, a copy loop | a buffered writer, or bigger blocks for a copy | [`writes`] |
+//! | `small-direct-writes` | at least [`MIN_DIRECT`] `O_DIRECT` writes of one file, under [`FIX_BUFFER`] each on average, appending | bigger aligned blocks, `O_DIRECT` kept | [`writes`] |
+//! | `open-churn` | at least [`MIN_OPENS`] opens of one file, one per [`CHURN`] reads or writes or more | open once | [`writes`] |
+//! | `sync-per-record` | at least [`MIN_SYNCS`] syncs (or `O_SYNC`/`O_DSYNC` writes) of one file, under [`SMALL_SYNC_UNIT`] written per sync; or of one folder | group commit | [`syncs`] |
+//! | `small-reads` | at least [`MIN_CALLS`] reads of one file of at least [`LARGE_FILE`], [`SMALL_SHARE`] of them under [`SMALL_READ`] bytes, [`SEQUENTIAL`] of them sequential | bigger reads | [`reads`] |
+//! | `random-reads` | at least [`MIN_CALLS`] reads of one file at scattered offsets ([`SCATTERED`] of the reads that moved data; repeats at one offset and empty reads are not scattered), one at a time | reads in flight together, or a map | [`reads`] |
+//! | `whole-file-rewrite` | a file of at least [`MIN_REWRITE`] read whole, then replaced whole: by a new file renamed over it, or truncated and written again | same size: in place; else a streamed rewrite into a new file renamed over it | [`rewrite`] |
+//!
+//! A finding is shown in the summary when its saving is at least [`SHOWN_SHARE`] of the
+//! run's wall time; the others are in the JSON (`shown: false`).
 
-use std::os::unix::fs::MetadataExt;
+mod reads;
+mod rewrite;
+mod syncs;
+mod writes;
+
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::costs::{Costs, Need, seconds};
+use crate::costs::{Costs, Figure, Need, seconds};
 use crate::model::{Kind, Target, Trace};
 
 /// Calls on one target before a pattern counts: fewer cannot cost much.
@@ -34,33 +46,82 @@ pub const SMALL_READ: u64 = 16 << 10;
 pub const LARGE_FILE: u64 = 1 << 20;
 /// Share of reads that start where the previous one ended for reads to be sequential.
 pub const SEQUENTIAL: f64 = 0.8;
-/// Share of reads that do not, for reads to be scattered.
+/// Share of the reads that moved data that were scattered, for `random-reads`.
 pub const SCATTERED: f64 = 0.5;
 /// Reads above this size on average are not "random small reads".
 pub const RANDOM_READ_MAX: f64 = 64.0 * 1024.0;
 /// Smallest file whose whole rewrite counts.
 pub const MIN_REWRITE: u64 = 64 << 10;
-/// How far the rewritten size may be from the original's.
-pub const REWRITE_SLACK: f64 = 0.1;
 /// A read slower than this (as the eBPF backend times it) missed the page cache.
 pub const COLD_READ_NS: f64 = 50_000.0;
-/// The buffer the fixes use: `AppendFile`'s and `StdoutWriter`'s 64 KiB.
+/// The buffer the buffered fixes use: `AppendFile`'s and `StdoutWriter`'s 64 KiB.
 pub const FIX_BUFFER: u64 = 64 << 10;
+/// The block of the big-read and direct-write fixes.
+pub const FIX_BLOCK: u64 = 1 << 20;
+/// `O_DIRECT` writes of one file before `small-direct-writes` counts.
+pub const MIN_DIRECT: u64 = 100;
+/// Opens of one file before `open-churn` counts.
+pub const MIN_OPENS: u64 = 100;
+/// Opens per read or write from which a file is opened for each.
+pub const CHURN: f64 = 0.5;
+/// Records per sync in the group-commit fix.
+pub const GROUP: u64 = 1000;
+/// Share of the run's wall time a finding must save to be shown in the summary.
+pub const SHOWN_SHARE: f64 = 0.02;
+/// How far observation and calibration may differ (either way) before a finding says so.
+pub const DISAGREE: f64 = 2.0;
 
 iolab::named_enum! {
     /// A pitfall.
     pub enum FindingKind: "finding" {
         /// Many small writes to one target.
         SmallWrites = "small-writes",
-        /// A sync per small record.
+        /// Many small `O_DIRECT` writes appended to one file.
+        SmallDirectWrites = "small-direct-writes",
+        /// A file opened and closed around each read or write.
+        OpenChurn = "open-churn",
+        /// A sync per small record, of a file or of a folder.
         SyncPerRecord = "sync-per-record",
         /// Small sequential reads of a large file.
         SmallReads = "small-reads",
         /// Reads at scattered offsets, one at a time.
         RandomReads = "random-reads",
-        /// A whole file read and written again for a change that keeps its size.
+        /// A whole file read and written again.
         WholeFileRewrite = "whole-file-rewrite",
     }
+}
+
+/// A target as the rules see it: every inode that one path named during the run, merged.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// The merged target (its key is the first inode's).
+    pub target: Target,
+    /// The trace's targets it holds.
+    pub members: Vec<usize>,
+}
+
+/// The trace's targets grouped by path: files and folders by their path, everything else
+/// (pipes, sockets, devices, which `/proc` names uniquely) as it is.
+pub fn group(trace: &Trace) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_path: std::collections::HashMap<(Kind, &str), usize> = Default::default();
+    for (i, t) in trace.targets.iter().enumerate() {
+        let kind = t.kind_or_other();
+        let named = matches!(kind, Kind::File | Kind::Directory) && t.path.starts_with('/');
+        if named && let Some(&g) = by_path.get(&(kind, t.path.as_str())) {
+            groups[g].target.merge(t);
+            groups[g].members.push(i);
+            continue;
+        }
+        if named {
+            by_path.insert((kind, t.path.as_str()), groups.len());
+        }
+        groups.push(Group {
+            target: t.clone(),
+            members: vec![i],
+        });
+    }
+    groups
 }
 
 /// A pitfall recognised in a trace, before its estimate.
@@ -68,12 +129,28 @@ iolab::named_enum! {
 pub struct Pattern {
     /// Which.
     pub kind: FindingKind,
-    /// The target (an index into the trace's targets).
-    pub target: usize,
-    /// The other file of a rewrite (the new copy), if any.
-    pub partner: Option<usize>,
+    /// The group it is about.
+    pub group: usize,
+    /// Other groups it involves: a rewrite's new file, a copy loop's source, the targets
+    /// of an open churn's other calls.
+    pub partners: Vec<usize>,
+    /// Where the reader of a pipe written in small pieces copies each piece on to (`cat`
+    /// into a file): its writes shrink with the fix too.
+    pub downstream: Option<usize>,
     /// Whether the reads missed the page cache (random reads).
     pub cold: bool,
+}
+
+impl Pattern {
+    fn new(kind: FindingKind, group: usize) -> Pattern {
+        Pattern {
+            kind,
+            group,
+            partners: Vec::new(),
+            downstream: None,
+            cold: false,
+        }
+    }
 }
 
 /// A finding: the pattern, its evidence, its cost now and with the fix, and the fix.
@@ -91,12 +168,23 @@ pub struct Finding {
     pub bytes: u64,
     /// What was seen, in a sentence.
     pub evidence: String,
-    /// What those calls cost here (seconds), by the basis.
-    pub estimated_s: Option<f64>,
-    /// What the same work would cost with the fix.
+    /// The time measured in those calls, from their entries to their exits.
+    pub measured_s: f64,
+    /// What those calls cost here: the time measured in them, plus an empty system call's
+    /// round trip for each (when it was measured).
+    pub estimated_s: f64,
+    /// What the same work would cost with the fix, when its figures could be had.
     pub estimated_fixed_s: Option<f64>,
+    /// `estimated_s - estimated_fixed_s`.
+    pub saving_s: Option<f64>,
+    /// The saving's share of the run's wall time.
+    pub share: Option<f64>,
+    /// Whether the summary shows it (its saving is at least [`SHOWN_SHARE`] of the run).
+    pub shown: bool,
     /// Where the estimates come from, one entry per figure.
     pub basis: Vec<String>,
+    /// Where observation and calibration disagree, and what the estimate did about it.
+    pub warnings: Vec<String>,
     /// The fix, in words.
     pub fix: String,
     /// The `iolab` command that measures or does it.
@@ -105,155 +193,40 @@ pub struct Finding {
     pub library: String,
 }
 
-/// The patterns in `trace`. `exact_times`: the per-call times are the kernel's (eBPF), so
-/// a slow read means a cache miss.
-pub fn detect(trace: &Trace, exact_times: bool) -> Vec<Pattern> {
-    let mut found = Vec::new();
-    for (i, t) in trace.targets.iter().enumerate() {
-        let kind = t.kind_or_other();
-        let pattern = |kind| Pattern {
-            kind,
-            target: i,
-            partner: None,
-            cold: false,
-        };
-        let synced = sync_units(t);
-        let sync_pattern = kind == Kind::File
-            && synced >= MIN_SYNCS
-            && (t.write.bytes as f64 / synced as f64) < SMALL_SYNC_UNIT;
-        if sync_pattern {
-            found.push(pattern(FindingKind::SyncPerRecord));
-        }
-        if !sync_pattern
-            && matches!(kind, Kind::File | Kind::Pipe | Kind::Tty)
-            && t.write.calls >= MIN_CALLS
-            && t.write.share_below(SMALL_WRITE) >= SMALL_SHARE
-        {
-            found.push(pattern(FindingKind::SmallWrites));
-        }
-        let r = &t.read;
-        if kind == Kind::File && r.calls >= MIN_CALLS {
-            let large = t.size.max(r.bytes) >= LARGE_FILE;
-            if large
-                && r.share_below(SMALL_READ) >= SMALL_SHARE
-                && r.sequential_share() >= SEQUENTIAL
-            {
-                found.push(pattern(FindingKind::SmallReads));
-            }
-            if 1.0 - r.sequential_share() >= SCATTERED && r.average() <= RANDOM_READ_MAX {
-                let per_read = r.ns as f64 / r.calls as f64;
-                found.push(Pattern {
-                    cold: exact_times && per_read > COLD_READ_NS,
-                    ..pattern(FindingKind::RandomReads)
-                });
-            }
-        }
-    }
-    found.extend(rewrites(trace));
-    found
+/// What a rule says about one pattern, before the common arithmetic of [`Analysis::finding`].
+struct Estimate<'a> {
+    calls: u64,
+    bytes: u64,
+    evidence: String,
+    /// Nanoseconds measured in the calls the fix changes, and how many calls those are.
+    measured_ns: u64,
+    measured_calls: u64,
+    /// The same calls as the calibration (or the bench) made them, when it could: the
+    /// check against the observation.
+    calibrated: Option<f64>,
+    /// Whether the saving counts at most what the calibration says the calls cost: their
+    /// measured time may hold waiting the fix keeps (a slow reader, a disk).
+    bounded: bool,
+    /// The fix's cost without round trips, when its figures could be had, and its calls.
+    fixed: Option<f64>,
+    fixed_calls: u64,
+    /// The figures used.
+    figures: Vec<&'a Figure>,
+    /// Remarks the rule adds (how the fix keeps a crash from losing the file).
+    warnings: Vec<String>,
+    fix: String,
+    cli: String,
+    library: String,
 }
 
-/// Syncs of a target: sync calls and synced writes.
-fn sync_units(t: &Target) -> u64 {
-    t.sync_units()
-}
-
-/// Whether `t` was read whole (its size at least [`MIN_REWRITE`]).
-fn read_whole(t: &Target) -> bool {
-    t.kind == Some(Kind::File)
-        && t.size >= MIN_REWRITE
-        && t.read.bytes as f64 >= 0.99 * t.size as f64
-}
-
-fn near(a: u64, b: u64) -> bool {
-    (a as f64 - b as f64).abs() <= REWRITE_SLACK * b as f64
-}
-
-/// Whole-file rewrites: a file read whole whose path now names a file that was written
-/// whole (the copy renamed over it), or a file read whole and written whole again after
-/// an `O_TRUNC` open.
-fn rewrites(trace: &Trace) -> Vec<Pattern> {
-    let mut found = Vec::new();
-    for (i, r) in trace.targets.iter().enumerate() {
-        if !read_whole(r) {
-            continue;
-        }
-        if r.open_flags.trunc > 0 && near(r.write.bytes, r.size) {
-            found.push(Pattern {
-                kind: FindingKind::WholeFileRewrite,
-                target: i,
-                partner: None,
-                cold: false,
-            });
-            continue;
-        }
-        let Ok(now) = std::fs::metadata(&r.path) else {
-            continue;
-        };
-        let renamed_over = trace.targets.iter().position(|w| {
-            w.key.is_some_and(|k| {
-                k.ino == now.ino()
-                    && libc::makedev(k.major, k.minor) == now.dev()
-                    && Some(k) != r.key
-            }) && near(w.write.bytes, r.size)
-        });
-        if let Some(w) = renamed_over {
-            found.push(Pattern {
-                kind: FindingKind::WholeFileRewrite,
-                target: i,
-                partner: Some(w),
-                cold: false,
-            });
-        }
-    }
-    found
-}
-
-/// The folder of a target's path, for the sync figures (the cwd when unknown).
+/// The folder of a path, for the figures measured in the traced file's file system (the
+/// temporary folder when the path names none).
 fn folder(path: &str) -> PathBuf {
     Path::new(path)
         .parent()
         .filter(|p| p.is_absolute() && p.is_dir())
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
-}
-
-/// The figures `pattern` needs: what it costs now, and with the fix.
-pub fn needs(pattern: &Pattern, trace: &Trace) -> [Need; 2] {
-    let t = &trace.targets[pattern.target];
-    match pattern.kind {
-        FindingKind::SmallWrites => {
-            let size = t.write.average().round() as u64;
-            let kind = t.kind_or_other();
-            [
-                Need::SmallWrite { kind, size },
-                Need::BufferedWrite { kind, size },
-            ]
-        }
-        FindingKind::SyncPerRecord => {
-            let dir = folder(&t.path);
-            [
-                Need::SyncedRecord { dir: dir.clone() },
-                Need::GroupCommit { dir },
-            ]
-        }
-        FindingKind::SmallReads => [
-            Need::SmallRead {
-                size: t.read.average().round() as u64,
-            },
-            Need::BestRead,
-        ],
-        FindingKind::RandomReads => [
-            Need::RandomRead { cold: pattern.cold },
-            Need::BestRandomRead { cold: pattern.cold },
-        ],
-        FindingKind::WholeFileRewrite => [
-            Need::SmallRead {
-                size: t.read.average().round() as u64,
-            },
-            Need::InPlaceEdit,
-        ],
-    }
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// `n` calls, `b` bytes of `size` each: "100000 writes of 512 B (49 MiB)".
@@ -267,216 +240,143 @@ fn calls_text(n: u64, what: &str, bytes: u64) -> String {
     )
 }
 
-/// The finding for `pattern`, estimated with `costs`.
-pub fn finding(pattern: &Pattern, trace: &Trace, costs: &Costs) -> Finding {
-    let t = &trace.targets[pattern.target];
-    let kind = t.kind_or_other();
-    let [now_need, fix_need] = needs(pattern, trace);
-    let now_fig = costs.get(&now_need);
-    let fix_fig = costs.get(&fix_need);
-    let mut basis: Vec<String> = [now_fig, fix_fig]
-        .iter()
-        .flatten()
-        .map(|f| f.basis.clone())
-        .collect();
-    let in_calls = |ns: u64| format!("{} in the calls", seconds(ns as f64 * 1e-9));
-    let (calls, bytes, evidence, now, fixed, fix, mut cli, mut library) = match pattern.kind {
-        FindingKind::SmallWrites => {
-            let w = &t.write;
-            let (fix, cli, library) = if kind == Kind::File {
-                (
-                    format!(
-                        "buffer the records: one write per {} (AppendFile, or a BufWriter of 64 KiB)",
-                        iolab::units::format_bytes(FIX_BUFFER)
-                    ),
-                    "iolab bench append --methods write-per-record,append-file".to_string(),
-                    "iolab::AppendFile::create(path)?, then .append(record)? for each record"
-                        .to_string(),
-                )
-            } else {
-                (
-                    format!(
-                        "write through a buffer, not a line at a time: StdoutWriter writes {} and more per call",
-                        iolab::units::format_bytes(8 << 10)
-                    ),
-                    "iolab write --method bufwriter | READER".to_string(),
-                    "iolab::StdoutWriter::new()?, then write_all(line)? (flushed on drop)"
-                        .to_string(),
-                )
+/// "2.1 ms in the calls".
+fn in_calls(ns: u64) -> String {
+    format!("{} in the calls", seconds(ns as f64 * 1e-9))
+}
+
+/// The patterns of a trace and the targets they are about.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The targets, grouped by path.
+    pub groups: Vec<Group>,
+    /// The pitfalls found.
+    pub patterns: Vec<Pattern>,
+}
+
+impl Analysis {
+    /// Finds the patterns in `trace`. `exact_times`: the per-call times are the kernel's
+    /// (eBPF), so a slow read means a cache miss.
+    pub fn new(trace: &Trace, exact_times: bool) -> Analysis {
+        let groups = group(trace);
+        let mut patterns = Vec::new();
+        writes::detect(&groups, &mut patterns);
+        syncs::detect(&groups, &mut patterns);
+        reads::detect(&groups, exact_times, &mut patterns);
+        rewrite::detect(&groups, &mut patterns);
+        Analysis { groups, patterns }
+    }
+
+    /// Every figure the patterns' estimates need, for [`Costs::gather`].
+    pub fn needs(&self) -> Vec<Need> {
+        if self.patterns.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![Need::Syscall];
+        for p in &self.patterns {
+            let t = &self.groups[p.group].target;
+            let more = match p.kind {
+                FindingKind::SmallWrites
+                | FindingKind::SmallDirectWrites
+                | FindingKind::OpenChurn => writes::needs(p, &self.groups),
+                FindingKind::SyncPerRecord => syncs::needs(t),
+                FindingKind::SmallReads | FindingKind::RandomReads => reads::needs(p, t),
+                FindingKind::WholeFileRewrite => rewrite::needs(p, &self.groups),
             };
-            (
-                w.calls,
-                w.bytes,
-                format!(
-                    "{} to {}, {}",
-                    calls_text(w.calls, "write", w.bytes),
-                    kind.article(),
-                    in_calls(w.ns)
-                ),
-                now_fig.map(|f| f.cost(w.calls, w.bytes)),
-                fix_fig.map(|f| f.cost(w.calls, w.bytes)),
-                fix,
-                cli,
-                library,
-            )
+            out.extend(more);
         }
-        FindingKind::SyncPerRecord => {
-            let units = sync_units(t);
-            let how = if t.write.synced > t.syncs {
-                format!("{} writes through O_SYNC/O_DSYNC", t.write.synced)
-            } else {
-                format!("{} syncs (fsync, fdatasync, msync)", t.syncs)
-            };
-            (
-                units,
-                t.write.bytes,
-                format!(
-                    "{how} for {}: a sync per {} written, {} in the syncs and synced writes",
-                    calls_text(t.write.calls, "write", t.write.bytes),
-                    iolab::units::format_bytes(t.write.bytes / units.max(1)),
-                    seconds(
-                        (t.sync_ns + if t.write.synced > 0 { t.write.ns } else { 0 }) as f64
-                            * 1e-9
-                    )
-                ),
-                now_fig.map(|f| f.cost(units, 0)),
-                fix_fig.map(|f| f.cost(units, 0)),
-                "group commit: one sync for many records (durable::Log shares a sync among the writers waiting; a single writer syncs once per batch)".to_string(),
-                "iolab bench append (its synced rows and its durable section)".to_string(),
-                "iolab::durable::LogOptions::new().open(path)?, then log.append_durable(record)? from every writer".to_string(),
-            )
+        out
+    }
+
+    /// The findings, estimated with `costs`, the largest saving first; `wall`: the run's
+    /// wall time, for each saving's share.
+    pub fn findings(&self, costs: &Costs, wall: Duration) -> Vec<Finding> {
+        let mut out: Vec<Finding> = self
+            .patterns
+            .iter()
+            .map(|p| self.finding(p, costs, wall))
+            .collect();
+        let key = |f: &Finding| f.saving_s.unwrap_or(f.estimated_s);
+        out.sort_by(|a, b| key(b).total_cmp(&key(a)).then(b.calls.cmp(&a.calls)));
+        out
+    }
+
+    fn finding(&self, p: &Pattern, costs: &Costs, wall: Duration) -> Finding {
+        let t = &self.groups[p.group].target;
+        let e = match p.kind {
+            FindingKind::SmallWrites => writes::small_writes(p, &self.groups, costs),
+            FindingKind::SmallDirectWrites => writes::small_direct_writes(t, costs),
+            FindingKind::OpenChurn => writes::open_churn(p, &self.groups),
+            FindingKind::SyncPerRecord => syncs::estimate(t, costs),
+            FindingKind::SmallReads => reads::small_reads(t, costs),
+            FindingKind::RandomReads => reads::random_reads(p, t, costs),
+            FindingKind::WholeFileRewrite => rewrite::estimate(p, &self.groups, costs),
+        };
+        finish(p, t, e, costs, wall)
+    }
+}
+
+/// The common arithmetic: the round trips, the check, the saving and its share.
+fn finish(p: &Pattern, t: &Target, e: Estimate<'_>, costs: &Costs, wall: Duration) -> Finding {
+    let syscall = costs.get(&Need::Syscall);
+    let o = syscall.map_or(0.0, |f| f.per_call_s);
+    let measured = e.measured_ns as f64 * 1e-9;
+    let estimated_s = measured + e.measured_calls as f64 * o;
+    let mut warnings = Vec::new();
+    let mut now_for_saving = measured;
+    if let Some(cal) = e.calibrated
+        && cal > 0.0
+        && measured > 0.0
+    {
+        let ratio = measured / cal;
+        if !(1.0 / DISAGREE..=DISAGREE).contains(&ratio) {
+            warnings.push(format!(
+                "the calls took {:.1}× {} than the same calls made by the calibration ({} against {}){}",
+                if ratio > 1.0 { ratio } else { 1.0 / ratio },
+                if ratio > 1.0 { "longer" } else { "less" },
+                seconds(measured),
+                seconds(cal),
+                if e.bounded && ratio > 1.0 {
+                    ": they waited on something the fix keeps (a slow reader, a disk), so the saving counts the calibrated cost"
+                } else {
+                    ""
+                }
+            ));
         }
-        FindingKind::SmallReads => {
-            let r = &t.read;
-            (
-                r.calls,
-                r.bytes,
-                format!(
-                    "{} of a {} file, {:.0}% sequential, {}",
-                    calls_text(r.calls, "read", r.bytes),
-                    iolab::units::format_bytes(t.size.max(r.bytes)),
-                    r.sequential_share() * 100.0,
-                    in_calls(r.ns)
-                ),
-                now_fig.map(|f| f.cost(r.calls, r.bytes)),
-                fix_fig.map(|f| f.cost(r.calls, r.bytes)),
-                "read in large pieces (128 KiB or more per call), or with the count suite's winner"
-                    .to_string(),
-                "iolab count FILE".to_string(),
-                "iolab::count_lines(Method::Auto, &Input::open(path)?, &ReadOptions::new())"
-                    .to_string(),
-            )
+        if e.bounded {
+            now_for_saving = measured.min(cal);
         }
-        FindingKind::RandomReads => {
-            let r = &t.read;
-            (
-                r.calls,
-                r.bytes,
-                format!(
-                    "{} at scattered offsets ({:.0}% not where the last read ended), one at a time, {}{}",
-                    calls_text(r.calls, "read", r.bytes),
-                    (1.0 - r.sequential_share()) * 100.0,
-                    in_calls(r.ns),
-                    if pattern.cold { ", missing the page cache" } else { "" }
-                ),
-                now_fig.map(|f| f.cost(r.calls, 0)),
-                fix_fig.map(|f| f.cost(r.calls, 0)),
-                "issue the reads together (io_uring at depth) or map the file, as the random suite's winner does".to_string(),
-                "iolab random --method uring --queue-depth 32 FILE".to_string(),
-                "iolab::RandomAccessFile::open(path)?.read_at(offset, &mut buf)".to_string(),
-            )
-        }
-        FindingKind::WholeFileRewrite => {
-            let r = &t.read;
-            let w = pattern
-                .partner
-                .map_or(&t.write, |p| &trace.targets[p].write);
-            let how = match pattern.partner {
-                Some(p) => format!(
-                    "into a new file ({}) renamed over it",
-                    trace.targets[p].path
-                ),
-                None => "after truncating it".to_string(),
-            };
-            let write_now = costs.get(&Need::SmallWrite {
-                kind: Kind::File,
-                size: w.average().round() as u64,
-            });
-            if let Some(f) = write_now {
-                basis.push(f.basis.clone());
-            }
-            (
-                r.calls + w.calls,
-                r.bytes + w.bytes,
-                format!(
-                    "the whole file ({}) read in {} and written again in {} {how}, {} in the calls",
-                    iolab::units::format_bytes(t.size),
-                    calls_text(r.calls, "read", r.bytes),
-                    calls_text(w.calls, "write", w.bytes),
-                    seconds((r.ns + w.ns) as f64 * 1e-9)
-                ),
-                now_fig.map(|f| {
-                    f.cost(r.calls, r.bytes) + write_now.map_or(0.0, |g| g.cost(w.calls, w.bytes))
-                }),
-                fix_fig.map(|f| f.cost(0, t.size)),
-                "edit in place: rewrite only the bytes that change".to_string(),
-                "iolab edit replace --from X --to Y FILE".to_string(),
-                "iolab::edit::replace_byte(path, from, to, Strategy::Mmap)".to_string(),
-            )
-        }
-    };
-    if let Some(f) = fix_fig {
-        if let Some(c) = &f.cli {
-            cli.clone_from(c);
-        }
-        if let Some(l) = &f.library {
-            library.clone_from(l);
-        }
+    }
+    now_for_saving += e.measured_calls as f64 * o;
+    let fixed_s = e.fixed.map(|f| f + e.fixed_calls as f64 * o);
+    let saving_s = fixed_s.map(|f| (now_for_saving - f).clamp(0.0, estimated_s));
+    let share = saving_s.map(|s| s / wall.as_secs_f64().max(1e-9));
+    let shown = share.unwrap_or(estimated_s / wall.as_secs_f64().max(1e-9)) >= SHOWN_SHARE;
+    let mut basis: Vec<String> = e.figures.iter().map(|f| f.basis.clone()).collect();
+    if let Some(s) = syscall {
+        basis.push(s.basis.clone());
     }
     basis.dedup();
+    warnings.extend(e.warnings);
     Finding {
-        kind: pattern.kind,
+        kind: p.kind,
         path: t.path.clone(),
-        target_kind: kind,
-        calls,
-        bytes,
-        evidence,
-        estimated_s: now,
-        estimated_fixed_s: fixed,
+        target_kind: t.kind_or_other(),
+        calls: e.calls,
+        bytes: e.bytes,
+        evidence: e.evidence,
+        measured_s: measured,
+        estimated_s,
+        estimated_fixed_s: saving_s.map(|s| estimated_s - s),
+        saving_s,
+        share,
+        shown,
         basis,
-        fix,
-        cli,
-        library,
+        warnings,
+        fix: e.fix,
+        cli: e.cli,
+        library: e.library,
     }
-}
-
-/// Every need of `patterns`, for [`Costs::gather`].
-pub fn all_needs(patterns: &[Pattern], trace: &Trace) -> Vec<Need> {
-    let mut out = Vec::new();
-    for p in patterns {
-        out.extend(needs(p, trace));
-        if p.kind == FindingKind::WholeFileRewrite {
-            let w = p
-                .partner
-                .map_or(&trace.targets[p.target].write, |i| &trace.targets[i].write);
-            out.push(Need::SmallWrite {
-                kind: Kind::File,
-                size: w.average().round() as u64,
-            });
-        }
-    }
-    out
-}
-
-/// The findings of `patterns`, the largest saving first.
-pub fn findings(patterns: &[Pattern], trace: &Trace, costs: &Costs) -> Vec<Finding> {
-    let mut out: Vec<Finding> = patterns.iter().map(|p| finding(p, trace, costs)).collect();
-    let saving = |f: &Finding| match (f.estimated_s, f.estimated_fixed_s) {
-        (Some(a), Some(b)) => a - b,
-        _ => 0.0,
-    };
-    out.sort_by(|a, b| saving(b).total_cmp(&saving(a)).then(b.calls.cmp(&a.calls)));
-    out
 }
 
 #[cfg(test)]

@@ -1,23 +1,26 @@
 //! The rules on made-up traces: each pattern fires on its shape and not on the
-//! well-behaved one next to it.
+//! well-behaved one next to it, and the estimates do their arithmetic.
 
 use super::*;
-use crate::costs::Figure;
-use crate::model::{Flow, Place, TargetKey};
+use crate::costs::{Figure, SyncCall};
+use crate::model::{CallStat, Flow, Place, TargetKey};
+use crate::syscalls::Sys;
 
-fn target(kind: Kind, path: &str) -> Target {
+fn target(kind: Kind, path: &str, ino: u64) -> Target {
     Target::new(
         Some(TargetKey {
             major: 254,
             minor: 0,
-            ino: path.len() as u64,
+            ino,
         }),
         Some(kind),
         path,
     )
 }
 
-fn flow(calls: u64, each: u64, sequential: u64) -> Flow {
+/// `calls` calls of `each` bytes, the first `sequential` of them sequential, one per µs
+/// from `start` µs on, 1 µs each.
+fn flow_at(calls: u64, each: u64, sequential: u64, start: u64) -> Flow {
     let mut f = Flow::default();
     for i in 0..calls {
         let place = if i < sequential {
@@ -25,72 +28,178 @@ fn flow(calls: u64, each: u64, sequential: u64) -> Flow {
         } else {
             Place::Scattered
         };
-        f.add(each, 1000, i * 2000, place);
+        f.add(each, 1000, (start + i) * 1000, place);
     }
     f
 }
 
+fn flow(calls: u64, each: u64, sequential: u64) -> Flow {
+    flow_at(calls, each, sequential, 0)
+}
+
+fn trace(targets: Vec<Target>) -> Trace {
+    Trace {
+        targets,
+        ..Trace::default()
+    }
+}
+
 fn kinds(trace: &Trace) -> Vec<FindingKind> {
-    detect(trace, true).iter().map(|p| p.kind).collect()
+    Analysis::new(trace, true)
+        .patterns
+        .iter()
+        .map(|p| p.kind)
+        .collect()
 }
 
 #[test]
 fn small_writes_to_a_pipe_but_not_big_ones() {
-    let mut small = target(Kind::Pipe, "pipe:[1]");
+    let mut small = target(Kind::Pipe, "pipe:[1]", 1);
     small.write = flow(5000, 9, 0);
-    let mut big = target(Kind::Pipe, "pipe:[22]");
+    let mut big = target(Kind::Pipe, "pipe:[22]", 2);
     big.write = flow(5000, 65536, 0);
-    let mut few = target(Kind::Pipe, "pipe:[333]");
+    let mut few = target(Kind::Pipe, "pipe:[333]", 3);
     few.write = flow(999, 9, 0);
-    let trace = Trace {
-        targets: vec![small, big, few],
-        ..Trace::default()
-    };
-    let found = detect(&trace, true);
-    assert_eq!(found.len(), 1);
+    let a = Analysis::new(&trace(vec![small, big, few]), true);
+    assert_eq!(a.patterns.len(), 1);
     assert_eq!(
-        (found[0].kind, found[0].target),
+        (a.patterns[0].kind, a.patterns[0].group),
         (FindingKind::SmallWrites, 0)
     );
+    assert!(a.patterns[0].partners.is_empty());
 }
 
 #[test]
-fn a_sync_per_record_replaces_small_writes() {
-    let mut log = target(Kind::File, "/tmp/log");
+fn a_copy_loop_pairs_the_small_writes_with_their_source() {
+    let mut zero = target(Kind::Device, "/dev/zero", 1);
+    zero.read = flow(20_000, 512, 0);
+    let mut out = target(Kind::File, "/tmp/out", 2);
+    out.write = flow(20_000, 512, 20_000);
+    let a = Analysis::new(&trace(vec![zero, out]), true);
+    assert_eq!(a.patterns.len(), 1);
+    assert_eq!(a.patterns[0].kind, FindingKind::SmallWrites);
+    assert_eq!(a.patterns[0].partners, [0]);
+    let f = a.findings(&Costs::default(), Duration::from_secs(1));
+    assert_eq!(f[0].calls, 40_000);
+    assert!(
+        f[0].evidence.starts_with("a copy loop"),
+        "{}",
+        f[0].evidence
+    );
+    assert!((f[0].measured_s - 0.04).abs() < 1e-9, "{}", f[0].measured_s);
+}
+
+#[test]
+fn a_sync_per_record_of_a_file_or_a_folder_replaces_small_writes() {
+    let mut log = target(Kind::File, "/tmp/log", 1);
     log.write = flow(200, 100, 200);
     log.syncs = 200;
-    let trace = Trace {
-        targets: vec![log.clone()],
-        ..Trace::default()
-    };
-    assert_eq!(kinds(&trace), [FindingKind::SyncPerRecord]);
-    // One sync at the end of many writes is fine.
+    log.calls.insert(
+        Sys::Fsync,
+        CallStat {
+            calls: 200,
+            ..CallStat::default()
+        },
+    );
+    let mut dir = target(Kind::Directory, "/tmp", 2);
+    dir.syncs = 150;
+    assert_eq!(
+        kinds(&trace(vec![log.clone(), dir.clone()])),
+        [FindingKind::SyncPerRecord, FindingKind::SyncPerRecord]
+    );
+    assert_eq!(syncs::needs(&log)[0], {
+        Need::Sync {
+            dir: PathBuf::from("/tmp"),
+            call: SyncCall::Fsync,
+            record: 100,
+            every: 1,
+        }
+    });
+    // One sync at the end of many writes is fine; so is a folder synced a few times.
     log.write = flow(5000, 4096, 5000);
     log.syncs = 1;
-    let trace = Trace {
-        targets: vec![log],
-        ..Trace::default()
-    };
-    assert!(kinds(&trace).is_empty());
+    dir.syncs = 3;
+    assert!(kinds(&trace(vec![log, dir])).is_empty());
+}
+
+#[test]
+fn small_direct_writes_keep_o_direct_and_are_not_small_writes() {
+    let mut f = target(Kind::File, "/tmp/direct", 1);
+    f.write = flow(5000, 512, 5000);
+    f.write.direct = 5000;
+    assert_eq!(
+        kinds(&trace(vec![f.clone()])),
+        [FindingKind::SmallDirectWrites]
+    );
+    let a = Analysis::new(&trace(vec![f]), true);
+    let e = a.findings(&Costs::default(), Duration::from_secs(1));
+    assert!(e[0].fix.contains("keep O_DIRECT"), "{}", e[0].fix);
+}
+
+#[test]
+fn an_open_per_write_is_churn_with_the_shells_save_and_restore() {
+    let mut f = target(Kind::File, "/tmp/lf", 1);
+    f.write = flow(2000, 5, 2000);
+    f.opens = 2000;
+    for (sys, n) in [(Sys::Openat, 2000), (Sys::Close, 2000), (Sys::Dup2, 2000)] {
+        f.calls.insert(
+            sys,
+            CallStat {
+                calls: n,
+                errors: 0,
+                ns: n * 1500,
+            },
+        );
+    }
+    let mut stdout = target(Kind::Pipe, "pipe:[9]", 2);
+    stdout.calls.insert(
+        Sys::Fcntl,
+        CallStat {
+            calls: 6000,
+            errors: 0,
+            ns: 6000 * 200,
+        },
+    );
+    let mut other = target(Kind::Pipe, "pipe:[10]", 3);
+    other.calls.insert(
+        Sys::Close,
+        CallStat {
+            calls: 7,
+            ..CallStat::default()
+        },
+    );
+    let a = Analysis::new(&trace(vec![f, stdout, other]), true);
+    let churn: Vec<&Pattern> = a
+        .patterns
+        .iter()
+        .filter(|p| p.kind == FindingKind::OpenChurn)
+        .collect();
+    assert_eq!(churn.len(), 1);
+    assert_eq!(churn[0].partners, [1]);
+    let found = a.findings(&Costs::default(), Duration::from_secs(1));
+    let f = found
+        .iter()
+        .find(|f| f.kind == FindingKind::OpenChurn)
+        .unwrap();
+    // 3 × 2000 × 1.5 µs on the file, 6000 × 0.2 µs on the pipe.
+    assert!((f.measured_s - 0.0102).abs() < 1e-9, "{}", f.measured_s);
+    assert_eq!(f.calls, 12_000);
+    assert!(f.fix.contains("redirect the whole loop"), "{}", f.fix);
 }
 
 #[test]
 fn small_sequential_reads_of_a_large_file_and_scattered_ones() {
-    let mut seq = target(Kind::File, "/data/big");
+    let mut seq = target(Kind::File, "/data/big", 1);
     seq.read = flow(4096, 4096, 4096);
     seq.size = 16 << 20;
-    let mut scattered = target(Kind::File, "/data/table");
+    let mut scattered = target(Kind::File, "/data/table", 2);
     scattered.read = flow(4096, 4096, 10);
     scattered.size = 1 << 30;
-    let mut cat = target(Kind::File, "/data/bigger");
+    let mut cat = target(Kind::File, "/data/bigger", 3);
     cat.read = flow(1024, 128 << 10, 1024);
     cat.size = 128 << 20;
-    let trace = Trace {
-        targets: vec![seq, scattered, cat],
-        ..Trace::default()
-    };
-    let found = detect(&trace, true);
-    let got: Vec<(FindingKind, usize)> = found.iter().map(|p| (p.kind, p.target)).collect();
+    let a = Analysis::new(&trace(vec![seq, scattered, cat]), true);
+    let got: Vec<(FindingKind, usize)> = a.patterns.iter().map(|p| (p.kind, p.group)).collect();
     assert_eq!(
         got,
         [(FindingKind::SmallReads, 0), (FindingKind::RandomReads, 1)]
@@ -98,28 +207,88 @@ fn small_sequential_reads_of_a_large_file_and_scattered_ones() {
 }
 
 #[test]
-fn a_file_truncated_and_rewritten_whole() {
-    let mut f = target(Kind::File, "/nonexistent/iolab-test/config");
+fn repeats_at_one_offset_and_empty_reads_are_not_scattered() {
+    // SQLite: a 24-byte header read again and again at one offset, and empty reads of a
+    // journal.
+    let mut db = target(Kind::File, "/data/t.db", 1);
+    db.size = 1 << 20;
+    for i in 0..3000 {
+        db.read.add(24, 1000, i, Place::Repeated);
+    }
+    let mut journal = target(Kind::File, "/data/t.db-journal", 2);
+    for i in 0..3000 {
+        journal.read.add(0, 1000, i, Place::Scattered);
+    }
+    assert!(kinds(&trace(vec![db, journal])).is_empty());
+}
+
+#[test]
+fn one_path_is_one_target_whatever_its_inodes() {
+    // A journal made anew for each transaction: 3 inodes, one path, one finding.
+    let journals: Vec<Target> = (0..3)
+        .map(|i| {
+            let mut j = target(Kind::File, "/data/t.db-journal", 10 + i);
+            j.write = flow(100, 512, 100);
+            j.syncs = 100;
+            j
+        })
+        .collect();
+    let a = Analysis::new(&trace(journals), true);
+    assert_eq!(a.groups.len(), 1);
+    assert_eq!(a.groups[0].members, [0, 1, 2]);
+    assert_eq!(a.groups[0].target.syncs, 300);
+    assert_eq!(
+        a.patterns
+            .iter()
+            .filter(|p| p.kind == FindingKind::SyncPerRecord)
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_file_read_then_truncated_and_rewritten_whole_but_not_written_then_read() {
+    let mut f = target(Kind::File, "/nonexistent/iolab-test/config", 1);
     f.size = 1 << 20;
-    f.read = flow(256, 4096, 256);
-    f.write = flow(256, 4096, 256);
+    f.read = flow_at(256, 4096, 256, 0);
+    f.write = flow_at(256, 4096, 256, 1000);
     f.open_flags.trunc = 1;
-    let trace = Trace {
-        targets: vec![f],
-        ..Trace::default()
-    };
-    assert_eq!(kinds(&trace), [FindingKind::WholeFileRewrite]);
+    assert_eq!(
+        kinds(&trace(vec![f.clone()])),
+        [FindingKind::WholeFileRewrite]
+    );
+    let a = Analysis::new(&trace(vec![f.clone()]), true);
+    let found = a.findings(&Costs::default(), Duration::from_secs(1));
+    assert!(
+        found[0].warnings.iter().any(|w| w.contains("truncated")),
+        "{:?}",
+        found[0].warnings
+    );
+    assert!(found[0].fix.contains("in place"), "{}", found[0].fix);
+    // `seq 1 100000 > f; wc -l f`: written first, then read.
+    f.write = flow_at(256, 4096, 256, 0);
+    f.read = flow_at(256, 4096, 256, 1000);
+    assert!(kinds(&trace(vec![f])).is_empty());
+}
+
+#[test]
+fn a_rewrite_at_another_size_is_a_streamed_rewrite() {
+    let mut f = target(Kind::File, "/nonexistent/iolab-test/config", 1);
+    f.size = 900 << 10;
+    f.read = flow_at(256, 4096, 256, 0);
+    f.write = flow_at(225, 4096, 225, 1000);
+    f.open_flags.trunc = 1;
+    let a = Analysis::new(&trace(vec![f]), true);
+    assert_eq!(a.needs()[1], Need::BigRead);
+    let found = a.findings(&Costs::default(), Duration::from_secs(1));
+    assert!(found[0].fix.contains("rename it over"), "{}", found[0].fix);
 }
 
 #[test]
 fn estimates_use_the_figures_and_say_their_basis() {
-    let mut small = target(Kind::Pipe, "pipe:[1]");
+    let mut small = target(Kind::Pipe, "pipe:[1]", 1);
     small.write = flow(10_000, 9, 0);
-    let trace = Trace {
-        targets: vec![small],
-        ..Trace::default()
-    };
-    let patterns = detect(&trace, true);
+    let a = Analysis::new(&trace(vec![small]), true);
     let costs = Costs::with_figures(vec![
         (
             Need::SmallWrite {
@@ -135,11 +304,64 @@ fn estimates_use_the_figures_and_say_their_basis() {
             },
             Figure::new(0.0, 1e-10, "made up: 10 GB/s"),
         ),
+        (
+            Need::Syscall,
+            Figure::new(1e-7, 0.0, "made up: 100 ns a round trip"),
+        ),
     ]);
-    let f = findings(&patterns, &trace, &costs);
-    assert_eq!(f.len(), 1);
-    assert!((f[0].estimated_s.unwrap() - 0.02).abs() < 1e-9);
-    assert!((f[0].estimated_fixed_s.unwrap() - 9e-6).abs() < 1e-12);
-    assert_eq!(f[0].basis, ["made up: 2 µs a write", "made up: 10 GB/s"]);
-    assert!(f[0].library.contains("StdoutWriter"), "{}", f[0].library);
+    let f = &a.findings(&costs, Duration::from_millis(100))[0];
+    // Measured: 10 000 × 1 µs; plus 10 000 round trips of 100 ns.
+    assert!((f.measured_s - 0.01).abs() < 1e-9);
+    assert!((f.estimated_s - 0.011).abs() < 1e-9);
+    // The fix: 90 000 bytes at 10 GB/s, 2 writes of 64 KiB with their round trips.
+    let fixed = 9e-6 + 2e-7;
+    assert!((f.estimated_fixed_s.unwrap() - fixed).abs() < 1e-12);
+    assert!((f.saving_s.unwrap() - (0.011 - fixed)).abs() < 1e-12);
+    assert!(f.shown, "11 ms of a 0.1 s run");
+    assert_eq!(
+        f.basis,
+        [
+            "made up: 2 µs a write",
+            "made up: 10 GB/s",
+            "made up: 100 ns a round trip"
+        ]
+    );
+    assert!(f.library.contains("StdoutWriter"), "{}", f.library);
+    // The same finding in a run of 1 s is a minor one (1.1%).
+    let f = &a.findings(&costs, Duration::from_secs(1))[0];
+    assert!(!f.shown);
+}
+
+#[test]
+fn a_saving_counts_at_most_what_the_calibration_says_when_the_calls_waited() {
+    // Writes into a pipe whose reader was slow: 50 µs each, where the calibration says 2.
+    let mut slow = target(Kind::Pipe, "pipe:[1]", 1);
+    for i in 0..10_000 {
+        slow.write.add(9, 50_000, i, Place::Stream);
+    }
+    let a = Analysis::new(&trace(vec![slow]), true);
+    let costs = Costs::with_figures(vec![
+        (
+            Need::SmallWrite {
+                kind: Kind::Pipe,
+                size: 9,
+            },
+            Figure::new(2e-6, 0.0, "made up"),
+        ),
+        (
+            Need::BufferedWrite {
+                kind: Kind::Pipe,
+                size: 9,
+            },
+            Figure::new(0.0, 0.0, "made up"),
+        ),
+    ]);
+    let f = &a.findings(&costs, Duration::from_secs(1))[0];
+    assert!((f.estimated_s - 0.5).abs() < 1e-9);
+    assert!(
+        (f.saving_s.unwrap() - 0.02).abs() < 1e-9,
+        "{:?}",
+        f.saving_s
+    );
+    assert!(f.warnings[0].contains("25.0× longer"), "{:?}", f.warnings);
 }

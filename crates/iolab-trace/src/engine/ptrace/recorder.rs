@@ -25,8 +25,9 @@ struct Fd {
     target: usize,
     /// Where the next `read`/`write` starts, followed from `fdinfo`'s first answer.
     pos: u64,
-    /// Where the last read or write through it started and ended (the sequential test).
-    last: Option<(u64, u64)>,
+    /// Where the last read through it started and ended (the sequential test), and the
+    /// last write.
+    last: [Option<(u64, u64)>; 2],
     /// Its status flags (`O_APPEND`, `O_DSYNC`, …) from `fdinfo`.
     flags: i32,
 }
@@ -213,7 +214,7 @@ impl Recorder {
         let entry = Fd {
             target,
             pos: facts.pos,
-            last: None,
+            last: [None; 2],
             flags: facts.flags,
         };
         self.procs
@@ -260,7 +261,7 @@ impl Recorder {
         let file = t.kind == Some(Kind::File);
         let start = explicit.unwrap_or(entry.pos);
         let append = entry.flags & libc::O_APPEND != 0;
-        let place = match entry.last {
+        let place = match entry.last[usize::from(write)] {
             _ if !file => Place::Stream,
             _ if append && write => Place::Sequential,
             None if start == 0 => Place::Sequential,
@@ -277,7 +278,7 @@ impl Recorder {
             flow.synced += 1;
         }
         if file {
-            entry.last = Some((start, start + n));
+            entry.last[usize::from(write)] = Some((start, start + n));
             if explicit.is_none() {
                 entry.pos = start + n;
             }

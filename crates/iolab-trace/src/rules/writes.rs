@@ -1,0 +1,405 @@
+//! Writes made the slow way: small ones (`small-writes`; with a source read in the same
+//! steps, a copy loop), small `O_DIRECT` ones (`small-direct-writes`), and a file opened
+//! and closed around each write or read (`open-churn`).
+//!
+//! - `small-writes`: the calls' time is what the fix removes, except waiting (a slow reader
+//!   of a pipe), so the saving counts at most what the calibration says the same writes
+//!   cost; the fix costs a buffered writer's 64 KiB writes of the same bytes (and, for a
+//!   copy, 1 MiB reads of them).
+//! - `small-direct-writes`: `O_DIRECT` is kept (the program chose it); the fix costs
+//!   writes of [`FIX_BLOCK`] with `O_DIRECT` in the same folder.
+//! - `open-churn`: the opens, closes, `dup`s and `fcntl`s of the file (and, in the same
+//!   numbers, of other descriptors: a shell saving and restoring its standard output
+//!   around each redirected command) go; the fix keeps one open.
+
+use super::{
+    CHURN, Estimate, FIX_BLOCK, FIX_BUFFER, FindingKind, Group, MIN_CALLS, MIN_DIRECT, MIN_OPENS,
+    MIN_SYNCS, Pattern, SEQUENTIAL, SMALL_SHARE, SMALL_SYNC_UNIT, SMALL_WRITE, calls_text, folder,
+    in_calls,
+};
+use crate::costs::{Costs, Figure, Need};
+use crate::model::{Kind, Target};
+use crate::syscalls::Sys;
+
+/// Calls that open, close or duplicate a descriptor: what an open per write costs.
+const CHURN_CALLS: [Sys; 7] = [
+    Sys::Openat,
+    Sys::Openat2,
+    Sys::Close,
+    Sys::Dup,
+    Sys::Dup2,
+    Sys::Dup3,
+    Sys::Fcntl,
+];
+
+/// Whether `t` syncs per record (then the syncs are its cost, not its writes).
+pub(super) fn syncs_per_record(t: &Target) -> bool {
+    let units = t.sync_units();
+    units >= MIN_SYNCS && (t.write.bytes as f64 / units as f64) < SMALL_SYNC_UNIT
+}
+
+/// Whether most of `t`'s writes went through `O_DIRECT`.
+fn direct(t: &Target) -> bool {
+    t.write.direct * 2 > t.write.calls
+}
+
+/// The source of a copy loop writing to `groups[g]`: another target read in as many calls
+/// (±1%) as `g` was written, the same bytes (±1%).
+fn copy_source(groups: &[Group], g: usize) -> Option<usize> {
+    let w = &groups[g].target.write;
+    let near = |a: u64, b: u64| a.abs_diff(b) as f64 <= 0.01 * b as f64;
+    groups
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| {
+            i != g && near(s.target.read.calls, w.calls) && near(s.target.read.bytes, w.bytes)
+        })
+        .min_by_key(|(_, s)| s.target.read.calls.abs_diff(w.calls))
+        .map(|(i, _)| i)
+}
+
+/// Where the reader of pipe `groups[g]` copies each read on to: a target written in as
+/// many calls (±1%) as the pipe was read, the same bytes (±1%).
+fn copy_sink(groups: &[Group], g: usize) -> Option<usize> {
+    let r = &groups[g].target.read;
+    let near = |a: u64, b: u64| a.abs_diff(b) as f64 <= 0.01 * b as f64;
+    if r.calls < MIN_CALLS {
+        return None;
+    }
+    groups
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| {
+            i != g && near(s.target.write.calls, r.calls) && near(s.target.write.bytes, r.bytes)
+        })
+        .min_by_key(|(_, s)| s.target.write.calls.abs_diff(r.calls))
+        .map(|(i, _)| i)
+}
+
+/// Churn calls of a target: (calls, nanoseconds).
+fn churn(t: &Target) -> (u64, u64) {
+    CHURN_CALLS
+        .iter()
+        .map(|&s| t.calls_of(s))
+        .fold((0, 0), |(c, ns), s| (c + s.calls, ns + s.ns))
+}
+
+/// Other targets whose churn calls come in multiples (1 to 8) of `opens`, ±2%: the shell's
+/// save and restore of a descriptor around each redirected command.
+fn churn_partners(groups: &[Group], g: usize, opens: u64) -> Vec<usize> {
+    groups
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != g)
+        .filter(|(_, p)| {
+            let (calls, _) = churn(&p.target);
+            calls >= opens
+                && (1..=8).any(|k| calls.abs_diff(k * opens) as f64 <= 0.02 * (k * opens) as f64)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+pub(super) fn detect(groups: &[Group], out: &mut Vec<Pattern>) {
+    for (g, group) in groups.iter().enumerate() {
+        let t = &group.target;
+        let kind = t.kind_or_other();
+        let w = &t.write;
+        let small = w.share_below(SMALL_WRITE) >= SMALL_SHARE;
+        if matches!(kind, Kind::File | Kind::Pipe | Kind::Tty)
+            && w.calls >= MIN_CALLS
+            && small
+            && !syncs_per_record(t)
+            && !direct(t)
+        {
+            let mut p = Pattern::new(FindingKind::SmallWrites, g);
+            p.partners.extend(copy_source(groups, g));
+            if kind == Kind::Pipe {
+                p.downstream = copy_sink(groups, g);
+            }
+            out.push(p);
+        }
+        if kind == Kind::File
+            && w.calls >= MIN_DIRECT
+            && direct(t)
+            && w.average() < FIX_BUFFER as f64
+            && w.sequential_share() >= SEQUENTIAL
+            && !syncs_per_record(t)
+        {
+            out.push(Pattern::new(FindingKind::SmallDirectWrites, g));
+        }
+        let data_calls = t.read.calls + w.calls;
+        if kind == Kind::File
+            && t.opens >= MIN_OPENS
+            && data_calls >= MIN_OPENS
+            && t.opens as f64 >= CHURN * data_calls as f64
+        {
+            let mut p = Pattern::new(FindingKind::OpenChurn, g);
+            p.partners = churn_partners(groups, g, t.opens);
+            out.push(p);
+        }
+    }
+}
+
+pub(super) fn needs(p: &Pattern, groups: &[Group]) -> Vec<Need> {
+    let t = &groups[p.group].target;
+    let kind = t.kind_or_other();
+    let size = t.write.average().round() as u64;
+    match p.kind {
+        FindingKind::SmallWrites => {
+            let mut n = vec![
+                Need::SmallWrite { kind, size },
+                Need::BufferedWrite { kind, size },
+            ];
+            if let Some(&s) = p.partners.first() {
+                let src = &groups[s].target;
+                if src.kind_or_other() == Kind::File {
+                    n.push(Need::SmallRead {
+                        size: src.read.average().round() as u64,
+                    });
+                }
+                n.push(Need::BigRead);
+            }
+            n
+        }
+        FindingKind::SmallDirectWrites => {
+            let dir = folder(&t.path);
+            vec![
+                Need::DirectWrite {
+                    dir: dir.clone(),
+                    size,
+                },
+                Need::DirectWrite {
+                    dir,
+                    size: FIX_BLOCK,
+                },
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> Estimate<'a> {
+    let t = &groups[p.group].target;
+    let kind = t.kind_or_other();
+    let w = &t.write;
+    let size = w.average().round() as u64;
+    let small = costs.get(&Need::SmallWrite { kind, size });
+    let buffered = costs.get(&Need::BufferedWrite { kind, size });
+    let mut figures: Vec<&Figure> = [small, buffered].into_iter().flatten().collect();
+    let mut e = Estimate {
+        calls: w.calls,
+        bytes: w.bytes,
+        evidence: format!(
+            "{} to {}, {}",
+            calls_text(w.calls, "write", w.bytes),
+            kind.article(),
+            in_calls(w.ns)
+        ),
+        measured_ns: w.ns,
+        measured_calls: w.calls,
+        calibrated: small.map(|f| f.cost(w.calls, w.bytes)),
+        bounded: true,
+        fixed: buffered.map(|f| f.cost(w.calls, w.bytes)),
+        fixed_calls: w.bytes.div_ceil(FIX_BUFFER),
+        figures: Vec::new(),
+        warnings: Vec::new(),
+        fix: String::new(),
+        cli: String::new(),
+        library: String::new(),
+    };
+    if let Some(&s) = p.partners.first() {
+        // A copy loop: each write follows a read of the same size; bigger blocks fix both.
+        let src = &groups[s].target;
+        let r = &src.read;
+        let small_read = (src.kind_or_other() == Kind::File)
+            .then(|| {
+                costs.get(&Need::SmallRead {
+                    size: r.average().round() as u64,
+                })
+            })
+            .flatten();
+        let big = costs.get(&Need::BigRead);
+        figures.extend([small_read, big].into_iter().flatten());
+        e.calls += r.calls;
+        e.measured_ns += r.ns;
+        e.measured_calls += r.calls;
+        e.evidence = format!(
+            "a copy loop: {} from {}, {}, each one followed by a write of it to {}: {}",
+            calls_text(r.calls, "read", r.bytes),
+            src.path,
+            in_calls(r.ns),
+            t.path,
+            e.evidence
+        );
+        // Without a calibration of the source's reads, the check covers the writes alone.
+        e.calibrated = match small_read {
+            Some(f) => e.calibrated.map(|c| c + f.cost(r.calls, r.bytes)),
+            None => None,
+        };
+        e.fixed = match (e.fixed, big) {
+            (Some(f), Some(b)) => Some(f + b.cost(0, r.bytes)),
+            _ => None,
+        };
+        e.fixed_calls += r.bytes.div_ceil(FIX_BLOCK);
+        e.fix = format!(
+            "copy in blocks of {} or more: a read and a write per block, not per {} (dd bs=1M; a 1 MiB buffer)",
+            iolab::units::format_bytes(FIX_BUFFER),
+            iolab::units::format_bytes(size)
+        );
+        e.cli = "iolab bench append --methods write-per-record,append-file".into();
+        e.library = "std::io::copy(&mut reader, &mut iolab::AppendFile::create(path)?)".into();
+    } else if kind == Kind::File {
+        e.fix = format!(
+            "buffer the records: one write per {} (a BufWriter of 64 KiB, iolab::AppendFile)",
+            iolab::units::format_bytes(FIX_BUFFER)
+        );
+        e.cli = "iolab bench append --methods write-per-record,append-file".into();
+        e.library =
+            "iolab::AppendFile::create(path)?, then .append(record)? for each record".into();
+    } else {
+        e.fix = format!(
+            "write through a buffer, not a line at a time: StdoutWriter writes {} and more per call",
+            iolab::units::format_bytes(8 << 10)
+        );
+        e.cli = "iolab write --method bufwriter | READER".into();
+        e.library = "iolab::StdoutWriter::new()?, then write_all(line)? (flushed on drop)".into();
+    }
+    if kind == Kind::Pipe && t.read.calls > 0 {
+        reader(&mut e, p, groups, small, buffered);
+    }
+    if let Some(l) = buffered.and_then(|f| f.library.as_ref()) {
+        e.library.clone_from(l);
+    }
+    e.figures = figures;
+    e
+}
+
+/// Adds the reader of a pipe written in small pieces: it reads them one by one (and may
+/// copy each on to another target), and with the fix reads 64 KiB at a time. A read that
+/// waited for the writer holds the writer's time, so these calls count at most as the
+/// calibration's small pipe calls do.
+fn reader(
+    e: &mut Estimate<'_>,
+    p: &Pattern,
+    groups: &[Group],
+    small: Option<&Figure>,
+    buffered: Option<&Figure>,
+) {
+    let pipe = &groups[p.group].target;
+    let r = &pipe.read;
+    let mut calls = r.calls;
+    let mut ns = r.ns;
+    let mut bytes = r.bytes;
+    e.evidence.push_str(&format!(
+        "; its reader took them in {}",
+        calls_text(r.calls, "read", r.bytes)
+    ));
+    if let Some(d) = p.downstream {
+        let down = &groups[d].target;
+        calls += down.write.calls;
+        ns += down.write.ns;
+        bytes += down.write.bytes;
+        e.evidence.push_str(&format!(
+            " and wrote each on to {} ({})",
+            down.path,
+            calls_text(down.write.calls, "write", down.write.bytes)
+        ));
+    }
+    e.calls += calls;
+    e.measured_ns += ns;
+    e.measured_calls += calls;
+    e.calibrated = match (e.calibrated, small) {
+        (Some(c), Some(f)) => Some(c + f.cost(calls, 0)),
+        _ => None,
+    };
+    e.fixed = match (e.fixed, buffered) {
+        (Some(f), Some(b)) => Some(f + b.cost(0, bytes)),
+        _ => None,
+    };
+    e.fixed_calls += bytes.div_ceil(FIX_BUFFER);
+}
+
+pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
+    let w = &t.write;
+    let size = w.average().round() as u64;
+    let dir = folder(&t.path);
+    let small = costs.get(&Need::DirectWrite {
+        dir: dir.clone(),
+        size,
+    });
+    let big = costs.get(&Need::DirectWrite {
+        dir,
+        size: FIX_BLOCK,
+    });
+    let blocks = w.bytes.div_ceil(FIX_BLOCK);
+    Estimate {
+        calls: w.calls,
+        bytes: w.bytes,
+        evidence: format!(
+            "{} through O_DIRECT ({} of them), {:.0}% sequential, {}: each one a trip to the device",
+            calls_text(w.calls, "write", w.bytes),
+            w.direct,
+            w.sequential_share() * 100.0,
+            in_calls(w.ns)
+        ),
+        measured_ns: w.ns,
+        measured_calls: w.calls,
+        calibrated: small.map(|f| f.cost(w.calls, 0)),
+        bounded: false,
+        fixed: big.map(|f| f.cost(blocks, 0)),
+        fixed_calls: blocks,
+        figures: [small, big].into_iter().flatten().collect(),
+        warnings: Vec::new(),
+        fix: format!(
+            "write bigger aligned blocks ({} each) and keep O_DIRECT (dd oflag=direct bs=1M); or, if each block need not reach the device on its own, write through the page cache and sync once",
+            iolab::units::format_bytes(FIX_BLOCK)
+        ),
+        cli: "iolab bench append".into(),
+        library: "std::fs::OpenOptions::new().append(true).custom_flags(libc::O_DIRECT), writes of 1 MiB from an aligned buffer".into(),
+    }
+}
+
+pub(super) fn open_churn<'a>(p: &Pattern, groups: &[Group]) -> Estimate<'a> {
+    let t = &groups[p.group].target;
+    let (mut calls, mut ns) = churn(t);
+    let mut others = Vec::new();
+    for &i in &p.partners {
+        let (c, n) = churn(&groups[i].target);
+        calls += c;
+        ns += n;
+        others.push(format!("{c} on {}", groups[i].target.path));
+    }
+    let data = t.read.calls + t.write.calls;
+    let also = if others.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; and, in the same numbers, {} (a shell saving and restoring a descriptor around each redirected command)",
+            others.join(", ")
+        )
+    };
+    Estimate {
+        calls,
+        bytes: t.read.bytes + t.write.bytes,
+        evidence: format!(
+            "{} opens of the file for {data} reads and writes ({:.1} per open): opened and closed around each, {} opens, closes, dups and fcntls{also}, {}",
+            t.opens,
+            data as f64 / t.opens.max(1) as f64,
+            churn(t).0,
+            in_calls(ns)
+        ),
+        measured_ns: ns,
+        measured_calls: calls,
+        calibrated: None,
+        bounded: false,
+        // One open stays: nothing worth counting.
+        fixed: Some(0.0),
+        fixed_calls: 2,
+        figures: Vec::new(),
+        warnings: Vec::new(),
+        fix: "open the file once and keep it open for all the writes (in a shell, redirect the whole loop: `for …; do …; done >> FILE`, not each command)".into(),
+        cli: "iolab bench append --methods write-per-record,append-file".into(),
+        library: "iolab::AppendFile::create(path)? once, then .append(record)? for each record".into(),
+    }
+}
