@@ -29,8 +29,10 @@ enum {
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_LRU_HASH = 9,
 	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 #define BPF_F_NO_PREALLOC 1
+#define BPF_LOCAL_STORAGE_GET_F_CREATE 1
 #define BPF_ANY 0
 #define BPF_NOEXIST 1
 
@@ -44,19 +46,17 @@ static u64 (*bpf_get_current_task)(void) = (void *)35;
 static long (*bpf_probe_read_user)(void *dst, u32 size, const void *src) = (void *)112;
 static long (*bpf_probe_read_kernel)(void *dst, u32 size, const void *src) = (void *)113;
 static long (*bpf_ringbuf_output)(void *ringbuf, void *data, u64 size, u64 flags) = (void *)130;
+static void *(*bpf_task_storage_get)(void *map, void *task, void *value, u64 flags) = (void *)156;
+static void *(*bpf_get_current_task_btf)(void) = (void *)158;
 static long (*bpf_loop)(u32 nr_loops, void *callback_fn, void *callback_ctx, u64 flags) = (void *)181;
 
 /* The field offset of `field` in `type` on the running kernel (a CO-RE relocation). */
 #define FIELD_OFFSET(type, field) __builtin_preserve_field_info(((type *)0)->field, 0)
 
-/* Reads `src` (a field access through CO-RE structs) into `dst`. */
+/* Reads `src` (a field access through CO-RE structs) into `dst`: for pointers the verifier
+ * cannot follow itself (those read from memory as plain numbers). */
 #define READ(dst, src) \
 	bpf_probe_read_kernel(&(dst), sizeof(dst), __builtin_preserve_access_index(&(src)))
-
-/* Raw tracepoints pass their arguments as an array of u64. */
-struct bpf_raw_tracepoint_args {
-	u64 args[0];
-};
 
 /* Flags whose values differ between architectures (asm/fcntl.h). */
 #if defined(__TARGET_ARCH_x86)
@@ -81,17 +81,10 @@ struct bpf_raw_tracepoint_args {
 struct pt_regs {
 	unsigned long di, si, dx, r10, r8, r9;
 } CORE;
-#define SYSCALL_ARG(regs, i, dst)                                        \
-	do {                                                             \
-		switch (i) {                                             \
-		case 0: READ(dst, (regs)->di); break;                    \
-		case 1: READ(dst, (regs)->si); break;                    \
-		case 2: READ(dst, (regs)->dx); break;                    \
-		case 3: READ(dst, (regs)->r10); break;                   \
-		case 4: READ(dst, (regs)->r8); break;                    \
-		default: READ(dst, (regs)->r9); break;                   \
-		}                                                        \
-	} while (0)
+/* Argument `i` of the system call whose registers `regs` (a BTF pointer) holds. */
+#define SYSCALL_ARG(regs, i)                                                           \
+	((i) == 0 ? (regs)->di : (i) == 1 ? (regs)->si : (i) == 2 ? (regs)->dx :          \
+	 (i) == 3 ? (regs)->r10 : (i) == 4 ? (regs)->r8 : (regs)->r9)
 #elif defined(__TARGET_ARCH_arm64)
 struct user_pt_regs {
 	u64 regs[31];
@@ -99,7 +92,10 @@ struct user_pt_regs {
 struct pt_regs {
 	struct user_pt_regs user_regs;
 } CORE;
-#define SYSCALL_ARG(regs, i, dst) READ(dst, (regs)->user_regs.regs[(i) & 7])
+#define SYSCALL_ARG(regs, i)                                                           \
+	((i) == 0 ? (regs)->user_regs.regs[0] : (i) == 1 ? (regs)->user_regs.regs[1] :   \
+	 (i) == 2 ? (regs)->user_regs.regs[2] : (i) == 3 ? (regs)->user_regs.regs[3] :    \
+	 (i) == 4 ? (regs)->user_regs.regs[4] : (regs)->user_regs.regs[5])
 #else
 #error "trace.bpf.c knows the system call registers of x86-64 and arm64 only"
 #endif

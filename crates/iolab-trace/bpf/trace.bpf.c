@@ -3,14 +3,17 @@
  * per-target maps in the kernel, so nothing crosses to user space per call; only the path
  * of each new file crosses, once, through a ring buffer.
  *
- * - Tasks: `traced` holds the command (0 until it executes, 1 after) and every thread and
- *   child of a traced task (sched_process_fork); a task leaves with sched_process_exit.
- * - Calls: raw tracepoints sys_enter and sys_exit. The entry looks the call up in
+ * - Tasks: a followed task has a `struct task` in task-local storage (`tasks`), made when
+ *   the command executes (its pid is in `roots`) and for every thread and child a followed
+ *   task starts (sched_process_fork); it goes with the task. Every other task's system
+ *   calls cost one empty look-up.
+ * - Calls: BTF-typed tracepoints on sys_enter and sys_exit. The entry looks the call up in
  *   `syscalls` (filled by user space from src/syscalls.rs: what the call does and where
- *   its arguments are), notes its descriptors' files, offsets and flags, and its start;
- *   the exit adds the result to the target's `stats` (keyed by device and inode), to its
- *   per-call counts `sys_stats`, and places each read against the previous read on the
- *   same open file, each write against the previous write (`positions`).
+ *   its arguments are) and notes in the task's state its descriptors' files, offsets and
+ *   flags, and its start; the exit adds the result to the target's `stats` (keyed by
+ *   device and inode; the read and write calls' counts per system call there too, the
+ *   others' in `sys_stats`), and places each read against the previous read on the same
+ *   open file, each write against the previous write (`positions`).
  * - Names: the first time a regular file or a directory is seen, its dentries are walked up
  *   to the root, across mounts, and the path goes to `paths` (a ring buffer).
  * - Bounds: every map has a size; what does not fit is counted in `counters` and reported.
@@ -78,6 +81,14 @@ struct flow {
 	u64 sizes[BUCKETS];
 };
 
+struct call_stat {
+	u64 calls, errors, ns;
+};
+
+/* Calls of the first DATA_CALLS entries of Sys::ALL (the reads and writes) are counted in
+ * the target's stats; the others in `sys_stats`. */
+#define DATA_CALLS 16
+
 struct stats {
 	u32 mode, rdev;
 	u64 size;
@@ -85,8 +96,9 @@ struct stats {
 	u64 syncs, sync_ns, opens;
 	u64 o_direct, o_sync, o_dsync, o_append, o_trunc, o_creat;
 	u64 seeks, mmaps, mmap_bytes, ring_enters, ring_submissions, errors;
+	struct call_stat data_calls[DATA_CALLS];
 };
-_Static_assert(sizeof(struct stats) == 792, "layout.rs holds the same struct");
+_Static_assert(sizeof(struct stats) == 1176, "layout.rs holds the same struct");
 
 struct sys_key {
 	u64 dev;
@@ -95,13 +107,10 @@ struct sys_key {
 	u32 pad;
 };
 
-struct call_stat {
-	u64 calls, errors, ns;
-};
-
 /* One descriptor of a call in flight, as seen at its entry. */
 struct side {
 	u64 file;
+	u64 inode;
 	u64 dev, ino;
 	s64 pos;
 	u32 flags;
@@ -110,11 +119,15 @@ struct side {
 	u32 ok;
 };
 
-struct pending {
+/* A followed task, in task-local storage: the call it is in, if any. */
+struct task {
+	u8 armed; /* followed (from the command's execve on) */
+	u8 in_call;
+	u8 role, index;
+	u32 pad;
 	u64 t0;
 	u64 arg; /* msync's address, mmap's length, an open's flags, io_uring_enter's count */
 	struct side a, b;
-	u8 role, index;
 };
 
 struct span {
@@ -141,11 +154,19 @@ struct scratch {
 };
 
 struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task);
+} tasks SEC(".maps");
+
+/* The command's pid, set by user space before it executes. */
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16);
 	__type(key, u32);
 	__type(value, u8);
-} traced SEC(".maps");
+} roots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -154,12 +175,6 @@ struct {
 	__type(value, struct call_def);
 } syscalls SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, u32);
-	__type(value, struct pending);
-} pending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -234,30 +249,23 @@ static __always_inline void bump(u32 which)
 
 static __always_inline u64 arg(struct pt_regs *regs, u32 i)
 {
-	u64 v = 0;
-	SYSCALL_ARG(regs, i, v);
-	return v;
+	return SYSCALL_ARG(regs, i);
 }
 
-/* The file behind descriptor `fd` of the current task, or 0. */
-static __always_inline struct file *fd_file(s64 fd)
+/* The file behind descriptor `fd` of `task` (a BTF pointer: the verifier follows its
+ * fields itself), or 0. */
+static __always_inline struct file *fd_file(struct task_struct *task, s64 fd)
 {
 	if (fd < 0)
 		return 0;
-	struct task_struct *task = (void *)bpf_get_current_task();
-	struct files_struct *files = 0;
-	struct fdtable *fdt = 0;
-	unsigned int max = 0;
-	struct file **table = 0;
-	struct file *f = 0;
-	READ(files, task->files);
+	struct files_struct *files = task->files;
 	if (!files)
 		return 0;
-	READ(fdt, files->fdt);
-	READ(max, fdt->max_fds);
-	if (fd >= max)
+	struct fdtable *fdt = files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
 		return 0;
-	READ(table, fdt->fd);
+	struct file **table = fdt->fd;
+	struct file *f = 0;
 	bpf_probe_read_kernel(&f, sizeof(f), &table[fd]);
 	return f;
 }
@@ -281,6 +289,7 @@ static __always_inline int describe(struct side *s, struct file *f)
 	READ(s->flags, f->f_flags);
 	READ(s->pos, f->f_pos);
 	s->file = (u64)f;
+	s->inode = (u64)i;
 	s->dev = dev;
 	s->ino = ino;
 	s->mode = mode;
@@ -377,6 +386,15 @@ static __always_inline void name_target(struct file *f, u64 dev, u64 ino)
 		bump(C_LOST_PATHS);
 }
 
+/* Notes the size of the regular file `s` describes in its stats. */
+static __always_inline void size_of(struct stats *st, struct side *s)
+{
+	struct inode *i = (struct inode *)s->inode;
+	s64 size = 0;
+	READ(size, i->i_size);
+	st->size = size;
+}
+
 /* The stats of the target `s` describes, made (and named) on first sight; 0 when the map
  * is full. */
 static __always_inline struct stats *target(struct side *s)
@@ -399,6 +417,8 @@ static __always_inline struct stats *target(struct side *s)
 		st->mode = s->mode;
 		st->rdev = s->rdev;
 		u32 type = s->mode & S_IFMT;
+		if (type == S_IFREG)
+			size_of(st, s);
 		if (type == S_IFREG || type == S_IFDIR)
 			name_target((struct file *)s->file, s->dev, s->ino);
 	}
@@ -478,16 +498,23 @@ static __always_inline void flow_add(struct flow *fl, struct side *s, s64 ret, u
 	 * aligned, so the low bit is free for the direction). */
 	u64 key = s->file | (u64)(write != 0);
 	struct span *sp = bpf_map_lookup_elem(&positions, &key);
-	if (sp ? start == sp->end : start == 0)
+	if (!sp) {
+		if (start == 0)
+			__sync_fetch_and_add(&fl->sequential, 1);
+		struct span now = {start, start + ret};
+		bpf_map_update_elem(&positions, &key, &now, BPF_ANY);
+		return;
+	}
+	if (start == sp->end)
 		__sync_fetch_and_add(&fl->sequential, 1);
-	else if (sp && start == sp->start)
+	else if (start == sp->start)
 		__sync_fetch_and_add(&fl->repeated, 1);
-	struct span now = {start, start + ret};
-	bpf_map_update_elem(&positions, &key, &now, BPF_ANY);
+	sp->start = start;
+	sp->end = start + ret;
 }
 
 /* A read or write through `s` that returned `ret`. */
-static __always_inline void transfer(struct side *s, struct pending *p, s64 ret, u64 ns, int write)
+static __always_inline void transfer(struct side *s, struct task *p, s64 ret, u64 ns, int write)
 {
 	if (!s->ok) {
 		count_other(p->index, ret, ns);
@@ -496,20 +523,22 @@ static __always_inline void transfer(struct side *s, struct pending *p, s64 ret,
 	struct stats *st = target(s);
 	if (!st)
 		return;
-	count_call(s, p->index, ret, ns);
+	if (p->index < DATA_CALLS) {
+		struct call_stat *c = &st->data_calls[p->index & (DATA_CALLS - 1)];
+		__sync_fetch_and_add(&c->calls, 1);
+		__sync_fetch_and_add(&c->ns, ns);
+		if (ret < 0)
+			__sync_fetch_and_add(&c->errors, 1);
+	} else {
+		count_call(s, p->index, ret, ns);
+	}
 	if (ret < 0) {
 		__sync_fetch_and_add(&st->errors, 1);
 		return;
 	}
 	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, write);
-	if ((s->mode & S_IFMT) == S_IFREG) {
-		struct file *f = (struct file *)s->file;
-		struct inode *i = 0;
-		s64 size = 0;
-		READ(i, f->f_inode);
-		READ(size, i->i_size);
-		st->size = size;
-	}
+	if (write && (s->mode & S_IFMT) == S_IFREG)
+		size_of(st, s);
 }
 
 /* Where a copy's side starts: the offset the pointer in argument `ptr` holds, else the
@@ -523,53 +552,55 @@ static __always_inline void copy_offset(struct pt_regs *regs, u8 ptr, struct sid
 		bpf_probe_read_user(&s->pos, sizeof(s->pos), (void *)at);
 }
 
-SEC("raw_tracepoint/sys_enter")
-int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sys_enter")
+int sys_enter(u64 *ctx)
 {
-	u32 tid = (u32)bpf_get_current_pid_tgid();
-	u8 *armed = bpf_map_lookup_elem(&traced, &tid);
-	if (!armed || !*armed)
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task *p = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (!p || !p->armed)
 		return 0;
-	u64 nr = ctx->args[1];
-	if (nr >= MAX_SYSCALLS)
+	s64 nr = (s64)ctx[1];
+	if (nr < 0 || nr >= MAX_SYSCALLS)
 		return 0;
 	u32 n = nr;
 	struct call_def *def = bpf_map_lookup_elem(&syscalls, &n);
 	if (!def || def->role == ROLE_NONE)
 		return 0;
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	struct pending p = {};
-	p.role = def->role;
-	p.index = def->index;
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	p->role = def->role;
+	p->index = def->index;
+	p->a.ok = 0;
+	p->b.ok = 0;
+	p->arg = 0;
 	switch (def->role) {
 	case ROLE_READ:
 	case ROLE_WRITE:
-		describe(&p.a, fd_file(arg(regs, def->fd)));
+		describe(&p->a, fd_file(task, arg(regs, def->fd)));
 		if (def->pos != NO_ARG) {
 			s64 at = arg(regs, def->pos);
 			/* preadv2 and pwritev2 take -1 for the descriptor's position. */
 			if (at != -1)
-				p.a.pos = at;
+				p->a.pos = at;
 		}
 		break;
 	case ROLE_COPY:
-		describe(&p.a, fd_file(arg(regs, def->fd)));
-		describe(&p.b, fd_file(arg(regs, def->fd2)));
-		copy_offset(regs, def->pos_ptr, &p.a);
-		copy_offset(regs, def->pos2_ptr, &p.b);
+		describe(&p->a, fd_file(task, arg(regs, def->fd)));
+		describe(&p->b, fd_file(task, arg(regs, def->fd2)));
+		copy_offset(regs, def->pos_ptr, &p->a);
+		copy_offset(regs, def->pos2_ptr, &p->b);
 		break;
 	case ROLE_OPEN:
 		if (def->flags == FLAGS_CREAT) {
-			p.arg = O_CREAT | O_TRUNC;
+			p->arg = O_CREAT | O_TRUNC;
 		} else if (def->flags == FLAGS_HOW) {
 			u64 how = arg(regs, 2);
-			bpf_probe_read_user(&p.arg, sizeof(p.arg), (void *)how);
+			bpf_probe_read_user(&p->arg, sizeof(p->arg), (void *)how);
 		} else {
-			p.arg = arg(regs, def->flags);
+			p->arg = arg(regs, def->flags);
 		}
 		break;
 	case ROLE_MSYNC:
-		p.arg = arg(regs, 0);
+		p->arg = arg(regs, 0);
 		break;
 	case ROLE_MUNMAP: {
 		struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, arg(regs, 0)};
@@ -579,76 +610,69 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	case ROLE_MMAP:
 		if (arg(regs, 3) & MAP_ANONYMOUS)
 			return 0;
-		describe(&p.a, fd_file(arg(regs, def->fd)));
-		p.arg = arg(regs, 1);
+		describe(&p->a, fd_file(task, arg(regs, def->fd)));
+		p->arg = arg(regs, 1);
 		break;
 	case ROLE_RING:
-		describe(&p.a, fd_file(arg(regs, def->fd)));
-		p.arg = arg(regs, 1) & 0xffffffff;
+		describe(&p->a, fd_file(task, arg(regs, def->fd)));
+		p->arg = arg(regs, 1) & 0xffffffff;
 		break;
 	case ROLE_OTHER:
 		break;
 	default: /* sync, seek, close, dup, fcntl */
-		describe(&p.a, fd_file(arg(regs, def->fd)));
+		describe(&p->a, fd_file(task, arg(regs, def->fd)));
 		break;
 	}
-	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY)) {
-		bump(C_LOST_CALLS);
-		return 0;
-	}
+	p->in_call = 1;
 	/* The clock starts last, so that the call's time leaves this program out. */
-	struct pending *pp = bpf_map_lookup_elem(&pending, &tid);
-	if (pp)
-		pp->t0 = bpf_ktime_get_ns();
+	p->t0 = bpf_ktime_get_ns();
 	return 0;
 }
 
-SEC("raw_tracepoint/sys_exit")
-int sys_exit(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sys_exit")
+int sys_exit(u64 *ctx)
 {
 	u64 now = bpf_ktime_get_ns();
-	u32 tid = (u32)bpf_get_current_pid_tgid();
-	struct pending *pp = bpf_map_lookup_elem(&pending, &tid);
-	if (!pp)
+	struct task *p = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	if (!p || !p->in_call)
 		return 0;
-	struct pending p = *pp;
-	bpf_map_delete_elem(&pending, &tid);
-	s64 ret = ctx->args[1];
-	u64 ns = now - p.t0;
+	p->in_call = 0;
+	s64 ret = (s64)ctx[1];
+	u64 ns = now - p->t0;
 	struct stats *st = 0;
-	switch (p.role) {
+	switch (p->role) {
 	case ROLE_READ:
-		transfer(&p.a, &p, ret, ns, 0);
+		transfer(&p->a, p, ret, ns, 0);
 		break;
 	case ROLE_WRITE:
-		transfer(&p.a, &p, ret, ns, 1);
+		transfer(&p->a, p, ret, ns, 1);
 		break;
 	case ROLE_COPY:
 		/* One call, two targets: each gets half of its time. */
-		transfer(&p.a, &p, ret, ns / 2, 0);
-		transfer(&p.b, &p, ret, ns - ns / 2, 1);
+		transfer(&p->a, p, ret, ns / 2, 0);
+		transfer(&p->b, p, ret, ns - ns / 2, 1);
 		break;
 	case ROLE_OPEN: {
 		if (ret < 0) {
-			count_other(p.index, ret, ns);
+			count_other(p->index, ret, ns);
 			break;
 		}
-		struct file *f = fd_file(ret);
-		if (!describe(&p.a, f)) {
-			count_other(p.index, ret, ns);
+		struct file *f = fd_file(bpf_get_current_task_btf(), ret);
+		if (!describe(&p->a, f)) {
+			count_other(p->index, ret, ns);
 			break;
 		}
 		/* A new open file: nothing read or written through it yet. */
-		u64 fresh = p.a.file;
+		u64 fresh = p->a.file;
 		bpf_map_delete_elem(&positions, &fresh);
 		fresh |= 1;
 		bpf_map_delete_elem(&positions, &fresh);
-		st = target(&p.a);
+		st = target(&p->a);
 		if (!st)
 			break;
-		count_call(&p.a, p.index, ret, ns);
+		count_call(&p->a, p->index, ret, ns);
 		__sync_fetch_and_add(&st->opens, 1);
-		u64 fl = p.arg | p.a.flags;
+		u64 fl = p->arg | p->a.flags;
 		if (fl & O_DIRECT)
 			__sync_fetch_and_add(&st->o_direct, 1);
 		if ((fl & O_SYNC) == O_SYNC)
@@ -664,10 +688,10 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		break;
 	}
 	case ROLE_MSYNC: {
-		struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, p.arg};
+		struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, p->arg};
 		struct key *k = bpf_map_lookup_elem(&mapped, &mk);
 		if (!k) {
-			count_other(p.index, ret, ns);
+			count_other(p->index, ret, ns);
 			break;
 		}
 		struct side s = {};
@@ -677,7 +701,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		st = bpf_map_lookup_elem(&stats, k);
 		if (!st)
 			break;
-		count_call(&s, p.index, ret, ns);
+		count_call(&s, p->index, ret, ns);
 		if (ret < 0) {
 			__sync_fetch_and_add(&st->errors, 1);
 		} else {
@@ -687,36 +711,36 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		break;
 	}
 	case ROLE_OTHER:
-		count_other(p.index, ret, ns);
+		count_other(p->index, ret, ns);
 		break;
 	default: {
 		/* sync, seek, close, dup, fcntl, mmap, io_uring_enter: counted on the target of the
 		 * descriptor as it was at the entry. */
-		if (!p.a.ok) {
-			count_other(p.index, ret, ns);
+		if (!p->a.ok) {
+			count_other(p->index, ret, ns);
 			break;
 		}
-		st = target(&p.a);
+		st = target(&p->a);
 		if (!st)
 			break;
-		count_call(&p.a, p.index, ret, ns);
-		if (ret < 0 && (p.role != ROLE_MMAP || ret > -4096)) {
+		count_call(&p->a, p->index, ret, ns);
+		if (ret < 0 && (p->role != ROLE_MMAP || ret > -4096)) {
 			__sync_fetch_and_add(&st->errors, 1);
 			break;
 		}
-		if (p.role == ROLE_SYNC) {
+		if (p->role == ROLE_SYNC) {
 			__sync_fetch_and_add(&st->syncs, 1);
 			__sync_fetch_and_add(&st->sync_ns, ns);
-		} else if (p.role == ROLE_SEEK) {
+		} else if (p->role == ROLE_SEEK) {
 			__sync_fetch_and_add(&st->seeks, 1);
-		} else if (p.role == ROLE_RING) {
+		} else if (p->role == ROLE_RING) {
 			__sync_fetch_and_add(&st->ring_enters, 1);
-			__sync_fetch_and_add(&st->ring_submissions, p.arg);
-		} else if (p.role == ROLE_MMAP) {
+			__sync_fetch_and_add(&st->ring_submissions, p->arg);
+		} else if (p->role == ROLE_MMAP) {
 			__sync_fetch_and_add(&st->mmaps, 1);
-			__sync_fetch_and_add(&st->mmap_bytes, p.arg);
+			__sync_fetch_and_add(&st->mmap_bytes, p->arg);
 			struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, (u64)ret};
-			struct key k = {p.a.dev, p.a.ino};
+			struct key k = {p->a.dev, p->a.ino};
 			bpf_map_update_elem(&mapped, &mk, &k, BPF_ANY);
 		}
 		break;
@@ -725,55 +749,43 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-SEC("raw_tracepoint/sched_process_fork")
-int process_fork(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sched_process_fork")
+int process_fork(u64 *ctx)
 {
-	struct task_struct *parent = (void *)ctx->args[0];
-	struct task_struct *child = (void *)ctx->args[1];
-	int ppid = 0, pid = 0, tgid = 0;
-	READ(ppid, parent->pid);
-	u32 from = ppid;
-	u8 *armed = bpf_map_lookup_elem(&traced, &from);
-	if (!armed)
+	struct task_struct *parent = (struct task_struct *)ctx[0];
+	struct task_struct *child = (struct task_struct *)ctx[1];
+	struct task *p = bpf_task_storage_get(&tasks, parent, 0, 0);
+	if (!p || !p->armed)
 		return 0;
-	u8 state = *armed;
-	READ(pid, child->pid);
-	READ(tgid, child->tgid);
-	u32 to = pid;
-	if (bpf_map_update_elem(&traced, &to, &state, BPF_ANY)) {
+	struct task *c = bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c) {
 		bump(C_LOST_TASKS);
 		return 0;
 	}
-	if (state)
-		bump(pid == tgid ? C_PROCESSES : C_THREADS);
+	c->armed = 1;
+	bump(child->pid == child->tgid ? C_PROCESSES : C_THREADS);
 	return 0;
 }
 
-SEC("raw_tracepoint/sched_process_exec")
-int process_exec(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sched_process_exec")
+int process_exec(u64 *ctx)
 {
-	u32 tid = (u32)bpf_get_current_pid_tgid();
-	u32 old = (u32)ctx->args[1];
-	u8 *armed = bpf_map_lookup_elem(&traced, &tid);
-	if (!armed)
-		armed = bpf_map_lookup_elem(&traced, &old);
-	if (!armed)
-		return 0;
-	/* The command itself is followed from its execve on, not before. */
-	u8 one = 1;
-	bpf_map_update_elem(&traced, &tid, &one, BPF_ANY);
+	struct task_struct *task = (struct task_struct *)ctx[0];
+	struct task *p = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (!p) {
+		/* The command itself is followed from its execve on, not before. */
+		u32 tid = task->pid;
+		if (!bpf_map_lookup_elem(&roots, &tid))
+			return 0;
+		p = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!p) {
+			bump(C_LOST_TASKS);
+			return 0;
+		}
+	}
+	p->armed = 1;
+	p->in_call = 0;
 	bump(C_EXECS);
-	return 0;
-}
-
-SEC("raw_tracepoint/sched_process_exit")
-int process_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	u32 tid = (u32)bpf_get_current_pid_tgid();
-	if (!bpf_map_lookup_elem(&traced, &tid))
-		return 0;
-	bpf_map_delete_elem(&traced, &tid);
-	bpf_map_delete_elem(&pending, &tid);
 	return 0;
 }
 

@@ -140,6 +140,11 @@ fn target(key: Key, s: &Stats, start: u64) -> Target {
     t.ring_enters = s.ring_enters;
     t.ring_submissions = s.ring_submissions;
     t.errors = s.errors;
+    for (sys, c) in Sys::ALL.iter().zip(&s.data_calls) {
+        if c.calls > 0 {
+            t.calls.insert(*sys, call_stat(c));
+        }
+    }
     t
 }
 

@@ -11,6 +11,10 @@ pub const BUCKETS: usize = crate::model::SIZE_BUCKETS;
 /// The highest system call number the program's table holds, plus one.
 pub const MAX_SYSCALLS: u32 = 512;
 
+/// The calls of [`Sys::ALL`] below this index are counted in a target's [`Stats`]
+/// (`data_calls`), the others in the `sys_stats` map (`DATA_CALLS`).
+pub const DATA_CALLS: usize = 16;
+
 /// A target's key: the device (the kernel's `dev_t`) and inode.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -63,10 +67,11 @@ pub struct Stats {
     pub ring_enters: u64,
     pub ring_submissions: u64,
     pub errors: u64,
+    pub data_calls: [RawCallStat; DATA_CALLS],
 }
 
 const _: () = assert!(
-    size_of::<Stats>() == 792,
+    size_of::<Stats>() == 1176,
     "bpf/trace.bpf.c holds the same struct"
 );
 
@@ -244,6 +249,13 @@ mod tests {
             }
         }
         assert_eq!(table.len(), Sys::ALL.len() - 1, "all but ptrace");
+        // The first DATA_CALLS calls are reads and writes: the program counts them in the
+        // target's stats, where it has them at hand.
+        for (i, sys) in Sys::ALL.iter().enumerate() {
+            let data = matches!(sys.role(), Role::Read { .. } | Role::Write { .. });
+            assert_eq!(data, i < 15, "{sys:?} at {i}");
+        }
+        assert!(Sys::ALL.len() > DATA_CALLS);
         let sendfile = call_def(Sys::Sendfile, 0);
         assert_eq!((sendfile.fd, sendfile.fd2, sendfile.pos_ptr), (1, 0, 2));
         assert_eq!(call_def(Sys::Openat, 0).flags, 2);
