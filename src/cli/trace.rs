@@ -102,6 +102,8 @@ pub fn run(args: Args) -> Result<i32> {
             .filter(|&fd| super::closed_at_start(fd))
             .map(i32::from)
             .collect(),
+        // Rust's runtime ignored SIGPIPE; the command gets what iolab started with.
+        inherited_signals: super::signals_at_start(),
     };
     let report = match iolab_trace::trace(&args.command, &options) {
         Ok(report) => report,

@@ -120,6 +120,7 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
     let program = command.program_c.as_ptr();
     let (gate_fd, err_fd) = (gate_r.as_raw_fd(), err_w.as_raw_fd());
     let close: &[i32] = &command.close;
+    let signals = command.signals;
     // SAFETY: fork has no preconditions; the child below only makes async-signal-safe calls
     // on data prepared before the fork, and never returns.
     let pid = unsafe { libc::fork() };
@@ -127,6 +128,9 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
         return Err(Error::last_os("cannot fork"));
     }
     if pid == 0 {
+        // First, so that a Ctrl-C before `execve` ends the child as it would end the
+        // command, and the tracer's handlers are gone.
+        signals.apply();
         match start {
             Start::Gated => {
                 let mut byte = 0u8;

@@ -4,7 +4,8 @@
 //!
 //! The child keeps the tracer's standard input, output and error and its process group
 //! (the terminal's Ctrl-C reaches it as it would untraced); only a gate pipe and an error
-//! pipe are added, both close-on-exec.
+//! pipe are added, both close-on-exec. Its signal dispositions and mask are set to what
+//! the caller started with ([`Command::inherit_signals`]), not the tracer's.
 
 pub mod child;
 
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::model::Exit;
+use crate::signals::Inherited;
 
 /// The path `execvp` searches when `PATH` is not set (glibc's default).
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -31,6 +33,8 @@ pub struct Command {
     argv_c: Vec<CString>,
     /// Descriptors the child closes before `execve` (see [`Command::close_before_exec`]).
     close: Vec<i32>,
+    /// The signal state the child sets before `execve` (see [`Command::inherit_signals`]).
+    signals: Inherited,
 }
 
 impl Command {
@@ -59,6 +63,7 @@ impl Command {
             program_c: c(program.as_os_str())?,
             argv_c: words.iter().map(|w| c(w)).collect::<Result<_>>()?,
             close: Vec::new(),
+            signals: Inherited::default(),
             program,
             words: words.to_vec(),
         })
@@ -78,6 +83,13 @@ impl Command {
     /// that the command finds them closed, as it would untraced.
     pub fn close_before_exec(&mut self, fds: &[i32]) {
         self.close = fds.to_vec();
+    }
+
+    /// Makes the child start the command with these ignored signals and this mask (by
+    /// default none ignored and none blocked), as it would untraced: the tracer's own
+    /// handlers and Rust's ignored `SIGPIPE` must not reach it.
+    pub fn inherit_signals(&mut self, signals: Inherited) {
+        self.signals = signals;
     }
 
     /// The program's name as given.
