@@ -151,3 +151,52 @@ fn the_command_inherits_the_callers_dispositions_and_mask() {
         assert_eq!(got, want, "{backend}");
     }
 }
+
+/// An executable file `name` in `dir` holding `text`.
+fn script(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_script_whose_interpreter_is_missing_is_a_bad_interpreter_not_a_missing_command() {
+    let dir = common::scratch();
+    let mark = dir.path().join("ran");
+    let s = script(
+        dir.path(),
+        "s",
+        &format!("#!/nonexistent/sh -e\ntouch {}\n", mark.display()),
+    );
+    for backend in backends() {
+        let out = trace(backend).arg("--").arg(&s).output().unwrap();
+        common::assert_one_line_error(
+            &out,
+            126,
+            &[&format!(
+                "{}: bad interpreter: /nonexistent/sh: No such file or directory",
+                s.display()
+            )],
+        );
+        assert!(!mark.exists(), "{backend}: something ran");
+    }
+}
+
+#[test]
+fn a_script_without_shebang_runs_with_bin_sh_as_execvp_does() {
+    let dir = common::scratch();
+    let s = script(
+        dir.path(),
+        "plain",
+        "echo \"from the script: $1\"\nexit 4\n",
+    );
+    let untraced = Command::new("env").arg(&s).arg("x").output().unwrap();
+    assert_eq!(untraced.stdout, b"from the script: x\n");
+    for backend in backends() {
+        let out = trace(backend).arg("--").arg(&s).arg("x").output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "{backend}: {}", stderr(&out));
+        assert_eq!(out.stdout, untraced.stdout, "{backend}");
+    }
+}

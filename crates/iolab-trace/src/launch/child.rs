@@ -11,6 +11,9 @@
 //!   after the tracer: a `SECCOMP_RET_TRACE` with no tracer fails the call with `ENOSYS`)
 //!   and executes the command.
 //!
+//! A program that `execve` refuses with `ENOEXEC` (a script without `#!`) is run by
+//! `/bin/sh`, as `execvp` does.
+//!
 //! When a step fails the child writes `(step, errno)` into a close-on-exec error pipe and
 //! exits 127; an end of file on that pipe means `execve` succeeded.
 
@@ -117,6 +120,9 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
     let (err_r, err_w) = pipe()?;
     let mut argv: Vec<*const libc::c_char> = command.argv_c.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
+    let mut sh_argv: Vec<*const libc::c_char> =
+        command.sh_argv_c.iter().map(|a| a.as_ptr()).collect();
+    sh_argv.push(std::ptr::null());
     let program = command.program_c.as_ptr();
     let (gate_fd, err_fd) = (gate_r.as_raw_fd(), err_w.as_raw_fd());
     let close: &[i32] = &command.close;
@@ -166,7 +172,14 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
         // SAFETY: `program` and `argv` are NUL-terminated C strings and a null-terminated
         // array prepared before the fork; execv only returns on failure.
         unsafe { libc::execv(program, argv.as_ptr()) };
-        fail(err_fd, Step::Exec, errno());
+        let failed = errno();
+        if failed == libc::ENOEXEC {
+            // Not a binary the kernel knows and no `#!`: a shell script, as `execvp` and
+            // `env` run it.
+            // SAFETY: as above; `sh_argv[0]` is the shell's path.
+            unsafe { libc::execv(sh_argv[0], sh_argv.as_ptr()) };
+        }
+        fail(err_fd, Step::Exec, failed);
     }
     drop(gate_r);
     drop(err_w);
