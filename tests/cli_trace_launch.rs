@@ -200,3 +200,294 @@ fn a_script_without_shebang_runs_with_bin_sh_as_execvp_does() {
         assert_eq!(out.stdout, untraced.stdout, "{backend}");
     }
 }
+
+// --- iolab's own output: the JSON and the summary never cost the command's status ---
+
+fn json_of(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn json_file(path: &Path) -> serde_json::Value {
+    json_of(&std::fs::read_to_string(path).unwrap())
+}
+
+/// Runs `cmd` with its stderr being a pipe whose reader has already gone.
+fn with_stderr_reader_gone(cmd: &mut Command) -> Output {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: closes the read end just made, owned by nothing else.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: the write end was just made and is owned by nothing else.
+    let write_end = unsafe { std::fs::File::from_raw_fd(fds[1]) };
+    cmd.stderr(write_end).output().unwrap()
+}
+
+#[test]
+fn a_stderr_closed_or_gone_does_not_change_the_status_and_the_json_holds_this_run() {
+    use std::os::unix::process::CommandExt;
+    let dir = common::scratch();
+    let report = dir.path().join("trace.json");
+    for backend in backends() {
+        std::fs::write(&report, "{\"previous\": true}\n").unwrap();
+        // A reader that went away: the summary's write fails with EPIPE.
+        let out = with_stderr_reader_gone(trace(backend).arg("--json").arg(&report).args([
+            "--",
+            "sh",
+            "-c",
+            "echo out; exit 3",
+        ]));
+        assert_eq!(out.status.code(), Some(3), "{backend}");
+        assert_eq!(out.stdout, b"out\n", "{backend}");
+        let v = json_file(&report);
+        assert_eq!(v["exit_code"], 3, "{backend}: {v}");
+        assert_eq!(v["command"][0], "sh", "{backend}");
+
+        // Closed when iolab started (2>&-).
+        std::fs::write(&report, "{\"previous\": true}\n").unwrap();
+        let mut cmd = trace(backend);
+        cmd.arg("--json")
+            .arg(&report)
+            .args(["--", "sh", "-c", "echo out; exit 4"]);
+        // SAFETY: the closure runs in the child before exec and only calls close.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::close(2);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "{backend}");
+        assert_eq!(json_file(&report)["exit_code"], 4, "{backend}");
+
+        // `2>&1 | head -2`: the command dies of SIGPIPE, and so would iolab's summary.
+        std::fs::write(&report, "{\"previous\": true}\n").unwrap();
+        let out = Command::new("bash")
+            .args([
+                "-c",
+                &format!(
+                    "\"$IOLAB\" trace --no-calibrate --backend {backend} --json \"$REPORT\" \
+                     -- seq 1000000 2>&1 | head -2 >/dev/null; exit ${{PIPESTATUS[0]}}"
+                ),
+            ])
+            .env("IOLAB", iolab_path())
+            .env("REPORT", &report)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(141), "{backend}: {}", stderr(&out));
+        let v = json_file(&report);
+        assert_eq!(
+            (v["exit_code"].as_i64(), v["signal"].as_i64()),
+            (Some(141), Some(13))
+        );
+    }
+}
+
+#[test]
+fn json_to_stdout_comes_after_the_commands_output() {
+    for backend in backends() {
+        for arg in ["-", "/dev/stdout"] {
+            let out = trace(backend)
+                .args(["--json", arg, "--", "sh", "-c", "echo hello; exit 2"])
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{backend} {arg}: {}",
+                stderr(&out)
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            let rest = text
+                .strip_prefix("hello\n")
+                .unwrap_or_else(|| panic!("{backend} {arg}: {text}"));
+            assert_eq!(json_of(rest)["exit_code"], 2, "{backend} {arg}");
+        }
+    }
+    // Into a file: after the command's output, not over it.
+    let dir = common::scratch();
+    let stdout = dir.path().join("stdout");
+    let out = trace("ptrace")
+        .args(["--json", "/dev/stdout", "--", "echo", "hello"])
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&stdout).unwrap();
+    assert_eq!(
+        json_of(text.strip_prefix("hello\n").unwrap())["exit_code"],
+        0
+    );
+    // /dev/null takes it as a stream.
+    let out = trace("ptrace")
+        .args(["--json", "/dev/null", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("iolab: "), "{}", stderr(&out));
+}
+
+/// Asserts that `--json path` is refused in one line naming it and `needles`, exit 1,
+/// before the command ran.
+fn assert_refused(mut iolab: Command, path: &Path, needles: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("ran");
+    let out = iolab
+        .arg("--json")
+        .arg(path)
+        .args(["--", "sh", "-c"])
+        .arg(format!("touch {}", mark.display()))
+        .output()
+        .unwrap();
+    let mut all = vec![path.to_str().unwrap()];
+    all.extend(needles);
+    common::assert_one_line_error(&out, 1, &all);
+    assert!(!mark.exists(), "{}: the command ran", path.display());
+}
+
+#[test]
+fn a_json_path_that_cannot_be_written_is_refused_before_the_command_runs() {
+    let dir = common::scratch();
+    let cases: Vec<(std::path::PathBuf, &[&str])> = vec![
+        ("/dev/full".into(), &["No space left on device"]),
+        ("/proc/iolab-trace.json".into(), &["procfs"]),
+        ("/proc/self/status".into(), &["procfs"]),
+        ("/sys/iolab-trace.json".into(), &["sysfs"]),
+        (dir.path().to_path_buf(), &["is a directory"]),
+        (
+            dir.path().join("no-such-folder/trace.json"),
+            &["No such file or directory"],
+        ),
+    ];
+    for (path, needles) in &cases {
+        assert_refused(trace("ptrace"), path, needles);
+    }
+}
+
+#[test]
+fn a_json_path_on_a_read_only_file_system_is_refused_before_the_command_runs() {
+    let fs = match common::SmallFs::mount("1m") {
+        Ok(fs) => fs,
+        Err(reason) => {
+            common::skip(reason);
+            return;
+        }
+    };
+    let out = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(fs.path())
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        common::skip(format!("cannot remount read-only: {}", stderr(&out)));
+        return;
+    }
+    assert_refused(
+        trace("ptrace"),
+        &fs.path().join("trace.json"),
+        &["Read-only file system"],
+    );
+}
+
+#[test]
+fn a_json_path_without_permission_is_refused_before_the_command_runs() {
+    if !common::is_root() {
+        common::skip("needs root to run iolab as nobody");
+        return;
+    }
+    let exe = match common::nobody_exe(&iolab_path(), &["--version"]) {
+        Ok(exe) => exe,
+        Err(reason) => {
+            common::skip(reason);
+            return;
+        }
+    };
+    // A folder nobody may enter but not write, and a file there nobody may not write.
+    let dir = common::public_scratch();
+    let file = dir.path().join("trace.json");
+    std::fs::write(&file, "{}").unwrap();
+    for path in [dir.path().join("new.json"), file] {
+        let mut cmd = exe.command();
+        cmd.args(["trace", "--no-calibrate", "--backend", "ptrace"]);
+        common::run_as_nobody(&mut cmd);
+        // The marker goes where nobody may write.
+        let marks = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(marks.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let mark = marks.path().join("ran");
+        let out = cmd
+            .arg("--json")
+            .arg(&path)
+            .args(["--", "sh", "-c"])
+            .arg(format!("touch {}", mark.display()))
+            .output()
+            .unwrap();
+        common::assert_one_line_error(&out, 1, &[path.to_str().unwrap(), "Permission denied"]);
+        assert!(!mark.exists(), "{}: the command ran", path.display());
+    }
+}
+
+#[test]
+fn a_json_write_that_fails_after_the_run_keeps_the_previous_file_and_the_status() {
+    let fs = match common::SmallFs::mount("256k") {
+        Ok(fs) => fs,
+        Err(reason) => {
+            common::skip(reason);
+            return;
+        }
+    };
+    let report = fs.path().join("trace.json");
+    std::fs::write(&report, "{\"previous\": true}\n").unwrap();
+    // The command fills the disk, then the JSON cannot be written.
+    let fill = format!(
+        "cat /dev/zero > {}/fill 2>/dev/null; exit 3",
+        fs.path().display()
+    );
+    let out = trace("ptrace")
+        .arg("--json")
+        .arg(&report)
+        .args(["--", "sh", "-c", &fill])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("iolab: "))
+        .unwrap_or_else(|| panic!("no error line: {err}"));
+    assert!(
+        line.contains("No space left on device") && line.contains("previous run"),
+        "{line}"
+    );
+    assert!(
+        err.contains("iolab trace: "),
+        "the summary is still printed: {err}"
+    );
+    assert_eq!(json_file(&report)["previous"], true);
+    assert_eq!(
+        common::names_in(fs.path()),
+        ["fill", "trace.json"],
+        "no temporary file left"
+    );
+}
+
+#[test]
+fn a_regular_json_file_is_replaced_whole_with_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::scratch();
+    let report = dir.path().join("trace.json");
+    std::fs::write(&report, "x".repeat(100_000)).unwrap();
+    std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = trace("ptrace")
+        .arg("--json")
+        .arg(&report)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_file(&report)["exit_code"], 0);
+    let mode = std::fs::metadata(&report).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
+    assert_eq!(common::names_in(dir.path()), ["trace.json"]);
+}
