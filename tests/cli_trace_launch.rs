@@ -491,3 +491,83 @@ fn a_regular_json_file_is_replaced_whole_with_its_mode() {
     assert_eq!(mode & 0o777, 0o640);
     assert_eq!(common::names_in(dir.path()), ["trace.json"]);
 }
+
+// --- what the command leaves running ---
+
+#[test]
+fn iolab_returns_when_the_command_ends_and_its_background_children_run_on_unharmed() {
+    use std::time::{Duration, Instant};
+    for backend in backends() {
+        let dir = common::scratch();
+        let mark = dir.path().join("marker");
+        let log = dir.path().join("calls.log");
+        let mut cmd = trace(backend);
+        if backend == "ptrace" {
+            cmd.arg("--log").arg(&log);
+        }
+        // The child's output goes elsewhere, so that only iolab's pipes are waited for.
+        let script = format!(
+            "(sleep 1; echo done > {}) >/dev/null 2>&1 & echo started",
+            mark.display()
+        );
+        let t = Instant::now();
+        let out = cmd.args(["--", "sh", "-c", &script]).output().unwrap();
+        let took = t.elapsed();
+        assert!(out.status.success(), "{backend}: {}", stderr(&out));
+        assert_eq!(out.stdout, b"started\n", "{backend}");
+        // The marker comes a second after the command started (bpf's start-up comes
+        // before that, and is no wait for the child).
+        assert!(
+            !mark.exists(),
+            "{backend}: iolab waited for the child ({took:?})"
+        );
+        if backend == "ptrace" {
+            // The subshell, and its sleep once forked.
+            let err = stderr(&out);
+            assert!(
+                err.contains("it started was still running")
+                    || err.contains("it started were still running"),
+                "{err}"
+            );
+        }
+        // The child's calls are still served: its write lands.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(&mark).ok().as_deref() != Some("done\n") {
+            assert!(Instant::now() < deadline, "{backend}: no marker");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if backend == "ptrace" {
+            // And logged, once the tracer has seen its last tracee end.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                if text.contains(" write(1) = 5 ") && text.contains(&mark.display().to_string()) {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "the child's write is not in the log: {text}"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_command_that_leaves_a_sleep_running_returns_at_once() {
+    use std::time::{Duration, Instant};
+    for backend in backends() {
+        let t = Instant::now();
+        let out = trace(backend)
+            .args(["--", "sh", "-c", "sleep 5 >/dev/null 2>&1 & echo started"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{backend}: {}", stderr(&out));
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "{backend}: {:?}",
+            t.elapsed()
+        );
+    }
+}

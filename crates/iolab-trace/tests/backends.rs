@@ -286,3 +286,41 @@ fn a_command_that_traces_runs_under_bpf_and_is_explained_under_ptrace() {
 fn print_the_program() {
     println!("{}", iolab_trace::engine::bpf::script::program());
 }
+
+#[test]
+fn the_trace_ends_with_the_command_and_what_it_left_running_is_still_served() {
+    use std::time::{Duration, Instant};
+    let dir = iolab_testkit::scratch();
+    let mark = dir.path().join("marker");
+    let script = format!(
+        "(sleep 1; echo done > {}) >/dev/null 2>&1 & echo started >/dev/null",
+        mark.display()
+    );
+    for choice in backends() {
+        let _ = std::fs::remove_file(&mark);
+        let t = Instant::now();
+        let o = trace(choice, &["sh", "-c", &script]);
+        assert!(
+            t.elapsed() < Duration::from_millis(900),
+            "{choice}: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(o.exit, Exit::Code(0), "{choice}");
+        assert!(!mark.exists(), "{choice}");
+        if choice == Choice::Ptrace {
+            assert!(
+                o.trace
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("it started") && w.contains("still running")),
+                "{:?}",
+                o.trace.warnings
+            );
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(&mark).ok().as_deref() != Some("done\n") {
+            assert!(Instant::now() < deadline, "{choice}: no marker");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

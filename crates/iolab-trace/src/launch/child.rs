@@ -227,6 +227,14 @@ impl Child {
         }
     }
 
+    /// The tracer's own descriptors for this child (the gate's write end, the error
+    /// pipe's read end): what a process that closes everything else must keep.
+    pub fn descriptors(&self) -> Vec<libc::c_int> {
+        let mut fds = vec![self.errors.as_raw_fd()];
+        fds.extend(self.gate.as_ref().map(|g| g.as_raw_fd()));
+        fds
+    }
+
     /// Kills the child (it has not executed the command yet, or must not go on) and reaps
     /// it.
     pub fn abandon(&mut self) {

@@ -121,6 +121,14 @@ impl Recorder {
         self.procs.remove(&tgid);
     }
 
+    /// Processes followed and not seen to exit: those still running.
+    pub fn processes_running(&self) -> u64 {
+        let mut groups: Vec<i32> = self.tasks.values().map(|t| t.tgid).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        groups.len() as u64
+    }
+
     /// Whether the task is between a followed call's entry and its exit.
     pub fn in_call(&self, tid: i32) -> bool {
         self.tasks.get(&tid).is_some_and(|t| t.pending.is_some())
@@ -181,7 +189,7 @@ impl Recorder {
         }
     }
 
-    /// Flushes the log.
+    /// Flushes the log (it may go on after).
     pub fn finish(&mut self) -> std::io::Result<()> {
         if let Some(log) = &mut self.log {
             log.flush()?;
