@@ -5,11 +5,15 @@
 //! Descriptors are named from `/proc/TID/fd/N` the first time a process uses them (the
 //! tracee is stopped, so the answer is the one of the call) and after every `open`; the
 //! offset of a descriptor is read from `fdinfo` once and then followed call by call.
+//!
+//! A call's time leaves out what the tracer's stops add to it ([`super::stops`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::time::Instant;
 
+use super::stops::{self, Probe, Sched, StopCosts};
+use crate::launch::child::{PROBE_OFFSET, Probes};
 use crate::model::{Kind, Place, Target, TargetKey, Trace};
 use crate::procfs::{self, FdFacts};
 use crate::syscalls::{Role, Sys};
@@ -45,6 +49,10 @@ struct Pending {
     sys: Sys,
     args: [u64; 6],
     t0: Instant,
+    /// The task's CPU time and switches at the entry stop.
+    sched0: Option<Sched>,
+    /// One of the launch's probes of the round trip: timed, not recorded.
+    probe: bool,
 }
 
 /// A task (thread): its process, and the call it is in.
@@ -52,6 +60,10 @@ struct Pending {
 struct Task {
     tgid: i32,
     pending: Option<Pending>,
+    /// Its `/proc/TID/schedstat`, open once (`None` when it cannot be read).
+    schedstat: Option<Option<std::fs::File>>,
+    /// Whether its last call that did not wait ran with the tracer on another CPU.
+    apart: bool,
 }
 
 /// Folds calls into a [`Trace`].
@@ -64,6 +76,12 @@ pub struct Recorder {
     log: Option<std::io::BufWriter<std::fs::File>>,
     started: Instant,
     warned_ptrace: bool,
+    /// The batches of probes the launch makes.
+    probe_batches: usize,
+    /// The probes, until the first real call.
+    probes: Vec<Probe>,
+    /// What the stops cost, left out of every call's time.
+    stop_costs: Option<StopCosts>,
 }
 
 impl Recorder {
@@ -77,6 +95,9 @@ impl Recorder {
             log: log.map(std::io::BufWriter::new),
             started: Instant::now(),
             warned_ptrace: false,
+            probe_batches: 1,
+            probes: Vec::new(),
+            stop_costs: None,
         }
     }
 
@@ -96,6 +117,8 @@ impl Recorder {
             Task {
                 tgid,
                 pending: None,
+                schedstat: None,
+                apart: false,
             },
         );
     }
@@ -119,6 +142,10 @@ impl Recorder {
         }
         let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
         self.procs.remove(&tgid);
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            // A thread that executes takes the leader's id: read its schedstat anew.
+            task.schedstat = None;
+        }
     }
 
     /// Processes followed and not seen to exit: those still running.
@@ -134,12 +161,49 @@ impl Recorder {
         self.tasks.get(&tid).is_some_and(|t| t.pending.is_some())
     }
 
+    /// Takes the probes made so far as all of them (at the first real call, or when the
+    /// command ended without one).
+    pub fn settle_probes(&mut self) {
+        if self.stop_costs.is_none() && !self.probes.is_empty() {
+            self.stop_costs = StopCosts::from_probes(&self.probes, self.probe_batches);
+            self.probes = Vec::new();
+        }
+    }
+
+    /// What the tracer's stops cost, measured by the launch's probes and left out of every
+    /// call's time; `None` before the first real call, or without probes.
+    pub fn stop_costs(&self) -> Option<StopCosts> {
+        self.stop_costs
+    }
+
+    /// Expects the launch's probes as `probes` says (by default one batch).
+    pub fn expect_probes(&mut self, probes: Probes) {
+        self.probe_batches = probes.batches();
+    }
+
+    /// The task's CPU time and switches now (it is stopped), its schedstat opened on first
+    /// use.
+    fn sched_of(&mut self, tid: i32) -> Option<Sched> {
+        let task = self.tasks.get_mut(&tid)?;
+        let file = task
+            .schedstat
+            .get_or_insert_with(|| std::fs::File::open(format!("/proc/{tid}/schedstat")).ok());
+        stops::sched(file.as_ref()?)
+    }
+
     /// A followed call's entry (the seccomp stop): call `nr` with `args`.
     pub fn enter(&mut self, tid: i32, nr: i64, args: [u64; 6]) {
         self.task_started(tid);
         let Some(sys) = Sys::from_number(nr) else {
             return;
         };
+        let probe = sys == Sys::Lseek
+            && args[0] as i32 == -1
+            && args[1] as i64 == PROBE_OFFSET
+            && args[2] as i32 == libc::SEEK_SET;
+        if !probe {
+            self.settle_probes();
+        }
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
             return;
         };
@@ -155,11 +219,15 @@ impl Recorder {
             }
             _ => {}
         }
+        // Last, so that the tracer's own work before the resume is not timed.
+        let sched0 = self.sched_of(tid);
         if let Some(task) = self.tasks.get_mut(&tid) {
             task.pending = Some(Pending {
                 sys,
                 args,
                 t0: Instant::now(),
+                sched0,
+                probe,
             });
         }
     }
@@ -174,7 +242,16 @@ impl Recorder {
             return;
         };
         let tgid = task.tgid;
-        let ns = now.duration_since(call.t0).as_nanos() as u64;
+        let wall = now.duration_since(call.t0).as_nanos() as u64;
+        let cpu = stops::cpu_without_wait(call.sched0, self.sched_of(tid));
+        if call.probe {
+            self.probes.push((wall, cpu));
+            return;
+        }
+        let ns = match (self.stop_costs, self.tasks.get_mut(&tid)) {
+            (Some(costs), Some(task)) => costs.call_time(wall, cpu, &mut task.apart),
+            _ => wall,
+        };
         let at = call.t0.duration_since(self.started).as_nanos() as u64;
         let target = self.apply(tid, tgid, &call, ret, ns, at);
         if let Some(log) = &mut self.log {

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::recorder::Recorder;
 use super::{Ended, Failure, Message, seccomp};
-use crate::launch::child::{self, Child, Start, Step};
+use crate::launch::child::{self, Child, CpuSet, Probes, Start, Step};
 use crate::launch::{self, Command};
 use crate::model::Exit;
 use crate::syscalls::Sys;
@@ -199,7 +199,21 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
     own_signals();
     let mut report = Report(Some(std::fs::File::from(to_iolab)));
     let filter = seccomp::filter(Sys::ALL);
-    let mut child = match child::spawn(command, Start::Stopped { filter: &filter }) {
+    // The probes run with the command's process pinned to this process's first allowed
+    // CPU (this process pins itself there meanwhile), then to its second: the stops'
+    // cost on one CPU and across two (see `stops`).
+    let own_cpus = CpuSet::of_this_thread();
+    let mut cpus = own_cpus.iter().flat_map(|set| set.cpus());
+    let probes = Probes {
+        count: super::PROBES,
+        together: cpus.next(),
+        apart: cpus.next(),
+    };
+    let start = Start::Stopped {
+        filter: &filter,
+        probes,
+    };
+    let mut child = match child::spawn(command, start) {
         Ok(child) => child,
         Err(e) => return report.last(&Message::Failed(Failure::Backend(e.to_string()))),
     };
@@ -233,7 +247,13 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
         ))));
     }
     let mut recorder = Recorder::new(log);
+    recorder.expect_probes(probes);
     recorder.task_started(root);
+    // Pinned while the probes run.
+    let mut pinned = match (probes.together, own_cpus) {
+        (Some(cpu), Some(own)) if CpuSet::only(cpu).apply() => Some(own),
+        _ => None,
+    };
     report.send(&Message::Started { pid: root });
     let started = Instant::now();
     // SAFETY: continues our stopped child.
@@ -255,6 +275,10 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
                 // The log holds the command's calls when iolab returns; its children's
                 // later calls follow.
                 let _ = recorder.finish();
+                recorder.settle_probes();
+                if let Some(own) = pinned.take() {
+                    own.apply();
+                }
                 let message = command_ended(
                     &recorder,
                     &child,
@@ -281,6 +305,11 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
                     let mut args = [0u64; 6];
                     args.copy_from_slice(&info.data[1..7]);
                     recorder.enter(pid, info.data[0] as i64, args);
+                    if recorder.stop_costs().is_some()
+                        && let Some(own) = pinned.take()
+                    {
+                        own.apply();
+                    }
                 }
             }
             libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
@@ -351,5 +380,6 @@ fn command_ended(
         exit,
         wall_ns,
         setup_ns,
+        stop_costs: recorder.stop_costs(),
     })
 }
