@@ -380,3 +380,64 @@ fn ptrace_times_leave_out_the_tracers_round_trip() {
         runs[0].timing_note
     );
 }
+
+/// Skips (with the reason) a check of what the bpftrace backend does not see: the eBPF
+/// backend that replaces it does.
+fn bpftrace_lacks(o: &iolab_trace::backend::Outcome, what: &str) -> bool {
+    let old = o.backend == iolab_trace::backend::Backend::Bpf && o.detail.contains("bpftrace");
+    if old {
+        iolab_testkit::skip(format!("the bpftrace backend does not see {what}"));
+    }
+    old
+}
+
+#[test]
+fn copies_start_at_the_offsets_they_are_given() {
+    let Some(python) = python() else { return };
+    let dir = iolab_testkit::scratch();
+    let input = text_file(dir.path(), "in", 20 << 20);
+    let out = dir.path().join("out");
+    // sendfile with an explicit offset, 16 KiB at a time: the descriptor's offset stays 0.
+    let code = format!(
+        r#"
+import os
+i = os.open("{i}", os.O_RDONLY)
+o = os.open("{o}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+offset = 0
+while True:
+    n = os.sendfile(o, i, offset, 16384)
+    if n == 0: break
+    offset += n
+"#,
+        i = input.display(),
+        o = out.display()
+    );
+    for choice in backends() {
+        let o = trace(choice, &[python, "-c", &code]);
+        assert_eq!(o.exit, Exit::Code(0), "{choice}");
+        let t = target(&o, &input);
+        assert_eq!((t.read.calls, t.read.bytes), (1281, 20 << 20), "{choice}");
+        if bpftrace_lacks(&o, "the offsets copies are given") {
+            continue;
+        }
+        // 1280 sequential reads, then the one at the end that moved nothing.
+        assert_eq!(
+            (t.read.sequential, t.read.scattered(), t.read.empty()),
+            (1280, 0, 1),
+            "{choice}"
+        );
+        let w = target(&o, &out);
+        assert_eq!(
+            (w.write.sequential, w.write.bytes),
+            (1280, 20 << 20),
+            "{choice}"
+        );
+        let patterns = iolab_trace::rules::detect(&o.trace, false);
+        assert!(
+            !patterns
+                .iter()
+                .any(|p| p.kind == iolab_trace::rules::FindingKind::RandomReads),
+            "{choice}: a sequential copy taken for random reads"
+        );
+    }
+}

@@ -53,6 +53,37 @@ struct Pending {
     sched0: Option<Sched>,
     /// One of the launch's probes of the round trip: timed, not recorded.
     probe: bool,
+    /// Where a copy reads and writes (its offset pointers' values at the entry), `None`
+    /// for a side that uses (and moves) its descriptor's offset.
+    copy_at: [Option<u64>; 2],
+}
+
+/// The arguments of a copy that point at its offsets (`loff_t *`), for its reading and
+/// its writing side: `sendfile(out, in, *offset, n)`, `splice(in, *off_in, out, *off_out,
+/// …)`, `copy_file_range(in, *off_in, out, *off_out, …)`; `tee` has none.
+fn copy_offset_args(sys: Sys) -> [Option<usize>; 2] {
+    match sys {
+        Sys::Sendfile => [Some(2), None],
+        Sys::Splice | Sys::CopyFileRange => [Some(1), Some(3)],
+        _ => [None, None],
+    }
+}
+
+/// The 8 bytes at `address` in task `tid` (stopped), read with `process_vm_readv`.
+fn read_u64(tid: i32, address: u64) -> Option<u64> {
+    let mut value = 0u64;
+    let local = libc::iovec {
+        iov_base: (&mut value as *mut u64).cast(),
+        iov_len: 8,
+    };
+    let remote = libc::iovec {
+        iov_base: address as *mut libc::c_void,
+        iov_len: 8,
+    };
+    // SAFETY: the kernel writes at most 8 bytes into `value` through `local`; `remote`
+    // names memory of the other process, which the kernel checks.
+    let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+    (n == 8).then_some(value)
 }
 
 /// A task (thread): its process, and the call it is in.
@@ -219,6 +250,12 @@ impl Recorder {
             }
             _ => {}
         }
+        // Before the call moves them: where a copy starts, when its offsets are pointers.
+        // An unreadable one (the call will fail with EFAULT) counts as none.
+        let copy_at = copy_offset_args(sys).map(|arg| match arg {
+            Some(i) if args[i] != 0 => read_u64(tid, args[i]),
+            _ => None,
+        });
         // Last, so that the tracer's own work before the resume is not timed.
         let sched0 = self.sched_of(tid);
         if let Some(task) = self.tasks.get_mut(&tid) {
@@ -228,6 +265,7 @@ impl Recorder {
                 t0: Instant::now(),
                 sched0,
                 probe,
+                copy_at,
             });
         }
     }
@@ -396,19 +434,29 @@ impl Recorder {
                 self.transfer(tid, tgid, a[fd] as i32, explicit, ret, ns, at, write, sys)
             }
             Role::Copy { from, to } => {
-                // Offsets of copies are pointers into the tracee: counted as sequential.
+                let [read_at, write_at] = call.copy_at;
                 let r = self.transfer(
                     tid,
                     tgid,
                     a[from] as i32,
-                    Some(0),
+                    read_at,
                     ret,
                     ns / 2,
                     at,
                     false,
                     sys,
                 );
-                self.transfer(tid, tgid, a[to] as i32, Some(0), ret, ns / 2, at, true, sys);
+                self.transfer(
+                    tid,
+                    tgid,
+                    a[to] as i32,
+                    write_at,
+                    ret,
+                    ns / 2,
+                    at,
+                    true,
+                    sys,
+                );
                 r
             }
             Role::Sync => self.fd(tid, tgid, a[0] as i32).map(|f| {
