@@ -441,3 +441,89 @@ while True:
         );
     }
 }
+
+#[test]
+fn the_new_fields_on_real_programs() {
+    use iolab_trace::syscalls::Sys;
+    let Some(python) = python() else { return };
+    let dir = iolab_testkit::scratch();
+    let header = text_file(dir.path(), "header", 4096);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let code = format!(
+        r#"
+import os, fcntl
+# The same 100-byte header read three times at offset 0.
+h = os.open("{h}", os.O_RDONLY)
+for _ in range(3):
+    os.lseek(h, 0, os.SEEK_SET)
+    os.read(h, 100)
+# A directory synced (after a file in it was made).
+d = os.open("{d}", os.O_RDONLY | os.O_DIRECTORY)
+os.fsync(d)
+# fcntl(F_DUPFD) duplicates, the same number reused for another file.
+for path, n in (("{a}", 3), ("{b}", 5)):
+    f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    g = fcntl.fcntl(f, fcntl.F_DUPFD, 100)
+    for _ in range(n):
+        os.write(g, b"0123456789")
+    os.close(g)
+    os.close(f)
+"#,
+        h = header.display(),
+        d = dir.path().display(),
+        a = a.display(),
+        b = b.display()
+    );
+    for choice in backends() {
+        let o = trace(choice, &[python, "-c", &code]);
+        assert_eq!(o.exit, Exit::Code(0), "{choice}");
+        assert_eq!(target(&o, &a).write.calls, 3, "{choice}: F_DUPFD");
+        assert_eq!(
+            target(&o, &b).write.calls,
+            5,
+            "{choice}: F_DUPFD, number reused"
+        );
+        if bpftrace_lacks(&o, "repeated reads, directories, per-call statistics") {
+            continue;
+        }
+        let h = target(&o, &header);
+        assert_eq!(
+            (h.read.calls, h.read.sequential, h.read.repeated),
+            (3, 1, 2),
+            "{choice}"
+        );
+        let (first, last) = (h.read.first_ns.unwrap(), h.read.last_ns.unwrap());
+        assert!(first < last && last <= o.wall.as_nanos() as u64, "{choice}");
+        let d = target(&o, dir.path());
+        assert_eq!((d.kind, d.syncs), (Some(Kind::Directory), 1), "{choice}");
+        assert_eq!(d.calls_of(Sys::Fsync).calls, 1, "{choice}");
+        assert_eq!(h.calls_of(Sys::Read).calls, 3, "{choice}");
+        assert_eq!(h.calls_of(Sys::Lseek).calls, 3, "{choice}");
+    }
+    // O_DIRECT writes, counted as such.
+    let input = text_file(dir.path(), "in", 1 << 20);
+    let out = dir.path().join("direct");
+    for choice in backends() {
+        let o = trace(
+            choice,
+            &[
+                "dd",
+                &format!("if={}", input.display()),
+                &format!("of={}", out.display()),
+                "bs=4096",
+                "count=8",
+                "oflag=direct",
+            ],
+        );
+        if o.exit != Exit::Code(0) {
+            iolab_testkit::skip("this file system refuses O_DIRECT");
+            return;
+        }
+        if bpftrace_lacks(&o, "O_DIRECT calls per flow") {
+            continue;
+        }
+        let t = target(&o, &out);
+        assert_eq!((t.write.calls, t.write.direct), (8, 8), "{choice}");
+        assert_eq!(target(&o, &input).read.direct, 0, "{choice}");
+    }
+}
