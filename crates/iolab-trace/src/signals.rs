@@ -177,16 +177,23 @@ const CAUGHT: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, lib
 static COMMAND: AtomicI32 = AtomicI32::new(0);
 /// Bit `n`: signal `n` arrived at all.
 static SEEN: AtomicU64 = AtomicU64::new(0);
+/// Bit `n`: signal `n` was sent to the tracer alone before the command's pid was known
+/// (the tracer process was still starting it): forwarded as soon as it is.
+static PENDING: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let bit = 1u64 << (sig as u64 & 63);
     SEEN.fetch_or(bit, Ordering::SeqCst);
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let code = unsafe { (*info).si_code };
-    let command = COMMAND.load(Ordering::SeqCst);
-    if code <= 0 && command > 0 {
-        // SAFETY: kill is async-signal-safe; `command` is the traced command's pid.
-        unsafe { libc::kill(command, sig) };
+    if code <= 0 {
+        let command = COMMAND.load(Ordering::SeqCst);
+        if command > 0 {
+            // SAFETY: kill is async-signal-safe; `command` is the traced command's pid.
+            unsafe { libc::kill(command, sig) };
+        } else {
+            PENDING.fetch_or(bit, Ordering::SeqCst);
+        }
     }
 }
 
@@ -202,6 +209,7 @@ impl Guard {
     pub fn install() -> Guard {
         COMMAND.store(0, Ordering::SeqCst);
         SEEN.store(0, Ordering::SeqCst);
+        PENDING.store(0, Ordering::SeqCst);
         let mut previous = Vec::new();
         for sig in CAUGHT {
             // SAFETY: a zeroed sigaction is a valid starting point; the handler only stores
@@ -238,9 +246,16 @@ impl Drop for Guard {
 }
 
 /// From now on, signals that processes send to the tracer go on to `pid`, the command
-/// (until the [`Guard`] is dropped).
+/// (until the [`Guard`] is dropped), those that came before it too; 0 stops forwarding.
 pub fn forward_to(pid: libc::pid_t) {
     COMMAND.store(pid, Ordering::SeqCst);
+    if pid > 0 {
+        let pending = PENDING.swap(0, Ordering::SeqCst);
+        for sig in (1..64).filter(|&s| pending & (1 << s) != 0) {
+            // SAFETY: kill takes plain integers; `pid` is the traced command's.
+            unsafe { libc::kill(pid, sig as libc::c_int) };
+        }
+    }
 }
 
 /// Whether a caught signal arrived since [`Guard::install`]: the trace was interrupted.
