@@ -127,6 +127,8 @@ enum Failure {
     Exec(i32),
     /// The seccomp filter could not be installed (errno).
     Seccomp(i32),
+    /// A signal killed the command's process before it could be seized.
+    Interrupted(i32),
     /// Something else broke.
     Backend(String),
 }
@@ -243,6 +245,7 @@ fn failure_error(command: &Command, failure: Failure) -> Error {
              for the bpf backend",
             iolab::error::describe_io(&io::Error::from_raw_os_error(errno))
         )),
+        Failure::Interrupted(signal) => Error::Interrupted { signal },
         Failure::Backend(reason) => Error::Backend {
             backend: "ptrace",
             reason,

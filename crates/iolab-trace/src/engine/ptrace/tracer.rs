@@ -225,6 +225,12 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
     let mut status = 0;
     // SAFETY: waits for our own child to stop itself.
     let waited = unsafe { libc::waitpid(root, &mut status, libc::WUNTRACED | libc::__WALL) };
+    if waited == root && libc::WIFSIGNALED(status) {
+        // Ctrl-C (or another signal) killed it before it could stop: it never ran.
+        return report.last(&Message::Failed(Failure::Interrupted(libc::WTERMSIG(
+            status,
+        ))));
+    }
     if waited != root || !libc::WIFSTOPPED(status) {
         child.abandon();
         return report.last(&Message::Failed(Failure::Backend(
