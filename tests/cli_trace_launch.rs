@@ -507,7 +507,7 @@ fn iolab_returns_when_the_command_ends_and_its_background_children_run_on_unharm
         }
         // The child's output goes elsewhere, so that only iolab's pipes are waited for.
         let script = format!(
-            "(sleep 1; echo done > {}) >/dev/null 2>&1 & echo started",
+            "(sleep 2; echo done > {}) >/dev/null 2>&1 & echo started",
             mark.display()
         );
         let t = Instant::now();
@@ -515,7 +515,7 @@ fn iolab_returns_when_the_command_ends_and_its_background_children_run_on_unharm
         let took = t.elapsed();
         assert!(out.status.success(), "{backend}: {}", stderr(&out));
         assert_eq!(out.stdout, b"started\n", "{backend}");
-        // The marker comes a second after the command started (bpf's start-up comes
+        // The marker comes two seconds after the command started (bpf's start-up comes
         // before that, and is no wait for the child).
         assert!(
             !mark.exists(),

@@ -293,20 +293,21 @@ fn the_trace_ends_with_the_command_and_what_it_left_running_is_still_served() {
     let dir = iolab_testkit::scratch();
     let mark = dir.path().join("marker");
     let script = format!(
-        "(sleep 1; echo done > {}) >/dev/null 2>&1 & echo started >/dev/null",
+        "(sleep 2; echo done > {}) >/dev/null 2>&1 & echo started >/dev/null",
         mark.display()
     );
     for choice in backends() {
         let _ = std::fs::remove_file(&mark);
-        let t = Instant::now();
         let o = trace(choice, &["sh", "-c", &script]);
-        assert!(
-            t.elapsed() < Duration::from_millis(900),
-            "{choice}: {:?}",
-            t.elapsed()
-        );
         assert_eq!(o.exit, Exit::Code(0), "{choice}");
-        assert!(!mark.exists(), "{choice}");
+        // The marker comes two seconds after the command started: the trace did not wait
+        // (bpf's start-up comes before the command, and is no wait for the child).
+        assert!(!mark.exists(), "{choice}: the trace waited for the child");
+        assert!(
+            o.wall < Duration::from_millis(1500),
+            "{choice}: {:?}",
+            o.wall
+        );
         if choice == Choice::Ptrace {
             assert!(
                 o.trace
