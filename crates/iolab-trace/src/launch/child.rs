@@ -2,7 +2,9 @@
 //!
 //! Between `fork` and `execve` the child only makes async-signal-safe system calls (the
 //! tracer may have threads): everything it needs (the program, `argv`, the seccomp
-//! program) is prepared before the fork. Two ways to wait for the tracer:
+//! program) is prepared before the fork. Its first step sets the signal dispositions and
+//! mask the command inherits (`Command::inherit_signals`). Two ways to wait for the
+//! tracer:
 //!
 //! - [`Start::Gated`] (eBPF): the child blocks reading a pipe until the tracer, its probes
 //!   attached, writes one byte, then executes the command;

@@ -7,7 +7,7 @@
 //! continued with `PTRACE_CONT` and runs untraced until its next I/O call. The calls are
 //! folded into their targets at once ([`recorder`]).
 //!
-//! **A tracer process of its own** ([`tracer`]). A tracee whose filter has lost its tracer
+//! **A tracer process of its own** (`tracer.rs`). A tracee whose filter has lost its tracer
 //! gets `ENOSYS` for every followed call, so tracees cannot be let go when the command
 //! ends, and `PTRACE_O_EXITKILL` kills them if the tracer dies. Yet a shell waits for
 //! `iolab trace`, not for what the command left running (`sleep 12 & echo started`
@@ -21,7 +21,7 @@
 //! **Times without the stops.** From a call's entry stop to its exit stop there is a round
 //! trip through the tracer (6–90 µs per call on these VMs, against about 0.5 µs for a
 //! cached 512-byte read). The command's process, once its filter is in place and before
-//! `execve`, makes [`PROBES`] calls that fail at once on the tracer's CPU and as many on
+//! `execve`, makes `PROBES` calls that fail at once on the tracer's CPU and as many on
 //! another; what they cost is left out of every call's time ([`stops`] says how), and the
 //! timing note gives the figures.
 //!
