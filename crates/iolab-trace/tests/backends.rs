@@ -365,12 +365,28 @@ fn ptrace_times_leave_out_the_tracers_round_trip() {
         assert!(status.success());
         t.elapsed() / 40_000
     };
-    // The best of three: another program's load on the machine only adds (a tracer or
-    // tracee waiting for a CPU between the stops).
-    let runs: Vec<_> = (0..3).map(|_| trace(Choice::Ptrace, &dd)).collect();
-    let best = runs.iter().map(mean_call_time).min().unwrap();
+    let best_of_three = || {
+        let runs: Vec<_> = (0..3).map(|_| trace(Choice::Ptrace, &dd)).collect();
+        let best = runs.iter().map(mean_call_time).min().unwrap();
+        (best, runs)
+    };
+    // The tracer and dd on one CPU: the stops cost what the probes measured there. (The
+    // best of three: another program's load only adds, a task waiting for a CPU.)
+    use iolab_trace::launch::child::CpuSet;
+    let own = CpuSet::of_this_thread().unwrap();
+    assert!(CpuSet::only(own.cpus().next().unwrap()).apply());
+    let (best, runs) = best_of_three();
+    assert!(own.apply());
     assert!(
         best <= reference + Duration::from_micros(3),
+        "ptrace on one CPU: {best:?} per call against {reference:?}; {}",
+        runs[0].timing_note
+    );
+    // Wherever the scheduler puts them: across two CPUs the stops' CPU time varies more
+    // than the probes see (docs/trace.md, "ptrace"), and a few µs of it may stay.
+    let (best, runs) = best_of_three();
+    assert!(
+        best <= reference + Duration::from_micros(8),
         "ptrace: {best:?} per call against {reference:?}; {}",
         runs[0].timing_note
     );
