@@ -18,7 +18,7 @@ mod trace;
 mod write;
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use anyhow::bail;
 use clap::{Parser, Subcommand};
@@ -31,28 +31,48 @@ use clap::{Parser, Subcommand};
 /// read-write) is another matter, and only a look before the runtime's tells them apart.
 static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
 
-/// Notes the closed standard descriptors in [`CLOSED_AT_START`]. The C runtime calls it
-/// from `.init_array` before Rust's runtime starts and before any thread exists.
-extern "C" fn note_closed_standard_fds() {
+/// The signals ignored when the process started, and its blocked mask (kernel layout: bit
+/// `n - 1` for signal `n`). Rust's runtime ignores `SIGPIPE` before `main`; `iolab trace`
+/// gives the command these instead, as it would have them untraced.
+static IGNORED_AT_START: AtomicU64 = AtomicU64::new(0);
+static BLOCKED_AT_START: AtomicU64 = AtomicU64::new(0);
+
+/// Notes the closed standard descriptors in [`CLOSED_AT_START`] and the signal state in
+/// [`IGNORED_AT_START`] and [`BLOCKED_AT_START`]. The C runtime calls it from
+/// `.init_array` before Rust's runtime starts and before any thread exists.
+extern "C" fn note_start_state() {
     for fd in 0..3 {
         // SAFETY: F_GETFD only asks whether the descriptor is open; it changes nothing.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
             CLOSED_AT_START.fetch_or(1 << fd, Ordering::Relaxed);
         }
     }
+    // Raw system calls only: nothing of Rust's runtime is needed.
+    let signals = iolab_trace::signals::Inherited::of_this_process();
+    IGNORED_AT_START.store(signals.ignored.bits(), Ordering::Relaxed);
+    BLOCKED_AT_START.store(signals.blocked.bits(), Ordering::Relaxed);
 }
 
 #[used]
 // SAFETY: `.init_array` holds functions the C runtime calls once at start-up with (argc,
 // argv, envp); a function of no arguments may ignore them under the C calling convention,
-// and this one only calls `fcntl` and stores to an atomic, needing nothing of Rust's
-// runtime.
+// and this one only makes system calls (`fcntl`, `rt_sigaction`, `rt_sigprocmask`) and
+// stores to atomics, needing nothing of Rust's runtime.
 #[unsafe(link_section = ".init_array")]
-static NOTE_CLOSED_STANDARD_FDS: extern "C" fn() = note_closed_standard_fds;
+static NOTE_START_STATE: extern "C" fn() = note_start_state;
 
 /// Whether standard descriptor `fd` (0, 1 or 2) was closed when the process started.
 pub(crate) fn closed_at_start(fd: u8) -> bool {
     CLOSED_AT_START.load(Ordering::Relaxed) & (1 << fd) != 0
+}
+
+/// The signals ignored and blocked when the process started, before Rust's runtime.
+pub(crate) fn signals_at_start() -> iolab_trace::signals::Inherited {
+    use iolab_trace::signals::SignalSet;
+    iolab_trace::signals::Inherited {
+        ignored: SignalSet::from_bits(IGNORED_AT_START.load(Ordering::Relaxed)),
+        blocked: SignalSet::from_bits(BLOCKED_AT_START.load(Ordering::Relaxed)),
+    }
 }
 
 /// Standard output, locked, for a command's results; an error when descriptor 1 was closed

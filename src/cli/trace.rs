@@ -5,10 +5,12 @@
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, Write};
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use iolab_trace::backend::Choice;
 use iolab_trace::report::{json, summary};
 
@@ -19,7 +21,8 @@ use iolab_trace::report::{json, summary};
     Backends: bpf (iolab's eBPF program: root or CAP_BPF+CAP_PERFMON, BTF) \
     and ptrace (a seccomp filter stops CMD only on its I/O calls). See docs/trace.md.")]
 pub struct Args {
-    /// Also write the summary, with every target and finding, as JSON to FILE.
+    /// Also write the summary, with every target and finding, as JSON to FILE (`-`:
+    /// stdout, after the command's own output). A regular file is replaced whole.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Take the costs from these `iolab bench` results (a results.json, a run folder, or
@@ -44,44 +47,266 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-/// The JSON file, opened before the command runs so that a path that cannot be written
-/// is refused first; removed again if the trace fails and it did not exist before.
-struct JsonFile {
-    file: File,
-    path: PathBuf,
-    created: bool,
+/// Kernel pseudo file systems (`statfs` magic, `linux/magic.h`) where a JSON file is
+/// never wanted: their files are the kernel's, and a write changes a setting or fails.
+const PSEUDO_FILE_SYSTEMS: &[(u32, &str)] = &[
+    (0x9fa0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x0027_e0eb, "cgroup"),
+    (0x6367_7270, "cgroup2"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x7363_6673, "securityfs"),
+    (0xcafe_4a11, "bpf"),
+];
+
+/// `/dev/full`'s device number (`devices.txt`: char 1:7): every write to it fails.
+const DEV_FULL: (u32, u32) = (1, 7);
+
+/// Where `--json` goes, checked before the command runs so that a path that cannot be
+/// written is refused first (the command must not run for nothing).
+enum JsonOutput {
+    /// `-`: iolab's standard output, once the command has ended.
+    Stdout,
+    /// A pipe, terminal or device (`/dev/stdout` into a pipe, `/dev/null`), opened before
+    /// the command runs and written as a stream: it cannot be truncated or renamed over.
+    Stream { file: File, shown: String },
+    /// A regular file, or a new one: written into a temporary file in the same folder
+    /// and renamed over it, so that it holds this run or, when writing fails, the
+    /// previous one intact.
+    Replace { target: PathBuf, shown: String },
 }
 
-impl JsonFile {
-    fn open(path: PathBuf) -> Result<JsonFile> {
-        let created = !path.exists();
-        let file = OpenOptions::new()
-            .create(true)
+/// The name of the file system holding `path` when it is a kernel pseudo file system.
+fn pseudo_file_system(path: &Path) -> Option<&'static str> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut buf = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: `c` is a NUL-terminated path and `buf` writable memory of the size and
+    // layout statfs(2) fills.
+    if unsafe { libc::statfs(c.as_ptr(), buf.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: statfs returned 0, so it filled `buf` (zeroed before anyway).
+    // Magic numbers are 32-bit; `f_type`'s width and signedness differ between ABIs.
+    let magic = unsafe { buf.assume_init() }.f_type as u32;
+    PSEUDO_FILE_SYSTEMS
+        .iter()
+        .find(|&&(m, _)| m == magic)
+        .map(|&(_, name)| name)
+}
+
+/// Why a file of this metadata cannot take the JSON, if it cannot.
+fn unfit(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        Some("it is a directory")
+    } else if kind.is_char_device()
+        && (libc::major(meta.rdev()), libc::minor(meta.rdev())) == DEV_FULL
+    {
+        Some("every write to /dev/full fails (No space left on device)")
+    } else {
+        None
+    }
+}
+
+/// Whether `meta` is the file iolab's stdout or stderr writes to (`--json /dev/stdout`
+/// with stdout sent to a file): replacing it would lose the command's output.
+fn is_own_output(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    [1u8, 2].into_iter().any(|fd| {
+        !super::closed_at_start(fd)
+            && std::fs::metadata(format!("/proc/self/fd/{fd}"))
+                .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+    })
+}
+
+/// A name for a temporary file beside `target`, hidden, with this process's id.
+fn temporary_beside(target: &Path, attempt: u32) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // SAFETY: getpid cannot fail.
+    let pid = unsafe { libc::getpid() };
+    target.with_file_name(format!(".{name}.iolab-{pid}-{attempt}.tmp"))
+}
+
+/// Creates a new temporary file beside `target` (a fresh name if one is taken).
+fn create_beside(target: &Path) -> io::Result<(File, PathBuf)> {
+    let mut attempt = 0;
+    loop {
+        let path = temporary_beside(target, attempt);
+        match OpenOptions::new()
             .write(true)
-            .truncate(false)
+            .create_new(true)
+            .mode(0o666)
             .open(&path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(JsonFile {
-            file,
-            path,
-            created,
-        })
-    }
-
-    fn write(mut self, value: &serde_json::Value) -> Result<()> {
-        let text = serde_json::to_string_pretty(value)?;
-        let context = || format!("cannot write {}", self.path.display());
-        self.file.set_len(0).with_context(context)?;
-        self.file.rewind().with_context(context)?;
-        writeln!(self.file, "{text}").with_context(context)?;
-        Ok(())
-    }
-
-    fn abandon(self) {
-        if self.created {
-            let _ = std::fs::remove_file(&self.path);
+        {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+            Err(e) => return Err(e),
         }
     }
+}
+
+impl JsonOutput {
+    /// Checks that `arg` can take the JSON, and opens it when it is a stream.
+    fn prepare(arg: &Path) -> Result<JsonOutput> {
+        if arg == Path::new("-") {
+            if super::closed_at_start(1) {
+                bail!(
+                    "cannot write the JSON to stdout: standard output is closed (file descriptor 1)"
+                );
+            }
+            let meta = File::open("/proc/self/fd/1")
+                .and_then(|f| f.metadata())
+                .or_else(|_| std::fs::metadata("/dev/stdout"));
+            if let Ok(meta) = meta
+                && let Some(why) = unfit(&meta)
+            {
+                bail!("cannot write the JSON to stdout: {why}");
+            }
+            return Ok(JsonOutput::Stdout);
+        }
+        let shown = arg.display().to_string();
+        let cause = |e: &io::Error| iolab::error::describe_io(e);
+        match std::fs::metadata(arg) {
+            Ok(meta) => {
+                if let Some(why) = unfit(&meta) {
+                    bail!("cannot write the JSON to {shown}: {why}");
+                }
+                if let Some(fs) = pseudo_file_system(arg) {
+                    bail!(
+                        "cannot write the JSON to {shown}: it is on {fs}, whose files are the kernel's"
+                    );
+                }
+                if meta.is_file() && is_own_output(&meta) {
+                    // `/dev/stdout` sent to a file: after the command's output, not over it.
+                    let file = OpenOptions::new()
+                        .append(true)
+                        .open(arg)
+                        .map_err(|e| anyhow::anyhow!("cannot write {shown}: {}", cause(&e)))?;
+                    Ok(JsonOutput::Stream { file, shown })
+                } else if meta.is_file() {
+                    let c = std::ffi::CString::new(arg.as_os_str().as_bytes())?;
+                    // SAFETY: `c` is a NUL-terminated path; access only reads it.
+                    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+                        bail!(
+                            "cannot write {shown}: {}",
+                            cause(&io::Error::last_os_error())
+                        );
+                    }
+                    // A link is followed: the file it names is replaced, not the link.
+                    let target = std::fs::canonicalize(arg)
+                        .with_context(|| format!("cannot write {shown}"))?;
+                    probe_folder(&target, &shown)?;
+                    Ok(JsonOutput::Replace { target, shown })
+                } else {
+                    let file = OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_NOCTTY)
+                        .open(arg)
+                        .map_err(|e| anyhow::anyhow!("cannot write {shown}: {}", cause(&e)))?;
+                    Ok(JsonOutput::Stream { file, shown })
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let Some(name) = arg.file_name() else {
+                    bail!("cannot create {shown}: it names a folder, not a file");
+                };
+                let folder = match arg.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                match std::fs::metadata(folder) {
+                    Ok(m) if m.is_dir() => {}
+                    Ok(_) => bail!(
+                        "cannot create {shown}: {} is not a folder",
+                        folder.display()
+                    ),
+                    Err(e) => bail!("cannot create {shown}: {}", cause(&e)),
+                }
+                if let Some(fs) = pseudo_file_system(folder) {
+                    bail!(
+                        "cannot write the JSON to {shown}: it is on {fs}, whose files are the kernel's"
+                    );
+                }
+                let target = std::fs::canonicalize(folder)
+                    .with_context(|| format!("cannot create {shown}"))?
+                    .join(name);
+                probe_folder(&target, &shown)?;
+                Ok(JsonOutput::Replace { target, shown })
+            }
+            Err(e) => bail!("cannot write {shown}: {}", cause(&e)),
+        }
+    }
+
+    /// Writes `text`; an error is one line naming the output (the caller reports it and
+    /// keeps the command's status). A reader that went away (`EPIPE`) is not an error, as
+    /// for every other output of iolab.
+    fn write(self, text: &str) -> Result<()> {
+        let quiet_pipe = |r: io::Result<()>| match r {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        };
+        match self {
+            JsonOutput::Stdout => {
+                let mut out = io::stdout().lock();
+                quiet_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+                    .context("cannot write the JSON to stdout")
+            }
+            JsonOutput::Stream { mut file, shown } => quiet_pipe(file.write_all(text.as_bytes()))
+                .with_context(|| format!("cannot write the JSON to {shown}")),
+            JsonOutput::Replace { target, shown } => replace(&target, text).map_err(|e| {
+                let kept = if target.exists() {
+                    "it still holds the previous run"
+                } else {
+                    "nothing was written"
+                };
+                anyhow::anyhow!(
+                    "cannot write the JSON to {shown}: {}; {kept}",
+                    iolab::error::describe_io(&e)
+                )
+            }),
+        }
+    }
+}
+
+/// Creates and removes a temporary file beside `target`: the folder exists, is writable,
+/// and is not on a read-only file system.
+fn probe_folder(target: &Path, shown: &str) -> Result<()> {
+    let (file, path) = create_beside(target)
+        .map_err(|e| anyhow::anyhow!("cannot create {shown}: {}", iolab::error::describe_io(&e)))?;
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    Ok(())
+}
+
+/// Writes `text` into a temporary file beside `target`, with the old file's mode, flushed
+/// to the disk, then renamed over `target`; on failure the temporary file is removed and
+/// `target` is untouched.
+fn replace(target: &Path, text: &str) -> io::Result<()> {
+    let (mut file, temporary) = create_beside(target)?;
+    let written = (|| {
+        if let Ok(old) = std::fs::metadata(target) {
+            file.set_permissions(old.permissions())?;
+        }
+        file.write_all(text.as_bytes())?;
+        // Durable before the rename, so that a crash leaves one run or the other whole.
+        file.sync_data()?;
+        std::fs::rename(&temporary, target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// Writes on stderr; a closed or broken stderr is not worth a panic or an error (the
+/// command's status is what iolab reports).
+fn to_stderr(text: &str) {
+    let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Traces the command; returns its exit status.
@@ -90,7 +315,7 @@ pub fn run(args: Args) -> Result<i32> {
         super::report(&iolab_trace::Error::NoCommand.to_string());
         return Ok(2);
     }
-    let json_file = args.json.map(JsonFile::open).transpose()?;
+    let json = args.json.as_deref().map(JsonOutput::prepare).transpose()?;
     let options = iolab_trace::Options {
         backend: args.backend,
         results: args.results,
@@ -102,20 +327,26 @@ pub fn run(args: Args) -> Result<i32> {
             .filter(|&fd| super::closed_at_start(fd))
             .map(i32::from)
             .collect(),
+        // Rust's runtime ignored SIGPIPE; the command gets what iolab started with.
+        inherited_signals: super::signals_at_start(),
     };
     let report = match iolab_trace::trace(&args.command, &options) {
         Ok(report) => report,
         Err(e) => {
-            if let Some(j) = json_file {
-                j.abandon();
-            }
             super::report(&e.to_string());
             return Ok(e.exit_code());
         }
     };
-    eprint!("{}", summary::render(&report));
-    if let Some(j) = json_file {
-        j.write(&json::render(&report))?;
+    // The JSON first: a reader of stderr that goes away (`2>&1 | head`) must not cost it.
+    if let Some(output) = json {
+        let written = serde_json::to_string_pretty(&json::render(&report))
+            .map_err(anyhow::Error::from)
+            .and_then(|text| output.write(&(text + "\n")));
+        if let Err(e) = written {
+            super::report(&super::one_line(&e));
+        }
     }
+    to_stderr(&summary::render(&report));
+    // Whatever happened to iolab's own output, the status is the command's.
     Ok(report.exit_code())
 }

@@ -27,6 +27,17 @@ pub enum Error {
         /// What `execve` or the checks before it said.
         source: io::Error,
     },
+    /// The command is a script whose `#!` interpreter cannot be run (it does not exist, or
+    /// may not be executed): `execve` fails although the script exists. A shell exits 126.
+    #[error("{name}: bad interpreter: {interpreter}: {}", describe_io(.source))]
+    BadInterpreter {
+        /// The command as given.
+        name: String,
+        /// The interpreter its first line names.
+        interpreter: String,
+        /// What `execve` said.
+        source: io::Error,
+    },
     /// No backend may trace here: each one's reason, and how to allow one.
     #[error("cannot trace: {0}")]
     NotPermitted(String),
@@ -87,13 +98,15 @@ impl Error {
         }
     }
 
-    /// The exit code a shell would give for this error: 127 for a command not found, 126
-    /// for one that cannot run, 2 for no command, 128 + N when signal N interrupted the
-    /// start, 1 otherwise.
+    /// The exit code a shell would give for this error: 127 for a command not found (or a
+    /// program whose loader is missing, as bash 5.2 says "required file not found"), 126
+    /// for one that cannot run or a bad interpreter, 2 for no command, 128 + N when signal
+    /// N interrupted the start, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::NotFound { .. } => 127,
-            Error::CannotExecute { .. } => 126,
+            Error::CannotExecute { source, .. } if source.kind() == io::ErrorKind::NotFound => 127,
+            Error::CannotExecute { .. } | Error::BadInterpreter { .. } => 126,
             Error::NoCommand => 2,
             Error::Interrupted { signal } => 128 + signal,
             _ => 1,

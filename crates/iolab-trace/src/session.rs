@@ -28,6 +28,10 @@ pub struct Options {
     /// Standard descriptors (0, 1, 2) to close in the command before it starts: those
     /// that were closed when the caller started (default none).
     pub closed_std_fds: Vec<i32>,
+    /// The signals the command starts ignoring and its blocked mask: the caller's own at
+    /// its start, which the command would have inherited untraced (default: none ignored,
+    /// none blocked).
+    pub inherited_signals: signals::Inherited,
 }
 
 impl Default for Options {
@@ -38,6 +42,7 @@ impl Default for Options {
             log: None,
             calibrate: true,
             closed_std_fds: Vec::new(),
+            inherited_signals: signals::Inherited::default(),
         }
     }
 }
@@ -50,6 +55,7 @@ impl Default for Options {
 pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     let mut command = Command::resolve(words)?;
     command.close_before_exec(&options.closed_std_fds);
+    command.inherit_signals(options.inherited_signals);
     // Bad results given are refused before the command runs.
     if let Some(path) = &options.results {
         bench::Bench::load(Some(path)).map_err(|reason| Error::Results {

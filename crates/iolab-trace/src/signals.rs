@@ -1,5 +1,6 @@
 //! Signals that would end the tracer (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGQUIT`) are caught
-//! while the command runs, so that the summary of what was seen is still printed.
+//! while the command runs, so that the summary of what was seen is still printed; one the
+//! caller ignored (`nohup`) stays ignored.
 //!
 //! A signal the terminal sent (Ctrl-C, `si_code` `SI_KERNEL`) went to the whole foreground
 //! process group, the command included, so the tracer only notes it, as a shell waiting
@@ -7,8 +8,167 @@
 //! ≤ 0) is forwarded to the command, which then ends as it would have: the tracer ends
 //! when the command does. The handler forwards it itself (`kill` is async-signal-safe),
 //! so a signal that lands between two `waitpid`s is not left waiting.
+//!
+//! The command gets the signal dispositions and mask it would have had untraced
+//! ([`Inherited`]): Rust's runtime ignores `SIGPIPE` before `main` and `execve` keeps an
+//! ignored disposition, so without this `yes | head -1` would print `Broken pipe` and
+//! `seq 1000000 | head -1` would exit 1 instead of dying of `SIGPIPE`.
 
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+/// The highest signal number on Linux (`_NSIG - 1`): the kernel's sets are 64 bits.
+pub const MAX_SIGNAL: libc::c_int = 64;
+
+/// A set of signals 1..=64 in the kernel's layout: bit `n - 1` is signal `n`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SignalSet(u64);
+
+impl SignalSet {
+    /// No signal.
+    pub const EMPTY: SignalSet = SignalSet(0);
+
+    /// The set of these bits (bit `n - 1` for signal `n`).
+    pub const fn from_bits(bits: u64) -> SignalSet {
+        SignalSet(bits)
+    }
+
+    /// Its bits.
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// The set with `sig` added (numbers outside 1..=64 are ignored).
+    pub const fn with(self, sig: libc::c_int) -> SignalSet {
+        if sig >= 1 && sig <= MAX_SIGNAL {
+            SignalSet(self.0 | 1 << (sig - 1))
+        } else {
+            self
+        }
+    }
+
+    /// Whether `sig` is in the set.
+    pub const fn contains(self, sig: libc::c_int) -> bool {
+        sig >= 1 && sig <= MAX_SIGNAL && self.0 & (1 << (sig - 1)) != 0
+    }
+}
+
+/// The signal state a program inherits through `execve`: the signals it starts ignoring
+/// and its blocked mask (handled signals are reset to their default by `execve`).
+///
+/// The `iolab` binary records its own at start-up, before Rust's runtime ignores
+/// `SIGPIPE`, and the launch gives it to the command. By default nothing is ignored and
+/// nothing blocked, as a program started from a fresh login shell has it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Inherited {
+    /// Signals whose disposition is `SIG_IGN`.
+    pub ignored: SignalSet,
+    /// The blocked-signal mask.
+    pub blocked: SignalSet,
+}
+
+/// `struct sigaction` as the `rt_sigaction` system call takes it (not glibc's, which
+/// refuses the two signals it reserves for itself). Only `handler` is read or set: the
+/// fields after it are zero, so their layout on other architectures does not matter.
+#[repr(C)]
+struct KernelSigaction {
+    handler: usize,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// The size of the kernel's signal set, as `rt_sigaction` and `rt_sigprocmask` want it.
+const KERNEL_SIGSET_SIZE: usize = 8;
+
+impl Inherited {
+    /// This process's signal state now. Only raw system calls: no allocation, no lock, no
+    /// use of Rust's runtime, so it may run from `.init_array` before `main`.
+    pub fn of_this_process() -> Inherited {
+        let mut ignored = SignalSet::EMPTY;
+        for sig in 1..=MAX_SIGNAL {
+            let mut old = KernelSigaction {
+                handler: 0,
+                flags: 0,
+                restorer: 0,
+                mask: 0,
+            };
+            // SAFETY: rt_sigaction with a null new action only writes the current one into
+            // `old`, which is at least as large as the kernel's struct.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    sig,
+                    std::ptr::null::<KernelSigaction>(),
+                    &mut old as *mut KernelSigaction,
+                    KERNEL_SIGSET_SIZE,
+                )
+            };
+            if r == 0 && old.handler == libc::SIG_IGN {
+                ignored = ignored.with(sig);
+            }
+        }
+        let mut blocked = 0u64;
+        // SAFETY: rt_sigprocmask with a null new set only writes the current mask into
+        // `blocked`, 8 bytes.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_BLOCK,
+                std::ptr::null::<u64>(),
+                &mut blocked as *mut u64,
+                KERNEL_SIGSET_SIZE,
+            )
+        };
+        Inherited {
+            ignored,
+            blocked: SignalSet::from_bits(blocked),
+        }
+    }
+
+    /// Makes this the calling process's state: every catchable signal `SIG_IGN` if it is
+    /// in `ignored`, else `SIG_DFL`, and the mask `blocked`. Async-signal-safe (raw
+    /// `rt_sigaction` and `rt_sigprocmask` on data of the stack): the forked child calls it
+    /// before `execve`.
+    pub fn apply(&self) {
+        for sig in 1..=MAX_SIGNAL {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+                continue;
+            }
+            let action = KernelSigaction {
+                handler: if self.ignored.contains(sig) {
+                    libc::SIG_IGN
+                } else {
+                    libc::SIG_DFL
+                },
+                flags: 0,
+                restorer: 0,
+                mask: 0,
+            };
+            // SAFETY: rt_sigaction reads `action`, a valid struct whose handler is SIG_IGN
+            // or SIG_DFL (no code to call, so no restorer needed).
+            unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    sig,
+                    &action as *const KernelSigaction,
+                    std::ptr::null_mut::<KernelSigaction>(),
+                    KERNEL_SIGSET_SIZE,
+                )
+            };
+        }
+        let mask = self.blocked.bits();
+        // SAFETY: rt_sigprocmask reads the 8-byte mask; the old one is not asked for.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                &mask as *const u64,
+                std::ptr::null_mut::<u64>(),
+                KERNEL_SIGSET_SIZE,
+            )
+        };
+    }
+}
 
 /// The signals caught.
 const CAUGHT: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
@@ -17,16 +177,23 @@ const CAUGHT: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, lib
 static COMMAND: AtomicI32 = AtomicI32::new(0);
 /// Bit `n`: signal `n` arrived at all.
 static SEEN: AtomicU64 = AtomicU64::new(0);
+/// Bit `n`: signal `n` was sent to the tracer alone before the command's pid was known
+/// (the tracer process was still starting it): forwarded as soon as it is.
+static PENDING: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let bit = 1u64 << (sig as u64 & 63);
     SEEN.fetch_or(bit, Ordering::SeqCst);
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let code = unsafe { (*info).si_code };
-    let command = COMMAND.load(Ordering::SeqCst);
-    if code <= 0 && command > 0 {
-        // SAFETY: kill is async-signal-safe; `command` is the traced command's pid.
-        unsafe { libc::kill(command, sig) };
+    if code <= 0 {
+        let command = COMMAND.load(Ordering::SeqCst);
+        if command > 0 {
+            // SAFETY: kill is async-signal-safe; `command` is the traced command's pid.
+            unsafe { libc::kill(command, sig) };
+        } else {
+            PENDING.fetch_or(bit, Ordering::SeqCst);
+        }
     }
 }
 
@@ -37,20 +204,28 @@ pub struct Guard {
 
 impl Guard {
     /// Installs the handler (without `SA_RESTART`, so that a blocking `waitpid` returns
-    /// `EINTR` and the tracer can forward the signal at once).
+    /// `EINTR` and the tracer can forward the signal at once) for each caught signal that
+    /// is not ignored: an ignored one (`nohup`) stays ignored, as a shell leaves it.
     pub fn install() -> Guard {
         COMMAND.store(0, Ordering::SeqCst);
         SEEN.store(0, Ordering::SeqCst);
+        PENDING.store(0, Ordering::SeqCst);
         let mut previous = Vec::new();
         for sig in CAUGHT {
             // SAFETY: a zeroed sigaction is a valid starting point; the handler only stores
-            // to atomics, which is async-signal-safe; `old` receives the previous action.
+            // to atomics and calls kill, which is async-signal-safe; `old` receives the
+            // previous action.
             unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
                 let mut action: libc::sigaction = std::mem::zeroed();
                 action.sa_sigaction = on_signal as *const () as usize;
                 action.sa_flags = libc::SA_SIGINFO;
                 libc::sigemptyset(&mut action.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
                 if libc::sigaction(sig, &action, &mut old) == 0 {
                     previous.push((sig, old));
                 }
@@ -71,9 +246,16 @@ impl Drop for Guard {
 }
 
 /// From now on, signals that processes send to the tracer go on to `pid`, the command
-/// (until the [`Guard`] is dropped).
+/// (until the [`Guard`] is dropped), those that came before it too; 0 stops forwarding.
 pub fn forward_to(pid: libc::pid_t) {
     COMMAND.store(pid, Ordering::SeqCst);
+    if pid > 0 {
+        let pending = PENDING.swap(0, Ordering::SeqCst);
+        for sig in (1..64).filter(|&s| pending & (1 << s) != 0) {
+            // SAFETY: kill takes plain integers; `pid` is the traced command's.
+            unsafe { libc::kill(pid, sig as libc::c_int) };
+        }
+    }
 }
 
 /// Whether a caught signal arrived since [`Guard::install`]: the trace was interrupted.
@@ -82,4 +264,39 @@ pub fn interrupted() -> Option<libc::c_int> {
     (1..64)
         .find(|&s| bits & (1 << s) != 0)
         .map(|s| s as libc::c_int)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_holds_signals_one_to_sixty_four() {
+        let s = SignalSet::EMPTY.with(1).with(64).with(0).with(65);
+        assert!(s.contains(1) && s.contains(64));
+        assert!(!s.contains(2) && !s.contains(0) && !s.contains(65));
+        assert_eq!(s.bits(), 1 | 1 << 63);
+    }
+
+    #[test]
+    fn applied_state_reads_back() {
+        let want = Inherited {
+            ignored: SignalSet::EMPTY.with(libc::SIGUSR1).with(libc::SIGPIPE),
+            blocked: SignalSet::EMPTY.with(libc::SIGUSR2),
+        };
+        // In a child: the test process's own signals stay as they are.
+        // SAFETY: the child makes only raw system calls (apply, of_this_process, _exit).
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            want.apply();
+            let got = Inherited::of_this_process();
+            // SAFETY: _exit ends the child without running the parent's destructors.
+            unsafe { libc::_exit(if got == want { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
 }

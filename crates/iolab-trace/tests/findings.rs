@@ -19,6 +19,7 @@ fn report(choice: Choice, w: &[&str], calibrate: bool, results: Option<&Path>) -
         log: None,
         calibrate,
         closed_std_fds: Vec::new(),
+        ..iolab_trace::Options::default()
     };
     let _guard = lock();
     iolab_trace::trace(&words(w), &options).unwrap_or_else(|e| panic!("{choice}: {w:?}: {e}"))

@@ -2,14 +2,20 @@
 //!
 //! Between `fork` and `execve` the child only makes async-signal-safe system calls (the
 //! tracer may have threads): everything it needs (the program, `argv`, the seccomp
-//! program) is prepared before the fork. Two ways to wait for the tracer:
+//! program) is prepared before the fork. Its first step sets the signal dispositions and
+//! mask the command inherits (`Command::inherit_signals`). Two ways to wait for the
+//! tracer:
 //!
 //! - [`Start::Gated`] (eBPF): the child blocks reading a pipe until the tracer, its probes
 //!   attached, writes one byte, then executes the command;
 //! - [`Start::Stopped`] (ptrace): the child stops itself with `SIGSTOP`; the tracer seizes
 //!   it and sends `SIGCONT`; the child then installs the seccomp filter (which must come
-//!   after the tracer: a `SECCOMP_RET_TRACE` with no tracer fails the call with `ENOSYS`)
-//!   and executes the command.
+//!   after the tracer: a `SECCOMP_RET_TRACE` with no tracer fails the call with `ENOSYS`),
+//!   makes the probes that time the tracer's round trip ([`PROBE_OFFSET`]) and executes
+//!   the command.
+//!
+//! A program that `execve` refuses with `ENOEXEC` (a script without `#!`) is run by
+//! `/bin/sh`, as `execvp` does.
 //!
 //! When a step fails the child writes `(step, errno)` into a close-on-exec error pipe and
 //! exits 127; an end of file on that pipe means `execve` succeeded.
@@ -25,12 +31,95 @@ pub enum Start<'a> {
     /// Blocks on a pipe until [`Child::release`].
     Gated,
     /// Stops itself with `SIGSTOP`; once continued, installs `filter` (a classic BPF
-    /// seccomp program) and executes the command.
+    /// seccomp program), makes the `probes` and executes the command.
     Stopped {
         /// The seccomp program.
         filter: &'a [libc::sock_filter],
+        /// The calls that time the tracer's round trip.
+        probes: Probes,
     },
 }
+
+/// Calls `lseek(-1, PROBE_OFFSET, SEEK_SET)` made before `execve`, which time the tracer's
+/// round trip: a batch with the process pinned to the tracer's CPU, then one pinned to
+/// another CPU (each skipped when not given: one batch unpinned when neither is), its own
+/// affinity restored after.
+#[derive(Clone, Copy, Debug)]
+pub struct Probes {
+    /// Calls per batch.
+    pub count: u32,
+    /// The tracer's CPU, where the first batch runs.
+    pub together: Option<usize>,
+    /// Another CPU, where the second batch runs.
+    pub apart: Option<usize>,
+}
+
+impl Probes {
+    /// How many batches the process makes.
+    pub fn batches(&self) -> usize {
+        1 + usize::from(self.together.is_some() && self.apart.is_some())
+    }
+}
+
+/// A CPU affinity mask as the kernel takes it: 1024 CPUs, the size of glibc's
+/// `cpu_set_t`. Its calls are raw system calls, async-signal-safe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuSet([u64; 16]);
+
+impl CpuSet {
+    /// The calling thread's mask.
+    pub fn of_this_thread() -> Option<CpuSet> {
+        let mut set = CpuSet([0; 16]);
+        // SAFETY: the kernel writes at most `size_of_val(&set.0)` bytes into `set.0`.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_sched_getaffinity,
+                0,
+                std::mem::size_of_val(&set.0),
+                set.0.as_mut_ptr(),
+            )
+        };
+        (n > 0).then_some(set)
+    }
+
+    /// The mask of `cpu` alone (below 1024).
+    pub fn only(cpu: usize) -> CpuSet {
+        let mut set = CpuSet([0; 16]);
+        set.0[cpu / 64 % 16] = 1 << (cpu % 64);
+        set
+    }
+
+    /// The CPUs in the mask, in order.
+    pub fn cpus(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..1024).filter(|&c| self.0[c / 64] & (1 << (c % 64)) != 0)
+    }
+
+    /// Makes it the calling thread's mask; whether the kernel took it.
+    pub fn apply(&self) -> bool {
+        // SAFETY: the kernel reads `size_of_val(&self.0)` bytes of `self.0`.
+        unsafe {
+            libc::syscall(
+                libc::SYS_sched_setaffinity,
+                0,
+                std::mem::size_of_val(&self.0),
+                self.0.as_ptr(),
+            ) == 0
+        }
+    }
+}
+
+/// Makes `n` probes. Async-signal-safe.
+fn probe(n: u32) {
+    for _ in 0..n {
+        // SAFETY: lseek of descriptor -1 only fails; it takes no pointers.
+        unsafe { libc::syscall(libc::SYS_lseek, -1, PROBE_OFFSET, libc::SEEK_SET) };
+    }
+}
+
+/// The offset of the probes: `lseek(-1, PROBE_OFFSET, SEEK_SET)` fails at once (`EBADF`),
+/// so the time the tracer sees from its entry stop to its exit stop is the tracer's own
+/// round trip, which it subtracts from every call's. The number spells "iolabrtt".
+pub const PROBE_OFFSET: i64 = 0x696f_6c61_6272_7474;
 
 /// A step of the child that can fail, as written into the error pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,9 +206,13 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
     let (err_r, err_w) = pipe()?;
     let mut argv: Vec<*const libc::c_char> = command.argv_c.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
+    let mut sh_argv: Vec<*const libc::c_char> =
+        command.sh_argv_c.iter().map(|a| a.as_ptr()).collect();
+    sh_argv.push(std::ptr::null());
     let program = command.program_c.as_ptr();
     let (gate_fd, err_fd) = (gate_r.as_raw_fd(), err_w.as_raw_fd());
     let close: &[i32] = &command.close;
+    let signals = command.signals;
     // SAFETY: fork has no preconditions; the child below only makes async-signal-safe calls
     // on data prepared before the fork, and never returns.
     let pid = unsafe { libc::fork() };
@@ -127,6 +220,9 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
         return Err(Error::last_os("cannot fork"));
     }
     if pid == 0 {
+        // First, so that a Ctrl-C before `execve` ends the child as it would end the
+        // command, and the tracer's handlers are gone.
+        signals.apply();
         match start {
             Start::Gated => {
                 let mut byte = 0u8;
@@ -147,11 +243,23 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
                     );
                 }
             }
-            Start::Stopped { filter } => {
+            Start::Stopped { filter, probes } => {
                 // SAFETY: stops this process until the tracer continues it.
                 unsafe { libc::raise(libc::SIGSTOP) };
                 if let Err(e) = install_filter(filter) {
                     fail(err_fd, Step::Seccomp, e);
+                }
+                match (probes.together, CpuSet::of_this_thread()) {
+                    (Some(together), Some(own)) => {
+                        CpuSet::only(together).apply();
+                        probe(probes.count);
+                        if let Some(apart) = probes.apart {
+                            CpuSet::only(apart).apply();
+                            probe(probes.count);
+                        }
+                        own.apply();
+                    }
+                    _ => probe(probes.count),
                 }
             }
         }
@@ -162,7 +270,14 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
         // SAFETY: `program` and `argv` are NUL-terminated C strings and a null-terminated
         // array prepared before the fork; execv only returns on failure.
         unsafe { libc::execv(program, argv.as_ptr()) };
-        fail(err_fd, Step::Exec, errno());
+        let failed = errno();
+        if failed == libc::ENOEXEC {
+            // Not a binary the kernel knows and no `#!`: a shell script, as `execvp` and
+            // `env` run it.
+            // SAFETY: as above; `sh_argv[0]` is the shell's path.
+            unsafe { libc::execv(sh_argv[0], sh_argv.as_ptr()) };
+        }
+        fail(err_fd, Step::Exec, failed);
     }
     drop(gate_r);
     drop(err_w);
@@ -208,6 +323,14 @@ impl Child {
             };
             return Some((step, message[1]));
         }
+    }
+
+    /// The tracer's own descriptors for this child (the gate's write end, the error
+    /// pipe's read end): what a process that closes everything else must keep.
+    pub fn descriptors(&self) -> Vec<libc::c_int> {
+        let mut fds = vec![self.errors.as_raw_fd()];
+        fds.extend(self.gate.as_ref().map(|g| g.as_raw_fd()));
+        fds
     }
 
     /// Kills the child (it has not executed the command yet, or must not go on) and reaps

@@ -4,7 +4,8 @@
 //!
 //! The child keeps the tracer's standard input, output and error and its process group
 //! (the terminal's Ctrl-C reaches it as it would untraced); only a gate pipe and an error
-//! pipe are added, both close-on-exec.
+//! pipe are added, both close-on-exec. Its signal dispositions and mask are set to what
+//! the caller started with ([`Command::inherit_signals`]), not the tracer's.
 
 pub mod child;
 
@@ -16,9 +17,16 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::model::Exit;
+use crate::signals::Inherited;
 
 /// The path `execvp` searches when `PATH` is not set (glibc's default).
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The shell that runs a script without `#!` (glibc's `_PATH_BSHELL`, as `execvp` does).
+const SHELL: &std::ffi::CStr = c"/bin/sh";
+
+/// How much of a script the kernel reads for its `#!` line (`BINPRM_BUF_SIZE`).
+const SHEBANG_MAX: usize = 256;
 
 /// A command ready to be executed: its program found, its arguments as C strings.
 #[derive(Clone, Debug)]
@@ -29,8 +37,13 @@ pub struct Command {
     pub program: PathBuf,
     program_c: CString,
     argv_c: Vec<CString>,
+    /// `/bin/sh PROGRAM ARGS…`: what the child runs when `execve` says the program is not
+    /// a binary it knows (`ENOEXEC`: a script without `#!`), as `execvp` and `env` do.
+    sh_argv_c: Vec<CString>,
     /// Descriptors the child closes before `execve` (see [`Command::close_before_exec`]).
     close: Vec<i32>,
+    /// The signal state the child sets before `execve` (see [`Command::inherit_signals`]).
+    signals: Inherited,
 }
 
 impl Command {
@@ -55,10 +68,18 @@ impl Command {
                 source: io::Error::new(io::ErrorKind::InvalidInput, "an argument holds a NUL byte"),
             })
         };
+        let argv_c: Vec<CString> = words.iter().map(|w| c(w)).collect::<Result<_>>()?;
+        let program_c = c(program.as_os_str())?;
+        let sh_argv_c = [CString::from(SHELL), program_c.clone()]
+            .into_iter()
+            .chain(argv_c[1..].iter().cloned())
+            .collect();
         Ok(Command {
-            program_c: c(program.as_os_str())?,
-            argv_c: words.iter().map(|w| c(w)).collect::<Result<_>>()?,
+            program_c,
+            argv_c,
+            sh_argv_c,
             close: Vec::new(),
+            signals: Inherited::default(),
             program,
             words: words.to_vec(),
         })
@@ -78,6 +99,13 @@ impl Command {
     /// that the command finds them closed, as it would untraced.
     pub fn close_before_exec(&mut self, fds: &[i32]) {
         self.close = fds.to_vec();
+    }
+
+    /// Makes the child start the command with these ignored signals and this mask (by
+    /// default none ignored and none blocked), as it would untraced: the tracer's own
+    /// handlers and Rust's ignored `SIGPIPE` must not reach it.
+    pub fn inherit_signals(&mut self, signals: Inherited) {
+        self.signals = signals;
     }
 
     /// The program's name as given.
@@ -165,8 +193,31 @@ pub fn exit_of(status: libc::c_int) -> Exit {
 }
 
 /// The error for an `execve` that failed in the child with `errno`.
+///
+/// The program was found before the fork, so `ENOENT` (or `EACCES`) for a file that
+/// exists comes from what it names: a `#!` interpreter that is missing or may not run
+/// ([`Error::BadInterpreter`]), or an ELF program's missing loader ("required file not
+/// found", as bash 5.2 says).
 pub fn exec_error(command: &Command, errno: i32) -> Error {
     let source = io::Error::from_raw_os_error(errno);
+    let exists = command.program.is_file();
+    if exists && matches!(errno, libc::ENOENT | libc::EACCES) {
+        if let Some(interpreter) = shebang(&command.program)
+            && (errno == libc::ENOENT || check_executable(Path::new(&interpreter)).is_err())
+        {
+            return Error::BadInterpreter {
+                name: command.name(),
+                interpreter,
+                source,
+            };
+        }
+        if errno == libc::ENOENT {
+            return Error::CannotExecute {
+                name: command.name(),
+                source: io::Error::new(io::ErrorKind::NotFound, "required file not found"),
+            };
+        }
+    }
     if source.kind() == io::ErrorKind::NotFound {
         Error::NotFound {
             name: command.name(),
@@ -177,6 +228,23 @@ pub fn exec_error(command: &Command, errno: i32) -> Error {
             source,
         }
     }
+}
+
+/// The interpreter a script's `#!` line names, if it starts with one.
+fn shebang(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(SHEBANG_MAX);
+    std::fs::File::open(path)
+        .ok()?
+        .take(SHEBANG_MAX as u64)
+        .read_to_end(&mut head)
+        .ok()?;
+    let line = head.strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let word = line
+        .split(|&b| b == b' ' || b == b'\t')
+        .find(|w| !w.is_empty())?;
+    Some(String::from_utf8_lossy(word).into_owned())
 }
 
 /// The words of a command line given as strings (for tests and callers without `OsString`s).
@@ -213,6 +281,23 @@ mod tests {
             Err(Error::CannotExecute { .. })
         ));
         assert!(matches!(Command::resolve(&[]), Err(Error::NoCommand)));
+    }
+
+    #[test]
+    fn the_interpreter_is_the_first_word_of_the_shebang_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&[u8], Option<&str>); 5] = [
+            (b"#!/bin/sh\necho", Some("/bin/sh")),
+            (b"#! /usr/bin/env python3 -u\n", Some("/usr/bin/env")),
+            (b"#!\t/x\ty", Some("/x")),
+            (b"#!\n", None),
+            (b"\x7fELF", None),
+        ];
+        for (i, (text, want)) in cases.into_iter().enumerate() {
+            let path = dir.path().join(i.to_string());
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(shebang(&path).as_deref(), want, "{text:?}");
+        }
     }
 
     #[test]

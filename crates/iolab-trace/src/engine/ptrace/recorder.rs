@@ -5,11 +5,15 @@
 //! Descriptors are named from `/proc/TID/fd/N` the first time a process uses them (the
 //! tracee is stopped, so the answer is the one of the call) and after every `open`; the
 //! offset of a descriptor is read from `fdinfo` once and then followed call by call.
+//!
+//! A call's time leaves out what the tracer's stops add to it ([`super::stops`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::time::Instant;
 
+use super::stops::{self, Probe, Sched, StopCosts};
+use crate::launch::child::{PROBE_OFFSET, Probes};
 use crate::model::{Kind, Place, Target, TargetKey, Trace};
 use crate::procfs::{self, FdFacts};
 use crate::syscalls::{Role, Sys};
@@ -46,6 +50,41 @@ struct Pending {
     sys: Sys,
     args: [u64; 6],
     t0: Instant,
+    /// The task's CPU time and switches at the entry stop.
+    sched0: Option<Sched>,
+    /// One of the launch's probes of the round trip: timed, not recorded.
+    probe: bool,
+    /// Where a copy reads and writes (its offset pointers' values at the entry), `None`
+    /// for a side that uses (and moves) its descriptor's offset.
+    copy_at: [Option<u64>; 2],
+}
+
+/// The arguments of a copy that point at its offsets (`loff_t *`), for its reading and
+/// its writing side: `sendfile(out, in, *offset, n)`, `splice(in, *off_in, out, *off_out,
+/// …)`, `copy_file_range(in, *off_in, out, *off_out, …)`; `tee` has none.
+fn copy_offset_args(sys: Sys) -> [Option<usize>; 2] {
+    match sys {
+        Sys::Sendfile => [Some(2), None],
+        Sys::Splice | Sys::CopyFileRange => [Some(1), Some(3)],
+        _ => [None, None],
+    }
+}
+
+/// The 8 bytes at `address` in task `tid` (stopped), read with `process_vm_readv`.
+fn read_u64(tid: i32, address: u64) -> Option<u64> {
+    let mut value = 0u64;
+    let local = libc::iovec {
+        iov_base: (&mut value as *mut u64).cast(),
+        iov_len: 8,
+    };
+    let remote = libc::iovec {
+        iov_base: address as *mut libc::c_void,
+        iov_len: 8,
+    };
+    // SAFETY: the kernel writes at most 8 bytes into `value` through `local`; `remote`
+    // names memory of the other process, which the kernel checks.
+    let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+    (n == 8).then_some(value)
 }
 
 /// A task (thread): its process, and the call it is in.
@@ -53,6 +92,10 @@ struct Pending {
 struct Task {
     tgid: i32,
     pending: Option<Pending>,
+    /// Its `/proc/TID/schedstat`, open once (`None` when it cannot be read).
+    schedstat: Option<Option<std::fs::File>>,
+    /// Whether its last call that did not wait ran with the tracer on another CPU.
+    apart: bool,
 }
 
 /// Folds calls into a [`Trace`].
@@ -65,6 +108,12 @@ pub struct Recorder {
     log: Option<std::io::BufWriter<std::fs::File>>,
     started: Instant,
     warned_ptrace: bool,
+    /// The batches of probes the launch makes.
+    probe_batches: usize,
+    /// The probes, until the first real call.
+    probes: Vec<Probe>,
+    /// What the stops cost, left out of every call's time.
+    stop_costs: Option<StopCosts>,
 }
 
 impl Recorder {
@@ -78,6 +127,9 @@ impl Recorder {
             log: log.map(std::io::BufWriter::new),
             started: Instant::now(),
             warned_ptrace: false,
+            probe_batches: 1,
+            probes: Vec::new(),
+            stop_costs: None,
         }
     }
 
@@ -97,6 +149,8 @@ impl Recorder {
             Task {
                 tgid,
                 pending: None,
+                schedstat: None,
+                apart: false,
             },
         );
     }
@@ -120,11 +174,53 @@ impl Recorder {
         }
         let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
         self.procs.remove(&tgid);
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            // A thread that executes takes the leader's id: read its schedstat anew.
+            task.schedstat = None;
+        }
+    }
+
+    /// Processes followed and not seen to exit: those still running.
+    pub fn processes_running(&self) -> u64 {
+        let mut groups: Vec<i32> = self.tasks.values().map(|t| t.tgid).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        groups.len() as u64
     }
 
     /// Whether the task is between a followed call's entry and its exit.
     pub fn in_call(&self, tid: i32) -> bool {
         self.tasks.get(&tid).is_some_and(|t| t.pending.is_some())
+    }
+
+    /// Takes the probes made so far as all of them (at the first real call, or when the
+    /// command ended without one).
+    pub fn settle_probes(&mut self) {
+        if self.stop_costs.is_none() && !self.probes.is_empty() {
+            self.stop_costs = StopCosts::from_probes(&self.probes, self.probe_batches);
+            self.probes = Vec::new();
+        }
+    }
+
+    /// What the tracer's stops cost, measured by the launch's probes and left out of every
+    /// call's time; `None` before the first real call, or without probes.
+    pub fn stop_costs(&self) -> Option<StopCosts> {
+        self.stop_costs
+    }
+
+    /// Expects the launch's probes as `probes` says (by default one batch).
+    pub fn expect_probes(&mut self, probes: Probes) {
+        self.probe_batches = probes.batches();
+    }
+
+    /// The task's CPU time and switches now (it is stopped), its schedstat opened on first
+    /// use.
+    fn sched_of(&mut self, tid: i32) -> Option<Sched> {
+        let task = self.tasks.get_mut(&tid)?;
+        let file = task
+            .schedstat
+            .get_or_insert_with(|| std::fs::File::open(format!("/proc/{tid}/schedstat")).ok());
+        stops::sched(file.as_ref()?)
     }
 
     /// A followed call's entry (the seccomp stop): call `nr` with `args`.
@@ -133,6 +229,13 @@ impl Recorder {
         let Some(sys) = Sys::from_number(nr) else {
             return;
         };
+        let probe = sys == Sys::Lseek
+            && args[0] as i32 == -1
+            && args[1] as i64 == PROBE_OFFSET
+            && args[2] as i32 == libc::SEEK_SET;
+        if !probe {
+            self.settle_probes();
+        }
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
             return;
         };
@@ -148,11 +251,22 @@ impl Recorder {
             }
             _ => {}
         }
+        // Before the call moves them: where a copy starts, when its offsets are pointers.
+        // An unreadable one (the call will fail with EFAULT) counts as none.
+        let copy_at = copy_offset_args(sys).map(|arg| match arg {
+            Some(i) if args[i] != 0 => read_u64(tid, args[i]),
+            _ => None,
+        });
+        // Last, so that the tracer's own work before the resume is not timed.
+        let sched0 = self.sched_of(tid);
         if let Some(task) = self.tasks.get_mut(&tid) {
             task.pending = Some(Pending {
                 sys,
                 args,
                 t0: Instant::now(),
+                sched0,
+                probe,
+                copy_at,
             });
         }
     }
@@ -167,7 +281,16 @@ impl Recorder {
             return;
         };
         let tgid = task.tgid;
-        let ns = now.duration_since(call.t0).as_nanos() as u64;
+        let wall = now.duration_since(call.t0).as_nanos() as u64;
+        let cpu = stops::cpu_without_wait(call.sched0, self.sched_of(tid));
+        if call.probe {
+            self.probes.push((wall, cpu));
+            return;
+        }
+        let ns = match (self.stop_costs, self.tasks.get_mut(&tid)) {
+            (Some(costs), Some(task)) => costs.call_time(wall, cpu, &mut task.apart),
+            _ => wall,
+        };
         let at = call.t0.duration_since(self.started).as_nanos() as u64;
         let target = self.apply(tid, tgid, &call, ret, ns, at);
         if let Some(log) = &mut self.log {
@@ -182,7 +305,7 @@ impl Recorder {
         }
     }
 
-    /// Flushes the log.
+    /// Flushes the log (it may go on after).
     pub fn finish(&mut self) -> std::io::Result<()> {
         if let Some(log) = &mut self.log {
             log.flush()?;
@@ -312,19 +435,29 @@ impl Recorder {
                 self.transfer(tid, tgid, a[fd] as i32, explicit, ret, ns, at, write, sys)
             }
             Role::Copy { from, to } => {
-                // Offsets of copies are pointers into the tracee: counted as sequential.
+                let [read_at, write_at] = call.copy_at;
                 let r = self.transfer(
                     tid,
                     tgid,
                     a[from] as i32,
-                    Some(0),
+                    read_at,
                     ret,
                     ns / 2,
                     at,
                     false,
                     sys,
                 );
-                self.transfer(tid, tgid, a[to] as i32, Some(0), ret, ns / 2, at, true, sys);
+                self.transfer(
+                    tid,
+                    tgid,
+                    a[to] as i32,
+                    write_at,
+                    ret,
+                    ns / 2,
+                    at,
+                    true,
+                    sys,
+                );
                 r
             }
             Role::Sync => self.fd(tid, tgid, a[0] as i32).map(|f| {
