@@ -13,6 +13,9 @@
  *   same open file, each write against the previous write (`positions`).
  * - Names: the first time a regular file or a directory is seen, its dentries are walked up
  *   to the root, across mounts, and the path goes to `paths` (a ring buffer).
+ * - Identity: a target is its device, inode number and the inode's generation: a file
+ *   system gives a freed inode number to the next file it makes, and without the
+ *   generation that file's calls would be counted on the deleted one, under its name.
  * - Bounds: every map has a size; what does not fit is counted in `counters` and reported.
  *
  * SPDX-License-Identifier: MIT OR GPL-2.0 */
@@ -71,6 +74,8 @@ enum counter {
 struct key {
 	u64 dev;
 	u64 ino;
+	u32 gen; /* i_generation: a new file that reuses a freed inode number has another */
+	u32 pad;
 };
 
 struct flow {
@@ -87,13 +92,15 @@ struct stats {
 	u64 seeks, mmaps, mmap_bytes, ring_enters, ring_submissions, errors;
 };
 _Static_assert(sizeof(struct stats) == 792, "layout.rs holds the same struct");
+_Static_assert(sizeof(struct key) == 24, "layout.rs holds the same struct");
 
 struct sys_key {
 	u64 dev;
 	u64 ino;
+	u32 gen;
 	u32 index;
-	u32 pad;
 };
+_Static_assert(sizeof(struct sys_key) == 24, "layout.rs holds the same struct");
 
 struct call_stat {
 	u64 calls, errors, ns;
@@ -107,7 +114,9 @@ struct side {
 	u32 flags;
 	u32 mode;
 	u32 rdev;
+	u32 gen;
 	u32 ok;
+	u32 pad;
 };
 
 struct pending {
@@ -129,11 +138,15 @@ struct map_key {
 
 struct path_event {
 	u64 dev, ino;
+	u32 gen;
 	u32 len;
 	u32 complete;
+	u32 pad;
 	char path[PATH_MAX];
 };
-#define PATH_EVENT_HEADER 24
+#define PATH_EVENT_HEADER 32
+_Static_assert(__builtin_offsetof(struct path_event, path) == PATH_EVENT_HEADER,
+	       "collect.rs reads the same header");
 
 struct scratch {
 	char buf[2 * PATH_MAX];
@@ -278,6 +291,7 @@ static __always_inline int describe(struct side *s, struct file *f)
 	READ(ino, i->i_ino);
 	READ(mode, i->i_mode);
 	READ(s->rdev, i->i_rdev);
+	READ(s->gen, i->i_generation);
 	READ(s->flags, f->f_flags);
 	READ(s->pos, f->f_pos);
 	s->file = (u64)f;
@@ -348,7 +362,7 @@ static long walk_step(u64 i, struct walk *w)
  * walked up to the root of their mount, then from the mount point up, to the root of the
  * mount tree. A path deeper than MAX_DEPTH components or longer than PATH_MAX is sent cut,
  * with `complete` 0. */
-static __always_inline void name_target(struct file *f, u64 dev, u64 ino)
+static __always_inline void name_target(struct file *f, struct key *k)
 {
 	u32 zero = 0;
 	struct walk w = {};
@@ -368,8 +382,9 @@ static __always_inline void name_target(struct file *f, u64 dev, u64 ino)
 		off = PATH_MAX - 1;
 	}
 	u32 len = PATH_MAX - off;
-	s->ev.dev = dev;
-	s->ev.ino = ino;
+	s->ev.dev = k->dev;
+	s->ev.ino = k->ino;
+	s->ev.gen = k->gen;
 	s->ev.len = len;
 	s->ev.complete = w.complete;
 	bpf_probe_read_kernel(s->ev.path, len & (PATH_MAX - 1), &s->buf[off & (PATH_MAX - 1)]);
@@ -381,7 +396,7 @@ static __always_inline void name_target(struct file *f, u64 dev, u64 ino)
  * is full. */
 static __always_inline struct stats *target(struct side *s)
 {
-	struct key k = {s->dev, s->ino};
+	struct key k = {s->dev, s->ino, s->gen, 0};
 	struct stats *st = bpf_map_lookup_elem(&stats, &k);
 	if (st)
 		return st;
@@ -400,7 +415,7 @@ static __always_inline struct stats *target(struct side *s)
 		st->rdev = s->rdev;
 		u32 type = s->mode & S_IFMT;
 		if (type == S_IFREG || type == S_IFDIR)
-			name_target((struct file *)s->file, s->dev, s->ino);
+			name_target((struct file *)s->file, &k);
 	}
 	return st;
 }
@@ -408,7 +423,7 @@ static __always_inline struct stats *target(struct side *s)
 /* Counts one call of `index` on the target `s` describes. */
 static __always_inline void count_call(struct side *s, u8 index, s64 ret, u64 ns)
 {
-	struct sys_key k = {s->dev, s->ino, index, 0};
+	struct sys_key k = {s->dev, s->ino, s->gen, index};
 	struct call_stat *c = bpf_map_lookup_elem(&sys_stats, &k);
 	if (!c) {
 		struct call_stat z = {};
@@ -673,6 +688,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		struct side s = {};
 		s.dev = k->dev;
 		s.ino = k->ino;
+		s.gen = k->gen;
 		s.ok = 1;
 		st = bpf_map_lookup_elem(&stats, k);
 		if (!st)
@@ -716,7 +732,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 			__sync_fetch_and_add(&st->mmaps, 1);
 			__sync_fetch_and_add(&st->mmap_bytes, p.arg);
 			struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, (u64)ret};
-			struct key k = {p.a.dev, p.a.ino};
+			struct key k = {p.a.dev, p.a.ino, p.a.gen, 0};
 			bpf_map_update_elem(&mapped, &mk, &k, BPF_ANY);
 		}
 		break;

@@ -393,3 +393,37 @@ fn a_pipes_reader_waiting_for_the_writer_is_not_the_writes_cost() {
         f.evidence
     );
 }
+
+#[test]
+fn a_rename_over_a_file_finds_the_new_file_even_when_its_inode_number_was_used_before() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, vec![b'x'; 1 << 20]).unwrap();
+    let now = std::fs::metadata(&path).unwrap();
+    let key = TargetKey::from_stat(now.dev(), now.ino());
+    let with_key = |path: &str| {
+        let mut t = target(Kind::File, path, 0);
+        t.key = Some(key);
+        t.size = 1 << 20;
+        t
+    };
+    // The old file, read whole from 1 ms on.
+    let mut old = target(Kind::File, &path.display().to_string(), 1);
+    old.size = 1 << 20;
+    old.read = flow_at(256, 4096, 256, 1000);
+    // A file deleted before the run's end, whose inode number the new file was given.
+    let mut deleted = with_key("/nonexistent/iolab-test/deleted");
+    deleted.write = flow_at(256, 4096, 256, 0);
+    // The new file, written whole after the old one was read, then renamed over it.
+    let mut new = with_key("/nonexistent/iolab-test/sedXYZ");
+    new.write = flow_at(256, 4096, 256, 2000);
+    let a = Analysis::new(&trace(vec![old, deleted, new]), true);
+    let rewrite: Vec<&Pattern> = a
+        .patterns
+        .iter()
+        .filter(|p| p.kind == FindingKind::WholeFileRewrite)
+        .collect();
+    assert_eq!(rewrite.len(), 1, "{:?}", a.patterns);
+    assert_eq!((rewrite[0].group, &rewrite[0].partners[..]), (0, &[2][..]));
+}
