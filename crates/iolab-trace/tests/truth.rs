@@ -369,12 +369,46 @@ fn tiny_in_a_long_run(choice: Choice, _dir: &Path, calibrate: bool) -> Vec<Repor
     )]
 }
 
+/// Python making a file, deleting it, then making another, which the file system gives the
+/// freed inode number, and writing it 2000 times, 10 bytes each. The inode numbers of both
+/// go into `dir/reuse/inodes`.
+fn inode_reused(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report> {
+    let Some(python) = python() else {
+        return Vec::new();
+    };
+    let reuse = dir.join("reuse");
+    let _ = std::fs::remove_dir_all(&reuse);
+    std::fs::create_dir_all(&reuse).unwrap();
+    let code = r#"
+import os, sys
+os.chdir(sys.argv[1])
+first = os.open("first", os.O_WRONLY | os.O_CREAT)
+os.write(first, b"x")
+inodes = [os.fstat(first).st_ino]
+os.close(first)
+os.unlink("first")
+second = os.open("second", os.O_WRONLY | os.O_CREAT)
+inodes.append(os.fstat(second).st_ino)
+for _ in range(2000):
+    os.write(second, b"y" * 10)
+os.close(second)
+with open("inodes", "w") as f:
+    f.write(" ".join(map(str, inodes)))
+"#;
+    vec![report(
+        choice,
+        &[python, "-c", code, &text(&reuse)],
+        calibrate,
+        None,
+    )]
+}
+
 /// A case: sets up its files in a folder, traces its program with a backend, with the
 /// calibration or without, and hands back the reports.
 type Case = fn(Choice, &Path, bool) -> Vec<Report>;
 
 /// Every case, for the calibration's test.
-const CASES: [(&str, Case); 10] = [
+const CASES: [(&str, Case); 11] = [
     ("written then read", written_then_read),
     ("sed after cd", sed_after_cd),
     ("relative to a folder", relative_to_a_folder),
@@ -385,6 +419,7 @@ const CASES: [(&str, Case); 10] = [
     ("direct dd", direct_dd),
     ("sendfile loops", sendfile_loops),
     ("tiny in a long run", tiny_in_a_long_run),
+    ("inode reused", inode_reused),
 ];
 
 #[test]
@@ -649,6 +684,48 @@ fn a_tiny_finding_in_a_long_run_is_only_in_the_json() {
                 text.contains("1 finding that would save under 2% of the run each (in --json)"),
                 "{choice}: {text}"
             );
+        }
+    }
+}
+
+/// Under ptrace this fails until its backend tells a reused inode number from the deleted
+/// file's (it counts the second file's writes on the first, under the first's name).
+#[test]
+fn a_file_made_with_a_freed_inode_number_is_not_the_deleted_file() {
+    let dir = iolab_testkit::scratch();
+    let reuse = dir.path().join("reuse");
+    for choice in backends() {
+        for r in inode_reused(choice, dir.path(), false) {
+            let inodes = std::fs::read_to_string(reuse.join("inodes")).unwrap();
+            let (first, second) = inodes.split_once(' ').unwrap();
+            if first != second {
+                iolab_testkit::skip(format!(
+                    "{} gave the new file another inode number ({inodes})",
+                    reuse.display()
+                ));
+                return;
+            }
+            let second = support::target(&r.outcome, &reuse.join("second"));
+            assert_eq!(
+                (second.opens, second.write.calls, second.write.bytes),
+                (1, 2000, 20_000),
+                "{choice}"
+            );
+            let first = reuse.canonicalize().unwrap().join("first");
+            let first = r
+                .outcome
+                .trace
+                .targets
+                .iter()
+                .find(|t| Path::new(&t.path) == first)
+                .unwrap_or_else(|| panic!("{choice}: no target {}", first.display()));
+            assert_eq!((first.opens, first.write.calls), (1, 1), "{choice}");
+            let on: Vec<(FindingKind, &str)> = kinds(&r)
+                .into_iter()
+                .filter(|(_, path)| path.contains("/reuse/"))
+                .collect();
+            let want = text(&reuse.canonicalize().unwrap().join("second"));
+            assert_eq!(on, [(FindingKind::SmallWrites, want.as_str())], "{choice}");
         }
     }
 }
