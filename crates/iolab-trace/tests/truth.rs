@@ -597,7 +597,7 @@ fn a_bash_append_per_line_is_open_churn_with_the_shells_save_and_restore() {
                 .calls
                 .iter()
                 .filter(|(sys, _)| {
-                    ["openat", "open", "close", "dup", "dup2", "dup3", "fcntl"]
+                    ["openat", "openat2", "close", "dup", "dup2", "dup3", "fcntl"]
                         .contains(&sys.name())
                 })
                 .map(|(_, c)| c.calls)
