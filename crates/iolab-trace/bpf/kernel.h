@@ -135,6 +135,7 @@ struct inode {
 	struct super_block *i_sb;
 	s64 i_size;
 	u32 i_rdev;
+	u32 i_generation;
 } CORE;
 
 struct file {

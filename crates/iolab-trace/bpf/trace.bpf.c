@@ -16,6 +16,9 @@
  *   open file, each write against the previous write (`positions`).
  * - Names: the first time a regular file or a directory is seen, its dentries are walked up
  *   to the root, across mounts, and the path goes to `paths` (a ring buffer).
+ * - Identity: a target is its device, inode number and the inode's generation: a file
+ *   system gives a freed inode number to the next file it makes, and without the
+ *   generation that file's calls would be counted on the deleted one, under its name.
  * - Bounds: every map has a size; what does not fit is counted in `counters` and reported.
  *
  * SPDX-License-Identifier: MIT OR GPL-2.0 */
@@ -74,6 +77,8 @@ enum counter {
 struct key {
 	u64 dev;
 	u64 ino;
+	u32 gen; /* i_generation: a new file that reuses a freed inode number has another */
+	u32 pad;
 };
 
 struct flow {
@@ -99,13 +104,15 @@ struct stats {
 	struct call_stat data_calls[DATA_CALLS];
 };
 _Static_assert(sizeof(struct stats) == 1176, "layout.rs holds the same struct");
+_Static_assert(sizeof(struct key) == 24, "layout.rs holds the same struct");
 
 struct sys_key {
 	u64 dev;
 	u64 ino;
+	u32 gen;
 	u32 index;
-	u32 pad;
 };
+_Static_assert(sizeof(struct sys_key) == 24, "layout.rs holds the same struct");
 
 /* One descriptor of a call in flight, as seen at its entry. */
 struct side {
@@ -116,7 +123,9 @@ struct side {
 	u32 flags;
 	u32 mode;
 	u32 rdev;
+	u32 gen;
 	u32 ok;
+	u32 pad;
 };
 
 /* A followed task, in task-local storage: the call it is in, if any. */
@@ -142,11 +151,15 @@ struct map_key {
 
 struct path_event {
 	u64 dev, ino;
+	u32 gen;
 	u32 len;
 	u32 complete;
+	u32 pad;
 	char path[PATH_MAX];
 };
-#define PATH_EVENT_HEADER 24
+#define PATH_EVENT_HEADER 32
+_Static_assert(__builtin_offsetof(struct path_event, path) == PATH_EVENT_HEADER,
+	       "collect.rs reads the same header");
 
 struct scratch {
 	char buf[2 * PATH_MAX];
@@ -286,6 +299,7 @@ static __always_inline int describe(struct side *s, struct file *f)
 	READ(ino, i->i_ino);
 	READ(mode, i->i_mode);
 	READ(s->rdev, i->i_rdev);
+	READ(s->gen, i->i_generation);
 	READ(s->flags, f->f_flags);
 	READ(s->pos, f->f_pos);
 	s->file = (u64)f;
@@ -357,7 +371,7 @@ static long walk_step(u64 i, struct walk *w)
  * walked up to the root of their mount, then from the mount point up, to the root of the
  * mount tree. A path deeper than MAX_DEPTH components or longer than PATH_MAX is sent cut,
  * with `complete` 0. */
-static __always_inline void name_target(struct file *f, u64 dev, u64 ino)
+static __always_inline void name_target(struct file *f, struct key *k)
 {
 	u32 zero = 0;
 	struct walk w = {};
@@ -377,8 +391,9 @@ static __always_inline void name_target(struct file *f, u64 dev, u64 ino)
 		off = PATH_MAX - 1;
 	}
 	u32 len = PATH_MAX - off;
-	s->ev.dev = dev;
-	s->ev.ino = ino;
+	s->ev.dev = k->dev;
+	s->ev.ino = k->ino;
+	s->ev.gen = k->gen;
 	s->ev.len = len;
 	s->ev.complete = w.complete;
 	bpf_probe_read_kernel(s->ev.path, len & (PATH_MAX - 1), &s->buf[off & (PATH_MAX - 1)]);
@@ -399,7 +414,7 @@ static __always_inline void size_of(struct stats *st, struct side *s)
  * is full. */
 static __always_inline struct stats *target(struct side *s)
 {
-	struct key k = {s->dev, s->ino};
+	struct key k = {s->dev, s->ino, s->gen, 0};
 	struct stats *st = bpf_map_lookup_elem(&stats, &k);
 	if (st)
 		return st;
@@ -420,7 +435,7 @@ static __always_inline struct stats *target(struct side *s)
 		if (type == S_IFREG)
 			size_of(st, s);
 		if (type == S_IFREG || type == S_IFDIR)
-			name_target((struct file *)s->file, s->dev, s->ino);
+			name_target((struct file *)s->file, &k);
 	}
 	return st;
 }
@@ -428,7 +443,7 @@ static __always_inline struct stats *target(struct side *s)
 /* Counts one call of `index` on the target `s` describes. */
 static __always_inline void count_call(struct side *s, u8 index, s64 ret, u64 ns)
 {
-	struct sys_key k = {s->dev, s->ino, index, 0};
+	struct sys_key k = {s->dev, s->ino, s->gen, index};
 	struct call_stat *c = bpf_map_lookup_elem(&sys_stats, &k);
 	if (!c) {
 		struct call_stat z = {};
@@ -697,6 +712,7 @@ int sys_exit(u64 *ctx)
 		struct side s = {};
 		s.dev = k->dev;
 		s.ino = k->ino;
+		s.gen = k->gen;
 		s.ok = 1;
 		st = bpf_map_lookup_elem(&stats, k);
 		if (!st)
@@ -740,7 +756,7 @@ int sys_exit(u64 *ctx)
 			__sync_fetch_and_add(&st->mmaps, 1);
 			__sync_fetch_and_add(&st->mmap_bytes, p->arg);
 			struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, (u64)ret};
-			struct key k = {p->a.dev, p->a.ino};
+			struct key k = {p->a.dev, p->a.ino, p->a.gen, 0};
 			bpf_map_update_elem(&mapped, &mk, &k, BPF_ANY);
 		}
 		break;

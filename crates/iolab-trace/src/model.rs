@@ -86,7 +86,10 @@ serde_by_name!(Kind, |n| n.parse().ok());
 serde_by_name!(Sys, Sys::from_name);
 
 /// A target's identity: the device and inode number, as the kernel knows them (a pipe's
-/// inode lives on the kernel's pipe file system, so every pipe is a target of its own).
+/// inode lives on the kernel's pipe file system, so every pipe is a target of its own). An
+/// inode number that a file system frees and gives to a new file during the run names two
+/// targets under the eBPF backend, which tells them apart by the inode's generation (what
+/// `stat` does not show).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]

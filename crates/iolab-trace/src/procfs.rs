@@ -23,6 +23,9 @@ pub struct FdFacts {
     pub flags: i32,
     /// The descriptor's offset.
     pub pos: u64,
+    /// When the inode was made (`statx`'s birth time, where the file system keeps one):
+    /// an inode number freed and given to a new file during the run names another file.
+    pub born: Option<std::time::SystemTime>,
 }
 
 /// The facts of descriptor `fd` of task `tid`, or `None` when it is not open (or the task
@@ -44,6 +47,7 @@ pub fn fd_facts(tid: i32, fd: i32) -> Option<FdFacts> {
         size: if kind == Kind::File { meta.size() } else { 0 },
         flags,
         pos,
+        born: meta.created().ok(),
     })
 }
 

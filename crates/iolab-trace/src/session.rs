@@ -82,7 +82,7 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     let costs = Costs::gather(&analysis.needs(), options.results.as_deref(), calibrate);
     if let Some(signal) = costs.sources.interrupted {
         notes.push(format!(
-            "the calibration was interrupted (signal {signal}): the figures it had not measured are missing"
+            "the calibration was interrupted (signal {signal}): the figure it was measuring has fewer samples, the ones after it are missing"
         ));
     }
     let findings = analysis.findings(&costs, outcome.wall);

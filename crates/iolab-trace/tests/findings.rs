@@ -9,21 +9,7 @@ use std::path::Path;
 use iolab_trace::backend::Choice;
 use iolab_trace::report::Report;
 use iolab_trace::rules::FindingKind;
-use support::{backends, have, lock, python, text_file, words};
-
-/// Traces `w` with `choice`, without calibrating unless asked.
-fn report(choice: Choice, w: &[&str], calibrate: bool, results: Option<&Path>) -> Report {
-    let options = iolab_trace::Options {
-        backend: choice,
-        results: results.map(Path::to_path_buf),
-        log: None,
-        calibrate,
-        closed_std_fds: Vec::new(),
-        ..iolab_trace::Options::default()
-    };
-    let _guard = lock();
-    iolab_trace::trace(&words(w), &options).unwrap_or_else(|e| panic!("{choice}: {w:?}: {e}"))
-}
+use support::{backends, have, python, report, text_file};
 
 /// `dd` writing 20 000 records of 64 bytes to `out`, traced: a small-writes finding.
 fn dd_64_byte_writes(

@@ -237,6 +237,11 @@ impl Costs {
                 Err(e) => costs.sources.missing.push(format!("{need:?}: {e}")),
             }
         }
+        // A signal during the last figure stops it early, with the samples it took, and no
+        // figure is left to notice: the calibration was interrupted all the same.
+        if costs.sources.interrupted.is_none() {
+            costs.sources.interrupted = crate::signals::interrupted();
+        }
         costs.sources.calibration = Some(started.elapsed());
         costs
     }

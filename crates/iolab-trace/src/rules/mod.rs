@@ -168,7 +168,9 @@ pub struct Finding {
     pub bytes: u64,
     /// What was seen, in a sentence.
     pub evidence: String,
-    /// The time measured in those calls, from their entries to their exits.
+    /// The time measured in those calls, from their entries to their exits (the reads of
+    /// a pipe count at most as long as its writes, per call: the rest is the reader
+    /// waiting for the writer).
     pub measured_s: f64,
     /// What those calls cost here: the time measured in them, plus an empty system call's
     /// round trip for each (when it was measured).

@@ -34,6 +34,9 @@ fn written_after(w: &Target, r: &Target) -> bool {
 }
 
 /// The group holding the inode the path of `r` names now, if it is not one of `r`'s own.
+/// An inode number freed and given to a new file during the run names two targets (the
+/// eBPF backend tells them apart by the inode's generation): the file there now is the
+/// one used last.
 fn replacement(groups: &[Group], g: usize) -> Option<usize> {
     let r = &groups[g].target;
     let now = std::fs::metadata(&r.path).ok()?;
@@ -41,9 +44,13 @@ fn replacement(groups: &[Group], g: usize) -> Option<usize> {
     if groups[g].target.key == Some(key) {
         return None;
     }
+    let last_used = |t: &Target| t.read.last_ns.max(t.write.last_ns);
     groups
         .iter()
-        .position(|w| w.target.kind == Some(Kind::File) && w.target.key == Some(key))
+        .enumerate()
+        .filter(|(_, w)| w.target.kind == Some(Kind::File) && w.target.key == Some(key))
+        .max_by_key(|(_, w)| last_used(&w.target))
+        .map(|(w, _)| w)
         .filter(|&w| w != g)
 }
 

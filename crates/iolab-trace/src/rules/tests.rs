@@ -365,3 +365,65 @@ fn a_saving_counts_at_most_what_the_calibration_says_when_the_calls_waited() {
     );
     assert!(f.warnings[0].contains("25.0× longer"), "{:?}", f.warnings);
 }
+
+#[test]
+fn a_pipes_reader_waiting_for_the_writer_is_not_the_writes_cost() {
+    // 1500 writes of 2 bytes, 1 µs each; the reader took them in 600 reads, one of which
+    // waited 2 s while the writer slept before it closed the pipe.
+    let mut pipe = target(Kind::Pipe, "pipe:[1]", 1);
+    for i in 0..1500 {
+        pipe.write.add(2, 1000, i, Place::Stream);
+    }
+    for i in 0..600 {
+        let ns = if i == 599 { 2_000_000_000 } else { 1000 };
+        pipe.read.add(5, ns, i, Place::Stream);
+    }
+    let a = Analysis::new(&trace(vec![pipe]), true);
+    let f = &a.findings(&Costs::default(), Duration::from_secs(2))[0];
+    assert_eq!((f.kind, f.calls), (FindingKind::SmallWrites, 2100));
+    // 1500 writes and 600 reads at 1 µs each: 2.1 ms, not 2 s.
+    assert!((f.measured_s - 0.0021).abs() < 1e-9, "{f:?}");
+    assert_eq!(f.estimated_s, f.measured_s);
+    assert!(!f.shown, "2.1 ms of a 2 s run");
+    assert!(
+        f.evidence.ends_with(
+            "its reader took them in 600 reads of 5 B (2.93 KiB) (2.0 s in them, waiting for the writer: counted as long as its writes, 1.0 µs each)"
+        ),
+        "{}",
+        f.evidence
+    );
+}
+
+#[test]
+fn a_rename_over_a_file_finds_the_new_file_even_when_its_inode_number_was_used_before() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, vec![b'x'; 1 << 20]).unwrap();
+    let now = std::fs::metadata(&path).unwrap();
+    let key = TargetKey::from_stat(now.dev(), now.ino());
+    let with_key = |path: &str| {
+        let mut t = target(Kind::File, path, 0);
+        t.key = Some(key);
+        t.size = 1 << 20;
+        t
+    };
+    // The old file, read whole from 1 ms on.
+    let mut old = target(Kind::File, &path.display().to_string(), 1);
+    old.size = 1 << 20;
+    old.read = flow_at(256, 4096, 256, 1000);
+    // A file deleted before the run's end, whose inode number the new file was given.
+    let mut deleted = with_key("/nonexistent/iolab-test/deleted");
+    deleted.write = flow_at(256, 4096, 256, 0);
+    // The new file, written whole after the old one was read, then renamed over it.
+    let mut new = with_key("/nonexistent/iolab-test/sedXYZ");
+    new.write = flow_at(256, 4096, 256, 2000);
+    let a = Analysis::new(&trace(vec![old, deleted, new]), true);
+    let rewrite: Vec<&Pattern> = a
+        .patterns
+        .iter()
+        .filter(|p| p.kind == FindingKind::WholeFileRewrite)
+        .collect();
+    assert_eq!(rewrite.len(), 1, "{:?}", a.patterns);
+    assert_eq!((rewrite[0].group, &rewrite[0].partners[..]), (0, &[2][..]));
+}

@@ -5,7 +5,8 @@
 //! - `small-writes`: the calls' time is what the fix removes, except waiting (a slow reader
 //!   of a pipe), so the saving counts at most what the calibration says the same writes
 //!   cost; the fix costs a buffered writer's 64 KiB writes of the same bytes (and, for a
-//!   copy, 1 MiB reads of them).
+//!   copy, 1 MiB reads of them). A pipe's reads count at most a write's time each: a read
+//!   of an empty pipe waits for the writer, whatever the writer does meanwhile.
 //! - `small-direct-writes`: `O_DIRECT` is kept (the program chose it); the fix costs
 //!   writes of [`FIX_BLOCK`] with `O_DIRECT` in the same folder.
 //! - `open-churn`: the opens, closes, `dup`s and `fcntl`s of the file (and, in the same
@@ -17,7 +18,7 @@ use super::{
     MIN_SYNCS, Pattern, SEQUENTIAL, SMALL_SHARE, SMALL_SYNC_UNIT, SMALL_WRITE, calls_text, folder,
     in_calls,
 };
-use crate::costs::{Costs, Figure, Need};
+use crate::costs::{Costs, Figure, Need, seconds};
 use crate::model::{Kind, Target};
 use crate::syscalls::Sys;
 
@@ -276,9 +277,12 @@ pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) 
 }
 
 /// Adds the reader of a pipe written in small pieces: it reads them one by one (and may
-/// copy each on to another target), and with the fix reads 64 KiB at a time. A read that
-/// waited for the writer holds the writer's time, so these calls count at most as the
-/// calibration's small pipe calls do.
+/// copy each on to another target), and with the fix reads 64 KiB at a time.
+///
+/// A read of an empty pipe waits until the writer writes again: its time holds whatever
+/// the writer did in between (computing, sleeping), which no fix of the writes removes.
+/// So each read counts at most as long as a write of the same pipe took ([`reads_ns`]),
+/// and the saving at most as the calibration's small pipe calls.
 fn reader(
     e: &mut Estimate<'_>,
     p: &Pattern,
@@ -289,12 +293,19 @@ fn reader(
     let pipe = &groups[p.group].target;
     let r = &pipe.read;
     let mut calls = r.calls;
-    let mut ns = r.ns;
+    let mut ns = reads_ns(pipe);
     let mut bytes = r.bytes;
     e.evidence.push_str(&format!(
         "; its reader took them in {}",
         calls_text(r.calls, "read", r.bytes)
     ));
+    if ns < r.ns {
+        e.evidence.push_str(&format!(
+            " ({} in them, waiting for the writer: counted as long as its writes, {} each)",
+            seconds(r.ns as f64 * 1e-9),
+            seconds(pipe.write.ns as f64 * 1e-9 / pipe.write.calls.max(1) as f64)
+        ));
+    }
     if let Some(d) = p.downstream {
         let down = &groups[d].target;
         calls += down.write.calls;
@@ -318,6 +329,16 @@ fn reader(
         _ => None,
     };
     e.fixed_calls += bytes.div_ceil(FIX_BUFFER);
+}
+
+/// The time of the reads of `pipe` that counts: at most a write's time per read (see
+/// [`reader`]).
+fn reads_ns(pipe: &Target) -> u64 {
+    let w = &pipe.write;
+    let per_write = w.ns as f64 / w.calls.max(1) as f64;
+    pipe.read
+        .ns
+        .min((per_write * pipe.read.calls as f64) as u64)
 }
 
 pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {

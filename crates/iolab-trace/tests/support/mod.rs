@@ -10,6 +10,7 @@ use std::sync::{Mutex, MutexGuard};
 use iolab_trace::backend::{Choice, Outcome, RunOptions};
 use iolab_trace::launch::Command;
 use iolab_trace::model::Target;
+use iolab_trace::report::Report;
 
 /// One trace at a time in this process.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -59,6 +60,21 @@ pub fn have(program: &str) -> bool {
         iolab_testkit::skip(format!("{program} is not installed"));
     }
     found
+}
+
+/// Traces `w` with `choice` and reports, calibrating only when asked, with the figures of
+/// the `iolab bench` results at `results` if any.
+pub fn report(choice: Choice, w: &[&str], calibrate: bool, results: Option<&Path>) -> Report {
+    let options = iolab_trace::Options {
+        backend: choice,
+        results: results.map(Path::to_path_buf),
+        log: None,
+        calibrate,
+        closed_std_fds: Vec::new(),
+        ..iolab_trace::Options::default()
+    };
+    let _guard = lock();
+    iolab_trace::trace(&words(w), &options).unwrap_or_else(|e| panic!("{choice}: {w:?}: {e}"))
 }
 
 /// Traces `words` with `choice`.

@@ -17,8 +17,9 @@ use crate::syscalls::Sys;
 /// A path the program sent: the file's key, its path, and whether it is whole.
 type Paths = HashMap<Key, (String, bool)>;
 
-/// Size of a path event's header in the ring (`PATH_EVENT_HEADER`): dev, ino, len, complete.
-const EVENT_HEADER: usize = 24;
+/// Size of a path event's header in the ring (`PATH_EVENT_HEADER`): dev, ino, generation,
+/// len, complete, padding.
+const EVENT_HEADER: usize = 32;
 
 /// How long the drainer sleeps in `poll` when the ring is empty.
 const POLL_MS: i32 = 20;
@@ -38,9 +39,11 @@ fn event(bytes: &[u8]) -> Option<(Key, String, bool)> {
     let key = Key {
         dev: word(0, 8)?,
         ino: word(8, 8)?,
+        generation: word(16, 4)? as u32,
+        pad: 0,
     };
-    let len = word(16, 4)? as usize;
-    let complete = word(20, 4)? != 0;
+    let len = word(20, 4)? as usize;
+    let complete = word(24, 4)? != 0;
     let path = bytes.get(EVENT_HEADER..EVENT_HEADER + len)?;
     Some((key, String::from_utf8_lossy(path).into_owned(), complete))
 }
@@ -204,6 +207,8 @@ pub fn trace(
         let key = Key {
             dev: k.dev,
             ino: k.ino,
+            generation: k.generation,
+            pad: 0,
         };
         if let (Some(&i), Some(&sys)) = (index.get(&key), Sys::ALL.get(k.index as usize)) {
             trace.targets[i].calls.insert(sys, call_stat(&c));
@@ -245,14 +250,16 @@ mod tests {
         let mut bytes = Vec::new();
         bytes.extend(7u64.to_ne_bytes());
         bytes.extend(9u64.to_ne_bytes());
+        bytes.extend(3u32.to_ne_bytes());
         bytes.extend(6u32.to_ne_bytes());
         bytes.extend(1u32.to_ne_bytes());
+        bytes.extend(0u32.to_ne_bytes());
         bytes.extend(b"/tmp/x");
         let (key, path, complete) = event(&bytes).unwrap();
         assert_eq!(
-            (key.dev, key.ino, path.as_str(), complete),
-            (7, 9, "/tmp/x", true)
+            (key.dev, key.ino, key.generation, path.as_str(), complete),
+            (7, 9, 3, "/tmp/x", true)
         );
-        assert!(event(&bytes[..29]).is_none(), "a cut event is no event");
+        assert!(event(&bytes[..37]).is_none(), "a cut event is no event");
     }
 }

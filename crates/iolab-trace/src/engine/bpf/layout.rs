@@ -15,7 +15,7 @@ pub const MAX_SYSCALLS: u32 = 512;
 /// (`data_calls`), the others in the `sys_stats` map (`DATA_CALLS`).
 pub const DATA_CALLS: usize = 16;
 
-/// A target's key: the device (the kernel's `dev_t`) and inode.
+/// A target's key: the device (the kernel's `dev_t`), the inode and its generation.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Key {
@@ -23,7 +23,16 @@ pub struct Key {
     pub dev: u64,
     /// `inode->i_ino`.
     pub ino: u64,
+    /// `inode->i_generation`: a file made with a freed inode number has another, so it is
+    /// not counted on the deleted file.
+    pub generation: u32,
+    pub pad: u32,
 }
+
+const _: () = assert!(
+    size_of::<Key>() == 24,
+    "bpf/trace.bpf.c holds the same struct"
+);
 
 /// One direction of a target's data (`struct flow`).
 #[repr(C)]
@@ -81,10 +90,15 @@ const _: () = assert!(
 pub struct SysKey {
     pub dev: u64,
     pub ino: u64,
+    pub generation: u32,
     /// The call's position in [`Sys::ALL`].
     pub index: u32,
-    pub pad: u32,
 }
+
+const _: () = assert!(
+    size_of::<SysKey>() == 24,
+    "bpf/trace.bpf.c holds the same struct"
+);
 
 /// Calls, failures and nanoseconds (`struct call_stat`).
 #[repr(C)]
@@ -110,12 +124,12 @@ pub struct CallDef {
 }
 
 // SAFETY: plain `#[repr(C)]` structs of integers, with no padding a value could leave
-// uninitialised (every field is written by the program or zeroed by the kernel), valid for
-// any bit pattern: what `aya::Pod` asks.
+// uninitialised (every field is written by the program or zeroed by the kernel; `Key`'s
+// explicit `pad` fills its tail), valid for any bit pattern: what `aya::Pod` asks.
 unsafe impl aya::Pod for Key {}
 // SAFETY: as above.
 unsafe impl aya::Pod for Stats {}
-// SAFETY: as above (the explicit `pad` keeps the struct free of implicit padding).
+// SAFETY: as above (no implicit padding: two u64 then two u32).
 unsafe impl aya::Pod for SysKey {}
 // SAFETY: as above.
 unsafe impl aya::Pod for RawCallStat {}

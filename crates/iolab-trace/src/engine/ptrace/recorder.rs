@@ -102,7 +102,9 @@ struct Task {
 pub struct Recorder {
     /// What has been seen so far.
     pub trace: Trace,
-    index: HashMap<TargetKey, usize>,
+    /// Targets by identity: the inode, and when it was made (a freed inode number given to
+    /// a new file is another target).
+    index: HashMap<(TargetKey, Option<std::time::SystemTime>), usize>,
     procs: HashMap<i32, Proc>,
     tasks: HashMap<i32, Task>,
     log: Option<std::io::BufWriter<std::fs::File>>,
@@ -315,7 +317,7 @@ impl Recorder {
 
     /// The target for `facts`, made on first sight.
     fn target(&mut self, facts: &FdFacts) -> usize {
-        if let Some(&i) = self.index.get(&facts.key) {
+        if let Some(&i) = self.index.get(&(facts.key, facts.born)) {
             let t = &mut self.trace.targets[i];
             t.size = t.size.max(facts.size);
             return i;
@@ -323,7 +325,8 @@ impl Recorder {
         let mut t = Target::new(Some(facts.key), Some(facts.kind), facts.path.clone());
         t.size = facts.size;
         self.trace.targets.push(t);
-        self.index.insert(facts.key, self.trace.targets.len() - 1);
+        self.index
+            .insert((facts.key, facts.born), self.trace.targets.len() - 1);
         self.trace.targets.len() - 1
     }
 
@@ -346,6 +349,21 @@ impl Recorder {
             .fds
             .insert(fd, entry.clone());
         Some(entry)
+    }
+
+    /// Counts one call of `sys` on the target of descriptor `fd`; returns the target.
+    fn count_on(
+        &mut self,
+        tid: i32,
+        tgid: i32,
+        fd: i32,
+        sys: Sys,
+        ns: u64,
+        failed: bool,
+    ) -> Option<usize> {
+        let f = self.fd(tid, tgid, fd)?;
+        self.trace.targets[f.target].count(sys, ns, failed);
+        Some(f.target)
     }
 
     fn store_fd(&mut self, tgid: i32, fd: i32, entry: Fd) {
@@ -551,7 +569,8 @@ impl Recorder {
                     // Named again, with its new flags, on its next use.
                     self.forget_fd(tgid, a[0] as i32);
                 }
-                None
+                // Counted on the descriptor's target, as the eBPF backend does.
+                self.count_on(tid, tgid, a[0] as i32, sys, ns, failed)
             }
             Role::Dup => {
                 // The new descriptor is named again on its next use.
@@ -560,8 +579,11 @@ impl Recorder {
                 } else {
                     a[1] as i64
                 };
-                self.forget_fd(tgid, new as i32);
-                None
+                if new != a[0] as i64 {
+                    self.forget_fd(tgid, new as i32);
+                }
+                // Counted on the target of the descriptor duplicated.
+                self.count_on(tid, tgid, a[0] as i32, sys, ns, failed)
             }
             Role::Mmap => {
                 let anonymous = a[3] as i32 & libc::MAP_ANONYMOUS != 0;
