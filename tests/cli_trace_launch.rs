@@ -99,8 +99,9 @@ fn a_signal_the_caller_ignored_stays_ignored_for_the_command() {
 }
 
 /// The `SigIgn`, `SigBlk` and `SigCgt` lines of `/proc/self/status` as a command run by a
-/// Python parent that ignored `SIGHUP` and blocked `SIGUSR1` sees them, traced (`prefix`
-/// is iolab's words before the command) or not.
+/// Python parent that ignored `SIGHUP` and `SIGCHLD` (the tracer must still wait for the
+/// command) and blocked `SIGUSR1` sees them, traced (`prefix` is iolab's words before the
+/// command) or not.
 fn signal_lines(prefix: &[&str]) -> String {
     let Some(python) = ["/usr/bin/python3"]
         .into_iter()
@@ -113,6 +114,7 @@ fn signal_lines(prefix: &[&str]) -> String {
     let code = format!(
         "import os, signal\n\
          signal.signal(signal.SIGHUP, signal.SIG_IGN)\n\
+         signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n\
          signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGUSR1}})\n\
          argv = {argv:?}\n\
          os.execvp(argv[0], argv)\n"
@@ -135,8 +137,10 @@ fn the_command_inherits_the_callers_dispositions_and_mask() {
             .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
             .unwrap_or_else(|| panic!("no {name} in {want}"))
     };
-    // SIGHUP (bit 0) ignored, SIGUSR1 (bit 9) blocked, as the parent left them.
+    // SIGHUP (bit 0) and SIGCHLD (bit 16) ignored, SIGUSR1 (bit 9) blocked, as the parent
+    // left them.
     assert!(mask("SigIgn:") & 1 != 0, "{want}");
+    assert!(mask("SigIgn:") & 1 << 16 != 0, "{want}");
     assert!(mask("SigBlk:") & 1 << 9 != 0, "{want}");
     let iolab = iolab_path();
     for backend in backends() {

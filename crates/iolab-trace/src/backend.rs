@@ -58,5 +58,5 @@ pub struct Outcome {
     /// A caught signal that arrived while the command ran (Ctrl-C).
     pub interrupted: Option<i32>,
     /// What the per-call times include, for the reader of the figures.
-    pub timing_note: &'static str,
+    pub timing_note: String,
 }

@@ -231,6 +231,23 @@ impl Guard {
                 }
             }
         }
+        // A caller that ignores SIGCHLD has its children reaped by the kernel, and the
+        // tracer could not wait for the command: SIGCHLD is the default while tracing (the
+        // command still starts with the caller's disposition, see `launch`).
+        // SAFETY: reads and sets SIGCHLD's action; `old` receives the previous one.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGCHLD, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+            {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = libc::SIG_DFL;
+                libc::sigemptyset(&mut action.sa_mask);
+                if libc::sigaction(libc::SIGCHLD, &action, std::ptr::null_mut()) == 0 {
+                    previous.push((libc::SIGCHLD, old));
+                }
+            }
+        }
         Guard { previous }
     }
 }

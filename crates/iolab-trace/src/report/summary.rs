@@ -287,7 +287,7 @@ mod tests {
                 wall: Duration::from_millis(10),
                 setup: Duration::from_millis(1),
                 interrupted: None,
-                timing_note: "test",
+                timing_note: "test".into(),
             },
             findings: (0..findings).map(finding).collect(),
             sources: Sources {

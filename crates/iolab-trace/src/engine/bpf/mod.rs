@@ -265,6 +265,6 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
         wall,
         setup,
         interrupted: signals::interrupted(),
-        timing_note: TIMING_NOTE,
+        timing_note: TIMING_NOTE.to_string(),
     })
 }

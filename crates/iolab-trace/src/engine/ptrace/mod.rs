@@ -35,7 +35,6 @@ mod tracer;
 
 use std::io::{self, BufRead, BufReader};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -58,12 +57,10 @@ pub const TIMING_NOTE: &str = "ptrace: each call's time runs from its entry stop
 /// stray slow one.
 const PROBES: u32 = 24;
 
-/// The timing note for what was left out of the calls' times, `&'static` as [`Outcome`]
-/// keeps it: each distinct note is made once (they differ only by two-digit figures).
-fn timing_note(costs: Option<StopCosts>) -> &'static str {
-    static NOTES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+/// The timing note: what was left out of the calls' times.
+fn timing_note(costs: Option<StopCosts>) -> String {
     let Some(costs) = costs else {
-        return TIMING_NOTE;
+        return TIMING_NOTE.to_string();
     };
     let cost = |c: StopCost| {
         let round_trip = seconds(c.round_trip.as_secs_f64());
@@ -80,18 +77,11 @@ fn timing_note(costs: Option<StopCosts>) -> &'static str {
         ),
         None => cost(costs.together),
     };
-    let note = format!(
+    format!(
         "ptrace: a call that did not wait counts the command's CPU time in it, one that \
          waited its time from entry stop to exit stop, both less the tracer's stops as \
          measured before the command started: a round trip of {placements}"
-    );
-    let mut notes = NOTES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&known) = notes.iter().find(|&&n| n == note) {
-        return known;
-    }
-    let made: &'static str = Box::leak(note.into_boxed_str());
-    notes.push(made);
-    made
+    )
 }
 
 /// What the tracer process tells this one, one JSON line per message.
