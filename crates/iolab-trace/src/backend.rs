@@ -59,4 +59,7 @@ pub struct Outcome {
     pub interrupted: Option<i32>,
     /// What the per-call times include, for the reader of the figures.
     pub timing_note: String,
+    /// What a stop of the ptrace backend cost per call here, measured before the command
+    /// started: the tracer on the command's CPU, and on another (ptrace only).
+    pub stop_round_trip: Option<(Duration, Option<Duration>)>,
 }

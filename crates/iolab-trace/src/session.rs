@@ -74,7 +74,7 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
         },
     )?;
     let analysis = rules::Analysis::new(&outcome.trace, outcome.backend == Backend::Bpf);
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = engine::ptrace_note(&outcome).into_iter().collect();
     let calibrate = options.calibrate && outcome.interrupted.is_none();
     if options.calibrate && !calibrate && !analysis.patterns.is_empty() {
         notes.push("interrupted: no calibration, estimates only from iolab bench results".into());

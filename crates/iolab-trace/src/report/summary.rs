@@ -288,6 +288,7 @@ mod tests {
                 setup: Duration::from_millis(1),
                 interrupted: None,
                 timing_note: "test".into(),
+                stop_round_trip: None,
             },
             findings: (0..findings).map(finding).collect(),
             sources: Sources {

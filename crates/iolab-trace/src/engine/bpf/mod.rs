@@ -266,5 +266,6 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
         setup,
         interrupted: signals::interrupted(),
         timing_note: TIMING_NOTE.to_string(),
+        stop_round_trip: None,
     })
 }

@@ -219,6 +219,9 @@ fn receive(command: &Command, from_tracer: OwnedFd, reason: String) -> Result<Ou
                     setup: Duration::from_nanos(ended.setup_ns),
                     interrupted: signals::interrupted(),
                     timing_note: timing_note(ended.stop_costs),
+                    stop_round_trip: ended
+                        .stop_costs
+                        .map(|c| (c.together.round_trip, c.apart.map(|a| a.round_trip))),
                 });
             }
         }
