@@ -209,9 +209,8 @@ struct Estimate<'a> {
     /// Whether the saving counts at most what the calibration says the calls cost: their
     /// measured time may hold waiting the fix keeps (a slow reader, a disk).
     bounded: bool,
-    /// The fix's cost without round trips, when its figures could be had, and its calls.
+    /// The fix's cost (its figures are whole calls' times), when they could be had.
     fixed: Option<f64>,
-    fixed_calls: u64,
     /// The figures used.
     figures: Vec<&'a Figure>,
     /// Remarks the rule adds (how the fix keeps a crash from losing the file).
@@ -319,24 +318,28 @@ impl Analysis {
 }
 
 /// The common arithmetic: the round trips, the check, the saving and its share.
+///
+/// A measured time runs from a call's entry to its exit: the round trip into the kernel
+/// and back is added for each call. A calibrated or benchmarked figure is the whole
+/// call's time as a program sees it, round trip included: nothing is added to it.
 fn finish(p: &Pattern, t: &Target, e: Estimate<'_>, costs: &Costs, wall: Duration) -> Finding {
     let syscall = costs.get(&Need::Syscall);
     let o = syscall.map_or(0.0, |f| f.per_call_s);
     let measured = e.measured_ns as f64 * 1e-9;
     let estimated_s = measured + e.measured_calls as f64 * o;
     let mut warnings = Vec::new();
-    let mut now_for_saving = measured;
+    let mut now_for_saving = estimated_s;
     if let Some(cal) = e.calibrated
         && cal > 0.0
-        && measured > 0.0
+        && estimated_s > 0.0
     {
-        let ratio = measured / cal;
+        let ratio = estimated_s / cal;
         if !(1.0 / DISAGREE..=DISAGREE).contains(&ratio) {
             warnings.push(format!(
                 "the calls took {:.1}× {} than the same calls made by the calibration ({} against {}){}",
                 if ratio > 1.0 { ratio } else { 1.0 / ratio },
                 if ratio > 1.0 { "longer" } else { "less" },
-                seconds(measured),
+                seconds(estimated_s),
                 seconds(cal),
                 if e.bounded && ratio > 1.0 {
                     ": they waited on something the fix keeps (a slow reader, a disk), so the saving counts the calibrated cost"
@@ -346,12 +349,12 @@ fn finish(p: &Pattern, t: &Target, e: Estimate<'_>, costs: &Costs, wall: Duratio
             ));
         }
         if e.bounded {
-            now_for_saving = measured.min(cal);
+            now_for_saving = estimated_s.min(cal);
         }
     }
-    now_for_saving += e.measured_calls as f64 * o;
-    let fixed_s = e.fixed.map(|f| f + e.fixed_calls as f64 * o);
-    let saving_s = fixed_s.map(|f| (now_for_saving - f).clamp(0.0, estimated_s));
+    let saving_s = e
+        .fixed
+        .map(|f| (now_for_saving - f).clamp(0.0, estimated_s));
     let share = saving_s.map(|s| s / wall.as_secs_f64().max(1e-9));
     let shown = share.unwrap_or(estimated_s / wall.as_secs_f64().max(1e-9)) >= SHOWN_SHARE;
     let mut basis: Vec<String> = e.figures.iter().map(|f| f.basis.clone()).collect();

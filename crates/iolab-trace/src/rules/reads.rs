@@ -10,8 +10,8 @@
 //!   or calibrated (cold: with `O_DIRECT` in the file's folder).
 
 use super::{
-    COLD_READ_NS, Estimate, FIX_BLOCK, FindingKind, Group, LARGE_FILE, MIN_CALLS, RANDOM_READ_MAX,
-    SCATTERED, SEQUENTIAL, SMALL_READ, SMALL_SHARE, calls_text, folder, in_calls,
+    COLD_READ_NS, Estimate, FindingKind, Group, LARGE_FILE, MIN_CALLS, RANDOM_READ_MAX, SCATTERED,
+    SEQUENTIAL, SMALL_READ, SMALL_SHARE, calls_text, folder, in_calls,
 };
 use crate::costs::{Costs, Need};
 use crate::model::{Kind, Target};
@@ -88,7 +88,6 @@ pub(super) fn small_reads<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         calibrated: small.map(|f| f.cost(r.calls, r.bytes)),
         bounded: true,
         fixed: big.map(|f| f.cost(0, r.bytes)),
-        fixed_calls: r.bytes.div_ceil(FIX_BLOCK),
         figures: [small, big].into_iter().flatten().collect(),
         warnings: Vec::new(),
         fix: "read in large pieces (128 KiB or more per call), or with the count suite's winner"
@@ -137,7 +136,6 @@ pub(super) fn random_reads<'a>(p: &super::Pattern, t: &Target, costs: &'a Costs)
         calibrated: one.map(|f| f.cost(n, 0)),
         bounded: false,
         fixed: best.map(|f| f.cost(n, 0)),
-        fixed_calls: n / 32,
         figures: [one, best].into_iter().flatten().collect(),
         warnings: Vec::new(),
         fix: "issue the reads together (io_uring at depth) or map the file, as the random suite's winner does".into(),

@@ -137,7 +137,6 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
         calibrated: None,
         bounded: false,
         fixed: None,
-        fixed_calls: 0,
         figures: Vec::new(),
         warnings: Vec::new(),
         fix: String::new(),
@@ -147,7 +146,6 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
     if same {
         let edit = costs.get(&Need::InPlaceEdit);
         e.fixed = edit.map(|f| f.cost(0, size));
-        e.fixed_calls = 2;
         e.figures.extend(edit);
         e.fix = "edit in place: the size stays, so rewrite only the bytes that change (the file keeps its inode; a crash midway leaves some bytes changed, not a lost file)".into();
         e.cli = edit
@@ -168,7 +166,6 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
             }
             _ => None,
         };
-        e.fixed_calls = reads.bytes.div_ceil(FIX_BLOCK) + size.div_ceil(FIX_BLOCK);
         e.figures.extend([read, write].into_iter().flatten());
         e.fix = format!(
             "the size changes, so the file is rewritten from the first change on: stream it in pieces of {} into a new file, sync it, and rename it over the old one (a crash then leaves the old file or the new one)",

@@ -120,7 +120,6 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         calibrated: per_record.map(|f| f.cost(units, 0)),
         bounded: false,
         fixed,
-        fixed_calls: units.div_ceil(GROUP),
         figures: [per_record, grouped].into_iter().flatten().collect(),
         warnings: Vec::new(),
         fix,

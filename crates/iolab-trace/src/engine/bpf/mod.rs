@@ -239,8 +239,9 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     }
     let mut trace = collect::trace(&ebpf, start, &paths, &names)
         .map_err(|e| backend_error("cannot read the program's maps", &e))?;
-    // Detaching the program and freeing its maps takes a while; nothing after this needs it.
-    std::thread::spawn(move || drop(ebpf));
+    // Detached now (half a millisecond): the calibration that may follow must not pay for
+    // the program's look-up on each of its own calls.
+    drop(ebpf);
     if trace.lost.calls > 0 {
         trace.warnings.push(format!(
             "incomplete: {} calls could not be kept (more than {} targets, or as many tasks \
