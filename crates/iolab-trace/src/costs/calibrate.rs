@@ -352,6 +352,7 @@ impl Calibration {
                 every,
             } => syncs(dir, *call, (*record).clamp(1, BIG as u64) as usize, *every),
             Need::DirSync { dir } => dir_syncs(dir),
+            Need::Churn { dir } => churn(dir),
             Need::InPlaceEdit => self.edit(),
         }
     }
@@ -732,6 +733,75 @@ fn syncs(dir: &Path, call: SyncCall, record: usize, every: u64) -> io::Result<Fi
             "calibrated here: {} records of {} appended {place}, {what}: {} of syncing per record (median of {syncs})",
             syncs as u64 * every,
             bytes_text(record as u64),
+            seconds(per)
+        ),
+    ))
+}
+
+/// What a shell does around each redirected command (`echo x >> FILE`): `open` of a file
+/// in `dir` for appending, `fcntl(F_DUPFD)` to save the descriptor it replaces, `dup2`
+/// onto it, `fcntl(F_GETFD)`, `close`, `dup2` back, `close`: seconds per call (the mean
+/// of the seven).
+fn churn(dir: &Path) -> io::Result<Figure> {
+    let (path, place) = {
+        let p = named(dir, "churn");
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&p)
+        {
+            Ok(_) => (p, format!("in {}", dir.display())),
+            Err(_) => {
+                let tmp = std::env::temp_dir();
+                let p = named(&tmp, "churn");
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&p)?;
+                (
+                    p,
+                    format!("in {} ({} cannot be written)", tmp.display(), dir.display()),
+                )
+            }
+        }
+    };
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // A spare descriptor to duplicate onto, as the shell's 1.
+    let spare = File::open("/dev/null")?;
+    let target = spare.as_raw_fd();
+    let result = sample(BUDGET, MIN_SAMPLES, BUDGET * 4, 7.0 * 16.0, || {
+        for _ in 0..16 {
+            // SAFETY: `c` is a NUL-terminated path; the descriptors are this function's.
+            unsafe {
+                let fd = libc::open(
+                    c.as_ptr(),
+                    libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
+                    0o600,
+                );
+                if fd < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                let dup = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, 100);
+                libc::dup2(fd, target);
+                libc::fcntl(target, libc::F_GETFD);
+                libc::close(fd);
+                libc::dup2(dup, target);
+                libc::close(dup);
+            }
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_file(&path);
+    let mut samples = result?;
+    let per = samples.median();
+    Ok(Figure::new(
+        per,
+        0.0,
+        format!(
+            "calibrated here: a shell's redirection of a file {place} (open, fcntl, dup2, fcntl, close, dup2, close): {} per call",
             seconds(per)
         ),
     ))

@@ -108,6 +108,13 @@ pub enum Need {
         /// The folder.
         dir: PathBuf,
     },
+    /// Opening a file in folder `dir` for appending, duplicating the descriptor onto
+    /// another, asking its flags, and closing both: what a shell does around each
+    /// `echo >> FILE`; per call.
+    Churn {
+        /// The file's folder.
+        dir: PathBuf,
+    },
     /// Editing a file in place (per byte of the file).
     InPlaceEdit,
 }

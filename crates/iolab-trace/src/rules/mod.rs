@@ -307,7 +307,7 @@ impl Analysis {
         let e = match p.kind {
             FindingKind::SmallWrites => writes::small_writes(p, &self.groups, costs),
             FindingKind::SmallDirectWrites => writes::small_direct_writes(t, costs),
-            FindingKind::OpenChurn => writes::open_churn(p, &self.groups),
+            FindingKind::OpenChurn => writes::open_churn(p, &self.groups, costs),
             FindingKind::SyncPerRecord => syncs::estimate(t, costs),
             FindingKind::SmallReads => reads::small_reads(t, costs),
             FindingKind::RandomReads => reads::random_reads(p, t, costs),
