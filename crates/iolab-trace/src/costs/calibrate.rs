@@ -32,43 +32,44 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Figure, Need, SyncCall, rate, seconds};
+use super::device::{churn, dir_syncs, direct_writes, syncs};
+use super::{Figure, Need, rate, seconds};
 use crate::model::Kind;
 
 /// How long one figure is measured for, at least.
-const BUDGET: Duration = Duration::from_millis(150);
+pub(super) const BUDGET: Duration = Duration::from_millis(150);
 /// How long the syncs and `O_DIRECT` writes are measured for, at most.
-const DEVICE_BUDGET: Duration = Duration::from_secs(2);
+pub(super) const DEVICE_BUDGET: Duration = Duration::from_secs(2);
 /// Samples a figure needs before its budget may end it.
-const MIN_SAMPLES: usize = 16;
+pub(super) const MIN_SAMPLES: usize = 16;
 /// Syncs a sync figure needs (each is one sample).
-const MIN_SYNCS: usize = 48;
+pub(super) const MIN_SYNCS: usize = 48;
 /// The cached file the reads use.
 const DATA_BYTES: u64 = 64 << 20;
 /// The buffered fix's write size: `AppendFile`'s and `StdoutWriter`'s 64 KiB.
 const BUFFER: usize = 64 << 10;
 /// The big reads' and direct writes' size.
-const BIG: usize = 1 << 20;
+pub(super) const BIG: usize = 1 << 20;
 /// Alignment of `O_DIRECT` buffers.
-const ALIGN: usize = 4096;
+pub(super) const ALIGN: usize = 4096;
 
 /// Samples of one measurement: seconds per unit (per call, per record).
-struct Samples(Vec<f64>);
+pub(super) struct Samples(pub(super) Vec<f64>);
 
 impl Samples {
-    fn median(&mut self) -> f64 {
+    pub(super) fn median(&mut self) -> f64 {
         self.0.sort_by(f64::total_cmp);
         self.0.get(self.0.len() / 2).copied().unwrap_or(0.0)
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.0.len()
     }
 }
 
 /// Runs `op` (which does `units` units of work) until `budget` is spent and at least `min`
 /// samples are taken (at most `cap`), or a signal arrived; `Err` when none was taken.
-fn sample(
+pub(super) fn sample(
     budget: Duration,
     min: usize,
     cap: Duration,
@@ -115,7 +116,7 @@ fn write_fd(fd: i32, buf: &[u8]) -> io::Result<()> {
 
 /// A file without a name in `dir` (`O_TMPFILE`), opened with `flags` more; where the file
 /// system has no unnamed files, a named one removed at once (it lives while open).
-fn unnamed(dir: &Path, flags: i32) -> io::Result<File> {
+pub(super) fn unnamed(dir: &Path, flags: i32) -> io::Result<File> {
     let tmp = OpenOptions::new()
         .read(true)
         .write(true)
@@ -144,7 +145,7 @@ fn unnamed(dir: &Path, flags: i32) -> io::Result<File> {
 }
 
 /// A fresh name for a scratch file of this process in `dir`.
-fn named(dir: &Path, what: &str) -> PathBuf {
+pub(super) fn named(dir: &Path, what: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     // SAFETY: getpid cannot fail.
@@ -153,38 +154,6 @@ fn named(dir: &Path, what: &str) -> PathBuf {
         ".iolab-trace-{what}-{pid}-{}",
         NEXT.fetch_add(1, Ordering::Relaxed)
     ))
-}
-
-/// A buffer of `len` bytes aligned for `O_DIRECT`.
-struct Aligned {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Aligned {
-    fn new(len: usize) -> io::Result<Aligned> {
-        let len = len.div_ceil(ALIGN) * ALIGN;
-        let layout = std::alloc::Layout::from_size_align(len, ALIGN).map_err(io::Error::other)?;
-        // SAFETY: the layout has a non-zero size (at least ALIGN).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(io::ErrorKind::OutOfMemory.into());
-        }
-        Ok(Aligned { ptr, len })
-    }
-
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: `ptr` holds `len` initialised (zeroed) bytes owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl Drop for Aligned {
-    fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(self.len, ALIGN).expect("checked");
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, layout) };
-    }
 }
 
 /// A sink of `kind` with a thread draining it: (write end, the drainer).
@@ -257,7 +226,7 @@ fn where_(kind: Kind) -> &'static str {
 }
 
 /// Bytes for a basis: `512 B`, `64.0 KiB`.
-fn bytes_text(bytes: u64) -> String {
+pub(super) fn bytes_text(bytes: u64) -> String {
     iolab::units::format_bytes(bytes)
 }
 
@@ -524,7 +493,7 @@ fn fill(f: &File, bytes: u64) -> io::Result<()> {
 }
 
 /// Whether `dir`'s file system has `bytes` free (and some to spare).
-fn room(dir: &Path, bytes: u64) -> io::Result<()> {
+pub(super) fn room(dir: &Path, bytes: u64) -> io::Result<()> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: statvfs fills a zeroed struct from a valid path.
@@ -635,214 +604,4 @@ fn random_figure(per: f64, method: iolab::random::Method, depth: usize, place: &
         f.library = Some("a map of the file (memmap2) read at the offsets".to_string());
     }
     f
-}
-
-/// `O_DIRECT` writes of `size` bytes appended to a file in `dir`: seconds per write.
-fn direct_writes(dir: &Path, size: u64) -> io::Result<Figure> {
-    let size = (size as usize).div_ceil(512) * 512;
-    room(dir, (size as u64 * 256).max(16 << 20))?;
-    let file = unnamed(dir, libc::O_DIRECT)?;
-    let buf = Aligned::new(size)?;
-    let data = &buf.bytes()[..size];
-    let mut end = 0u64;
-    let mut samples = sample(BUDGET * 2, MIN_SAMPLES, DEVICE_BUDGET, 1.0, || {
-        file.write_all_at(data, end)?;
-        end += size as u64;
-        Ok(())
-    })?;
-    let per = samples.median();
-    Ok(Figure::new(
-        per,
-        0.0,
-        format!(
-            "calibrated here: {} O_DIRECT writes of {} appended to a file in {}: {} each",
-            samples.len(),
-            bytes_text(size as u64),
-            dir.display(),
-            seconds(per)
-        ),
-    ))
-}
-
-/// Records of `record` bytes appended to a growing file in `dir`, made durable with `call`
-/// after every `every` records: seconds of syncing per record (the writes themselves, which
-/// the program makes either way, are not timed; with `O_DSYNC` the write is the sync). The
-/// median of at least [`MIN_SYNCS`] syncs (three batches for a group), within
-/// [`DEVICE_BUDGET`]. In the temporary folder when `dir` cannot be written.
-fn syncs(dir: &Path, call: SyncCall, record: usize, every: u64) -> io::Result<Figure> {
-    let call = if every > 1 && call == SyncCall::Dsync {
-        // Group commit with O_DSYNC is a plain write per record and one fdatasync per batch.
-        SyncCall::Fdatasync
-    } else {
-        call
-    };
-    let flags = if call == SyncCall::Dsync {
-        libc::O_DSYNC
-    } else {
-        0
-    };
-    let (file, place) = match unnamed(dir, flags) {
-        Ok(f) => (f, format!("in {}", dir.display())),
-        Err(_) => {
-            let tmp = std::env::temp_dir();
-            (
-                unnamed(&tmp, flags)?,
-                format!("in {} ({} cannot be written)", tmp.display(), dir.display()),
-            )
-        }
-    };
-    let data = vec![b'r'; record];
-    let mut end = 0u64;
-    let min = if every == 1 { MIN_SYNCS } else { 3 };
-    let mut samples = Vec::new();
-    let started = Instant::now();
-    while (started.elapsed() < BUDGET * 2 || samples.len() < min)
-        && started.elapsed() < DEVICE_BUDGET
-        && crate::signals::interrupted().is_none()
-    {
-        let unsynced = if call == SyncCall::Dsync { 0 } else { every };
-        for _ in 0..unsynced {
-            file.write_all_at(&data, end)?;
-            end += record as u64;
-        }
-        let t = Instant::now();
-        match call {
-            SyncCall::Fsync => file.sync_all()?,
-            SyncCall::Fdatasync => file.sync_data()?,
-            SyncCall::Dsync => {
-                file.write_all_at(&data, end)?;
-                end += record as u64;
-            }
-        }
-        samples.push(t.elapsed().as_secs_f64() / every as f64);
-    }
-    if samples.is_empty() {
-        return Err(io::Error::other("interrupted before a sample was taken"));
-    }
-    let syncs = samples.len();
-    let per = Samples(samples).median();
-    let what = if every == 1 {
-        format!("an {} per record", call.name())
-    } else {
-        format!("one {} per {every}", call.name())
-    };
-    Ok(Figure::new(
-        per,
-        0.0,
-        format!(
-            "calibrated here: {} records of {} appended {place}, {what}: {} of syncing per record (median of {syncs})",
-            syncs as u64 * every,
-            bytes_text(record as u64),
-            seconds(per)
-        ),
-    ))
-}
-
-/// What a shell does around each redirected command (`echo x >> FILE`): `open` of a file
-/// in `dir` for appending, `fcntl(F_DUPFD)` to save the descriptor it replaces, `dup2`
-/// onto it, `fcntl(F_GETFD)`, `close`, `dup2` back, `close`: seconds per call (the mean
-/// of the seven).
-fn churn(dir: &Path) -> io::Result<Figure> {
-    let (path, place) = {
-        let p = named(dir, "churn");
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&p)
-        {
-            Ok(_) => (p, format!("in {}", dir.display())),
-            Err(_) => {
-                let tmp = std::env::temp_dir();
-                let p = named(&tmp, "churn");
-                OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&p)?;
-                (
-                    p,
-                    format!("in {} ({} cannot be written)", tmp.display(), dir.display()),
-                )
-            }
-        }
-    };
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // A spare descriptor to duplicate onto, as the shell's 1.
-    let spare = File::open("/dev/null")?;
-    let target = spare.as_raw_fd();
-    let result = sample(BUDGET, MIN_SAMPLES, BUDGET * 4, 7.0 * 16.0, || {
-        for _ in 0..16 {
-            // SAFETY: `c` is a NUL-terminated path; the descriptors are this function's.
-            unsafe {
-                let fd = libc::open(
-                    c.as_ptr(),
-                    libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
-                    0o600,
-                );
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                let dup = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, 100);
-                libc::dup2(fd, target);
-                libc::fcntl(target, libc::F_GETFD);
-                libc::close(fd);
-                libc::dup2(dup, target);
-                libc::close(dup);
-            }
-        }
-        Ok(())
-    });
-    let _ = std::fs::remove_file(&path);
-    let mut samples = result?;
-    let per = samples.median();
-    Ok(Figure::new(
-        per,
-        0.0,
-        format!(
-            "calibrated here: a shell's redirection of a file {place} (open, fcntl, dup2, fcntl, close, dup2, close): {} per call",
-            seconds(per)
-        ),
-    ))
-}
-
-/// A file made in `dir`, then `fsync(dir)`: seconds per sync of the folder.
-fn dir_syncs(dir: &Path) -> io::Result<Figure> {
-    let folder = File::open(dir)?;
-    let mut samples = Vec::new();
-    let started = Instant::now();
-    while (started.elapsed() < BUDGET * 2 || samples.len() < MIN_SYNCS)
-        && started.elapsed() < DEVICE_BUDGET
-        && crate::signals::interrupted().is_none()
-    {
-        let name = named(dir, "dirsync");
-        let made = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&name);
-        let result = made.and_then(|_| {
-            let t = Instant::now();
-            folder.sync_all()?;
-            samples.push(t.elapsed().as_secs_f64());
-            Ok(())
-        });
-        let _ = std::fs::remove_file(&name);
-        result?;
-    }
-    if samples.is_empty() {
-        return Err(io::Error::other("interrupted before a sample was taken"));
-    }
-    let n = samples.len();
-    let per = Samples(samples).median();
-    Ok(Figure::new(
-        per,
-        0.0,
-        format!(
-            "calibrated here: {n} fsyncs of {} after a file was made in it: {} each (median)",
-            dir.display(),
-            seconds(per)
-        ),
-    ))
 }

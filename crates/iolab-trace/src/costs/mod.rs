@@ -11,6 +11,7 @@
 
 pub mod bench;
 pub mod calibrate;
+mod device;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -253,6 +253,9 @@ pub struct Analysis {
     pub groups: Vec<Group>,
     /// The pitfalls found.
     pub patterns: Vec<Pattern>,
+    /// Whether the calls' times are the kernel's own (eBPF), or a tracer's estimate of them
+    /// (ptrace: some of its stops stay in).
+    pub exact_times: bool,
 }
 
 impl Analysis {
@@ -265,7 +268,11 @@ impl Analysis {
         syncs::detect(&groups, &mut patterns);
         reads::detect(&groups, exact_times, &mut patterns);
         rewrite::detect(&groups, &mut patterns);
-        Analysis { groups, patterns }
+        Analysis {
+            groups,
+            patterns,
+            exact_times,
+        }
     }
 
     /// Every figure the patterns' estimates need, for [`Costs::gather`].
@@ -306,8 +313,10 @@ impl Analysis {
         let t = &self.groups[p.group].target;
         let e = match p.kind {
             FindingKind::SmallWrites => writes::small_writes(p, &self.groups, costs),
-            FindingKind::SmallDirectWrites => writes::small_direct_writes(t, costs),
-            FindingKind::OpenChurn => writes::open_churn(p, &self.groups, costs),
+            FindingKind::SmallDirectWrites => {
+                writes::small_direct_writes(t, costs, self.exact_times)
+            }
+            FindingKind::OpenChurn => writes::open_churn(p, &self.groups, costs, self.exact_times),
             FindingKind::SyncPerRecord => syncs::estimate(t, costs),
             FindingKind::SmallReads => reads::small_reads(t, costs),
             FindingKind::RandomReads => reads::random_reads(p, t, costs),

@@ -301,7 +301,7 @@ fn reader(e: &mut Estimate<'_>, p: &Pattern, groups: &[Group]) {
     }
 }
 
-pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
+pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs, exact: bool) -> Estimate<'a> {
     let w = &t.write;
     let size = w.average().round() as u64;
     let dir = folder(&t.path);
@@ -327,9 +327,9 @@ pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs) -> Estimate<
         measured_ns: w.ns,
         measured_calls: w.calls,
         calibrated: small.map(|f| f.cost(w.calls, 0)),
-        // The calls' time is what the fix removes; the calibration of the same writes in
-        // the same folder bounds it where the backend's times run long (ptrace).
-        bounded: true,
+        // The calls' time is what the fix removes: measured exactly by eBPF; under ptrace,
+        // whose times keep some of its stops, bounded by the same writes calibrated.
+        bounded: !exact,
         fixed: big.map(|f| f.cost(blocks, 0)),
         figures: [small, big].into_iter().flatten().collect(),
         warnings: Vec::new(),
@@ -342,7 +342,12 @@ pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs) -> Estimate<
     }
 }
 
-pub(super) fn open_churn<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> Estimate<'a> {
+pub(super) fn open_churn<'a>(
+    p: &Pattern,
+    groups: &[Group],
+    costs: &'a Costs,
+    exact: bool,
+) -> Estimate<'a> {
     let t = &groups[p.group].target;
     let figure = costs.get(&Need::Churn {
         dir: folder(&t.path),
@@ -377,9 +382,9 @@ pub(super) fn open_churn<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) ->
         measured_ns: ns,
         measured_calls: calls,
         // Under ptrace a call's time keeps some of the tracer's stops: the calibrated
-        // redirection bounds what the fix saves.
+        // redirection bounds what the fix saves there.
         calibrated: figure.map(|f| f.cost(calls, 0)),
-        bounded: true,
+        bounded: !exact,
         // One open stays: nothing worth counting.
         fixed: Some(0.0),
         figures: figure.into_iter().collect(),
