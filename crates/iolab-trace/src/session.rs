@@ -94,6 +94,7 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
         display: command.display(),
         outcome,
         findings,
+        groups: analysis.groups.into_iter().map(|g| g.target).collect(),
         sources: costs.sources,
         notes,
     })

@@ -21,6 +21,9 @@ pub struct Report {
     pub outcome: Outcome,
     /// The findings, the largest saving first.
     pub findings: Vec<Finding>,
+    /// The targets as the findings see them: every inode a path named during the run
+    /// merged into one ([`crate::rules::group`]).
+    pub groups: Vec<Target>,
     /// Where the estimates' figures came from.
     pub sources: Sources,
     /// Remarks for the reader (calibration skipped, …).
@@ -33,16 +36,15 @@ impl Report {
         self.outcome.exit.shell_code()
     }
 
-    /// The targets, the busiest first: by time in their calls, then by calls.
+    /// The targets (one per inode), the busiest first: by time in their calls, then by
+    /// calls.
     pub fn targets_by_time(&self) -> Vec<&Target> {
-        let mut t: Vec<&Target> = self.outcome.trace.targets.iter().collect();
-        t.sort_by(|a, b| {
-            b.total_ns()
-                .cmp(&a.total_ns())
-                .then(b.total_calls().cmp(&a.total_calls()))
-                .then(a.path.cmp(&b.path))
-        });
-        t
+        by_time(self.outcome.trace.targets.iter().collect())
+    }
+
+    /// The targets by path ([`Report::groups`]), the busiest first.
+    pub fn groups_by_time(&self) -> Vec<&Target> {
+        by_time(self.groups.iter().collect())
     }
 
     /// How the command ended, in words: `exit 0`, `killed by signal 9 (exit 137)`.
@@ -52,4 +54,15 @@ impl Report {
             Exit::Signal(s) => format!("killed by signal {s} (exit {})", 128 + s),
         }
     }
+}
+
+/// `t`, the busiest first: by time in their calls, then by calls, then by path.
+fn by_time(mut t: Vec<&Target>) -> Vec<&Target> {
+    t.sort_by(|a, b| {
+        b.total_ns()
+            .cmp(&a.total_ns())
+            .then(b.total_calls().cmp(&a.total_calls()))
+            .then(a.path.cmp(&b.path))
+    });
+    t
 }

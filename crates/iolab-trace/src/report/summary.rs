@@ -67,6 +67,18 @@ fn target_row(out: &mut String, t: &Target) {
     );
 }
 
+/// "17 targets", or "17 targets (2016 inodes)" when paths named several inodes during the
+/// run (a journal made anew per transaction: the table and the findings count it once).
+fn targets_text(report: &Report) -> String {
+    let inodes = report.outcome.trace.targets.len() as u64;
+    let targets = report.groups.len() as u64;
+    let mut text = plural(targets, "target", "targets");
+    if inodes != targets {
+        text.push_str(&format!(" ({inodes} inodes)"));
+    }
+    text
+}
+
 /// The summary's text.
 pub fn render(report: &Report) -> String {
     let o = &report.outcome;
@@ -100,7 +112,7 @@ pub fn render(report: &Report) -> String {
         plural(trace.tasks.threads, "thread", "threads"),
         plural(trace.tasks.execs, "exec", "execs"),
         plural(trace.total_calls(), "I/O call", "I/O calls"),
-        plural(trace.targets.len() as u64, "target", "targets")
+        targets_text(report)
     );
     for w in trace.warnings.iter().chain(&report.notes) {
         let _ = writeln!(out, "note: {w}");
@@ -178,7 +190,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "   ({} more in --json)", shown.len() - MAX_FINDINGS);
     }
     // The terminal shows the targets that moved data or were synced; the JSON has all.
-    let all = report.targets_by_time();
+    let all = report.groups_by_time();
     let targets: Vec<&Target> = all
         .iter()
         .copied()
@@ -256,6 +268,7 @@ mod tests {
                 .add(100, 1000 * i as u64, 0, crate::model::Place::Sequential);
             trace.targets.push(t);
         }
+        let groups = trace.targets.clone();
         let finding = |i: usize| Finding {
             kind: FindingKind::SmallWrites,
             path: format!("/data/file{i}"),
@@ -291,6 +304,7 @@ mod tests {
                 stop_round_trip: None,
             },
             findings: (0..findings).map(finding).collect(),
+            groups,
             sources: Sources {
                 calibration: Some(Duration::from_millis(300)),
                 ..Sources::default()
