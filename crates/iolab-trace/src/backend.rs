@@ -62,4 +62,55 @@ pub struct Outcome {
     /// What a stop of the ptrace backend cost per call here, measured before the command
     /// started: the tracer on the command's CPU, and on another (ptrace only).
     pub stop_round_trip: Option<(Duration, Option<Duration>)>,
+    /// The command's user CPU time, its waited-for children's included.
+    pub user_cpu: Option<Duration>,
+}
+
+impl Outcome {
+    /// The command's wall time as it would have been untraced, as near as can be told.
+    /// Under eBPF, whose cost is a fraction of a microsecond per call, the wall time. Under
+    /// ptrace, whose stops can make a run of I/O calls a hundred times longer, the
+    /// command's user CPU time plus the time in its calls (waits included; the stops left
+    /// out), at most the wall time: the stops cost system time and wall time, not user
+    /// time. (It errs short for a command that also waits outside the followed calls.)
+    pub fn untraced_wall(&self) -> Duration {
+        if self.backend != Backend::Ptrace {
+            return self.wall;
+        }
+        let in_calls: u64 = self.trace.targets.iter().map(|t| t.total_ns()).sum();
+        (self.user_cpu.unwrap_or_default() + Duration::from_nanos(in_calls)).min(self.wall)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Exit, Place, Target};
+
+    #[test]
+    fn the_untraced_wall_time_leaves_ptraces_stops_out() {
+        let mut trace = Trace::default();
+        let mut t = Target::default();
+        t.write.add(9, 40_000_000, 0, Place::Stream);
+        trace.targets.push(t);
+        let mut o = Outcome {
+            backend: Backend::Ptrace,
+            reason: String::new(),
+            detail: String::new(),
+            trace,
+            exit: Exit::Code(0),
+            wall: Duration::from_secs(1),
+            setup: Duration::ZERO,
+            interrupted: None,
+            timing_note: String::new(),
+            stop_round_trip: None,
+            user_cpu: Some(Duration::from_millis(10)),
+        };
+        // 10 ms of user time and 40 ms in the calls: the rest of the second was stops.
+        assert_eq!(o.untraced_wall(), Duration::from_millis(50));
+        o.wall = Duration::from_millis(30);
+        assert_eq!(o.untraced_wall(), Duration::from_millis(30));
+        o.backend = Backend::Bpf;
+        assert_eq!(o.untraced_wall(), o.wall);
+    }
 }

@@ -85,7 +85,8 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
             "the calibration was interrupted (signal {signal}): the figure it was measuring has fewer samples, the ones after it are missing"
         ));
     }
-    let findings = analysis.findings(&costs, outcome.wall);
+    // A finding's share is of the run as it would have been untraced.
+    let findings = analysis.findings(&costs, outcome.untraced_wall());
     Ok(Report {
         command: words
             .iter()

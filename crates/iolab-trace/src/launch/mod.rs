@@ -183,6 +183,13 @@ fn check_executable(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The user CPU time a `wait4` reported: the process's and that of the children it waited
+/// for (their system time is left out: under ptrace it holds the tracer's stops).
+pub fn user_cpu_of(usage: &libc::rusage) -> std::time::Duration {
+    let t = usage.ru_utime;
+    std::time::Duration::from_nanos(t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000)
+}
+
 /// How a child ended, from a `waitpid` status.
 pub fn exit_of(status: libc::c_int) -> Exit {
     if libc::WIFSIGNALED(status) {

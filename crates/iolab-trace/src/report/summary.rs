@@ -302,6 +302,7 @@ mod tests {
                 interrupted: None,
                 timing_note: "test".into(),
                 stop_round_trip: None,
+                user_cpu: None,
             },
             findings: (0..findings).map(finding).collect(),
             groups,

@@ -297,7 +297,7 @@ impl Analysis {
     }
 
     /// The findings, estimated with `costs`, the largest saving first; `wall`: the run's
-    /// wall time, for each saving's share.
+    /// wall time (untraced, as near as the backend can tell), for each saving's share.
     pub fn findings(&self, costs: &Costs, wall: Duration) -> Vec<Finding> {
         let mut out: Vec<Finding> = self
             .patterns

@@ -219,9 +219,11 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     let setup = started.duration_since(setup_started);
     let exec_failed = child.exec_error();
     let mut status = 0;
+    // SAFETY: a zeroed rusage is valid for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
-        // SAFETY: waits for our own child.
-        let r = unsafe { libc::waitpid(child.pid, &mut status, 0) };
+        // SAFETY: waits for our own child; `status` and `usage` are ours to fill.
+        let r = unsafe { libc::wait4(child.pid, &mut status, 0, &mut usage) };
         if r == child.pid {
             break;
         }
@@ -233,6 +235,7 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     // The command is reaped: its pid may be reused, so nothing more goes to it.
     signals::forward_to(0);
     let wall = started.elapsed();
+    let user_cpu = launch::user_cpu_of(&usage);
     let paths = drain.finish();
     if let Some((_, errno)) = exec_failed {
         return Err(launch::exec_error(command, errno));
@@ -268,5 +271,6 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
         interrupted: signals::interrupted(),
         timing_note: TIMING_NOTE.to_string(),
         stop_round_trip: None,
+        user_cpu: Some(user_cpu),
     })
 }

@@ -104,6 +104,8 @@ struct Ended {
     wall_ns: u64,
     /// From the start of [`run`] to the command's release.
     setup_ns: u64,
+    /// The command's user CPU time, its waited-for children's included.
+    user_ns: u64,
     /// What the tracer's stops cost, left out of every call's time.
     stop_costs: Option<StopCosts>,
 }
@@ -222,6 +224,7 @@ fn receive(command: &Command, from_tracer: OwnedFd, reason: String) -> Result<Ou
                     stop_round_trip: ended
                         .stop_costs
                         .map(|c| (c.together.round_trip, c.apart.map(|a| a.round_trip))),
+                    user_cpu: Some(Duration::from_nanos(ended.user_ns)),
                 });
             }
         }

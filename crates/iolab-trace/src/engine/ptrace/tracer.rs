@@ -266,8 +266,10 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
     unsafe { libc::kill(root, libc::SIGCONT) };
     loop {
         let mut status = 0;
-        // SAFETY: waits for any tracee.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        // SAFETY: a zeroed rusage is valid for wait4 to fill.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for any tracee; `status` and `usage` are ours to fill.
+        let pid = unsafe { libc::wait4(-1, &mut status, libc::__WALL, &mut usage) };
         if pid < 0 {
             match io::Error::last_os_error().raw_os_error() {
                 Some(libc::EINTR) => continue,
@@ -291,6 +293,7 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
                     launch::exit_of(status),
                     ended.duration_since(started).as_nanos() as u64,
                     started.duration_since(setup_started).as_nanos() as u64,
+                    launch::user_cpu_of(&usage).as_nanos() as u64,
                 );
                 report.last(&message);
             }
@@ -361,6 +364,7 @@ fn command_ended(
     exit: Exit,
     wall_ns: u64,
     setup_ns: u64,
+    user_ns: u64,
 ) -> Message {
     if exit == Exit::Code(127)
         && let Some((step, errno)) = child.exec_error()
@@ -386,6 +390,7 @@ fn command_ended(
         exit,
         wall_ns,
         setup_ns,
+        user_ns,
         stop_costs: recorder.stop_costs(),
     })
 }
