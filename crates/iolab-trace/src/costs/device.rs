@@ -46,15 +46,24 @@ impl Drop for Aligned {
     }
 }
 
+/// The most the `O_DIRECT` writes' and the syncs' files grow to in the user's folder.
+const DIRECT_BYTES: u64 = 64 << 20;
+
 /// `O_DIRECT` writes of `size` bytes appended to a file in `dir`: seconds per write.
 pub(super) fn direct_writes(dir: &Path, size: u64) -> io::Result<Figure> {
     let size = (size as usize).div_ceil(512) * 512;
-    room(dir, (size as u64 * 256).max(16 << 20))?;
+    room(dir, DIRECT_BYTES)?;
     let file = unnamed(dir, libc::O_DIRECT)?;
     let buf = Aligned::new(size)?;
     let data = &buf.bytes()[..size];
     let mut end = 0u64;
     let mut samples = sample(BUDGET * 2, MIN_SAMPLES, DEVICE_BUDGET, 1.0, || {
+        // Appends, as the program's; at DIRECT_BYTES the file is emptied and grows again,
+        // so that the calibration never takes more of the user's disk than that.
+        if end + size as u64 > DIRECT_BYTES {
+            file.set_len(0)?;
+            end = 0;
+        }
         file.write_all_at(data, end)?;
         end += size as u64;
         Ok(())
@@ -109,6 +118,13 @@ pub(super) fn syncs(dir: &Path, call: SyncCall, record: usize, every: u64) -> io
         && started.elapsed() < DEVICE_BUDGET
         && crate::signals::interrupted().is_none()
     {
+        // As for the direct writes: the file never takes more than DIRECT_BYTES of the
+        // user's disk (emptied between samples, untimed).
+        if end + (every + 1) * record as u64 > DIRECT_BYTES && end > 0 {
+            file.set_len(0)?;
+            file.sync_all()?;
+            end = 0;
+        }
         let unsynced = if call == SyncCall::Dsync { 0 } else { every };
         for _ in 0..unsynced {
             file.write_all_at(&data, end)?;

@@ -258,6 +258,9 @@ impl Costs {
 /// `x` seconds with two significant digits and a unit a reader takes in at once: `2.1 s`,
 /// `0.35 s`, `12 ms`, `850 µs`, `40 ns`.
 pub fn seconds(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_string();
+    }
     let (value, unit) = if x >= 0.1 {
         (x, "s")
     } else if x >= 1e-3 {
@@ -310,6 +313,7 @@ mod tests {
         assert_eq!(seconds(0.0123), "12 ms");
         assert_eq!(seconds(0.000_85), "850 µs");
         assert_eq!(seconds(40e-9), "40 ns");
+        assert_eq!(seconds(0.0), "0");
         assert_eq!(two_significant(1234.0), "1200");
         assert_eq!(round2(0.012_345), 0.012);
         assert_eq!(rate(2.62e9), "2.6 GB/s");
