@@ -148,7 +148,7 @@ pub fn run(command: Command) -> Result<i32> {
                 iolab::generate::tree::write_tree(&args.out, args.files, args.seed, args.force)
                     .map_err(|e| match e {
                         // The error names the file or folder under --out it happened to.
-                        generate::Error::AtPath { path, source } => file_error(&path, *source),
+                        iolab::Error::AtPath { path, source } => file_error(&path, *source),
                         e => file_error(&args.out, e),
                     })?;
             super::report(&format!(
@@ -182,10 +182,10 @@ enum Destination {
 fn emit(
     output: &OutputArgs,
     expected_size: u64,
-    write_data: impl FnOnce(&mut dyn Write) -> generate::Result<Summary>,
+    write_data: impl FnOnce(&mut dyn Write) -> iolab::Result<Summary>,
 ) -> Result<i32> {
     let path = &output.out;
-    let in_file = |e: generate::Error| file_error(path, e);
+    let in_file = |e: iolab::Error| file_error(path, e);
     let start = Instant::now();
     // When the data was all written, before the atomic write's fsync and rename.
     let mut generated_at = None;
@@ -240,18 +240,18 @@ fn destination(path: &Path, force: bool) -> Result<Destination> {
         let stdout = io::stdout()
             .as_fd()
             .try_clone_to_owned()
-            .map_err(|e| file_error(path, generate::Error::io("cannot use stdout", e)))?;
+            .map_err(|e| file_error(path, iolab::Error::io("cannot use stdout", e)))?;
         return Ok(Destination::Stream(File::from(stdout)));
     }
     match fs::metadata(path) {
-        Ok(meta) if meta.is_file() && !force => Err(file_error(path, generate::Error::Exists)),
+        Ok(meta) if meta.is_file() && !force => Err(file_error(path, iolab::Error::Exists)),
         Ok(meta) if meta.is_file() || meta.is_dir() => Ok(Destination::File),
         // A device or FIFO (also through a symbolic link): write into it.
         Ok(_) => OpenOptions::new()
             .write(true)
             .open(path)
             .map(Destination::Stream)
-            .map_err(|e| file_error(path, generate::Error::io("cannot open", e))),
+            .map_err(|e| file_error(path, iolab::Error::io("cannot open", e))),
         Err(_) => Ok(Destination::File),
     }
 }
@@ -260,11 +260,11 @@ fn destination(path: &Path, force: bool) -> Result<Destination> {
 ///
 /// The library error's message already includes its OS cause, so the error is formatted here
 /// rather than wrapped with `context` (which would print the cause twice with `{:#}`).
-fn file_error(path: &Path, e: generate::Error) -> anyhow::Error {
+fn file_error(path: &Path, e: iolab::Error) -> anyhow::Error {
     let label = path.display();
     match e {
-        generate::Error::Exists => anyhow!("{label}: already exists (use --force to replace it)"),
-        generate::Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe => {
+        iolab::Error::Exists => anyhow!("{label}: already exists (use --force to replace it)"),
+        iolab::Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe => {
             anyhow::Error::new(source)
         }
         e => anyhow!("{label}: {e}"),

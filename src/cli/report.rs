@@ -15,7 +15,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use iolab::generate::{self, AtomicOptions, write_file_atomically};
+use iolab::generate::{AtomicOptions, write_file_atomically};
 use iolab_bench::report;
 use iolab_bench::results::Results;
 
@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Result<i32> {
 pub(super) fn load(path: &Path) -> Result<Results> {
     report::load(path).map_err(|e| match e {
         // Names the file already.
-        e @ iolab::Error::InvalidResults { .. } => anyhow!(e),
+        e @ iolab_bench::error::Error::InvalidResults { .. } => anyhow!(e),
         e => anyhow!(e).context(report::results_file(path).display().to_string()),
     })
 }
@@ -165,10 +165,10 @@ fn write_output(path: &Path, contents: &[u8], force: bool) -> Result<()> {
         .overwrite(force);
     write_file_atomically(path, &options, |out| {
         out.write_all(contents)
-            .map_err(|e| generate::Error::io("cannot write", e))
+            .map_err(|e| iolab::Error::io("cannot write", e))
     })
     .map_err(|e| match e {
-        generate::Error::Exists => {
+        iolab::Error::Exists => {
             anyhow!(
                 "{}: already exists (use --force to replace it)",
                 path.display()

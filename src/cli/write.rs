@@ -121,7 +121,7 @@ pub fn run(args: Args) -> Result<i32> {
             }
             Ok(0)
         }
-        Err(write::Error::Io { source, .. })
+        Err(iolab::Error::Io { source, .. })
             if args.pipe_size.is_some() && source.raw_os_error() == Some(libc::EPERM) =>
         {
             // F_SETPIPE_SZ is the only step that fails with EPERM: past the limit.

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use crate::cache_state::{COLD_MAX_RESIDENCY, CacheState, WARM_MIN_RESIDENCY};
 use crate::context::Context;
+use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::probes::{self, Sampler};
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::{Job, Outcome, schedule};
 use iolab::cache;
-use iolab::error::{Error, Result};
 
 /// A job to measure, and what its rows carry besides timings.
 pub struct Measured {
@@ -382,7 +382,7 @@ pub fn prepare(
             if now >= WARM_MIN_RESIDENCY {
                 Ok(now)
             } else {
-                cache::warm(input)
+                Ok(cache::warm(input)?)
             }
         }
     }

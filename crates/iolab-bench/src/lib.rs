@@ -15,6 +15,7 @@ pub mod cache_state;
 pub mod chart;
 pub mod context;
 pub mod data;
+pub mod error;
 pub mod export;
 pub mod file_bench;
 pub mod interrupt;

@@ -6,10 +6,10 @@ use std::io::IsTerminal;
 use serde_json::json;
 
 use crate::context::{Config, Context};
+use crate::error::Result;
 use crate::results::{Results, SCHEMA_VERSION, SuiteError};
 use crate::runner::Executor;
 use crate::{interrupt, progress, suites};
-use iolab::error::Result;
 
 /// Runs the configured suites and returns the results.
 ///
@@ -27,7 +27,7 @@ pub fn run(
     interrupt::install();
     let started_at = iolab::sysinfo::now_rfc3339();
     std::fs::create_dir_all(&config.data_dir)
-        .map_err(|e| RunError::Data(iolab::Error::io("cannot create the data folder", e)))?;
+        .map_err(|e| RunError::Data(crate::error::Error::io("cannot create the data folder", e)))?;
     let sysinfo = iolab::sysinfo::collect(&config.data_dir);
     let mut ctx = Context {
         config,
@@ -93,10 +93,10 @@ pub fn run(
 pub enum RunError {
     /// The data folder could not be made.
     #[error(transparent)]
-    Data(iolab::Error),
+    Data(crate::error::Error),
     /// `after_each` failed (the results could not be written).
     #[error(transparent)]
-    Write(iolab::Error),
+    Write(crate::error::Error),
 }
 
 /// Brings `results` up to date with the run so far: its end time, whether it is partial,

@@ -4,9 +4,9 @@
 //! that reads the table, so neither imports the other.
 
 use crate::context::{Config, Context};
+use crate::error::Result;
 use crate::results::{Results, Row};
 use crate::verdict::Verdict;
-use iolab::error::Result;
 use iolab::units::{format_bytes, three_significant};
 
 /// One benchmark suite, as the harness, the CLI, the exporters and the report know it.

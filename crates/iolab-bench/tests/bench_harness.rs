@@ -353,7 +353,7 @@ fn a_failing_write_stops_the_run_with_the_write_error() {
     let mut calls = 0;
     let err = iolab_bench::run(&cfg, &mut mock, vec!["test".into()], &mut |_| {
         calls += 1;
-        Err(iolab::Error::io(
+        Err(iolab_bench::error::Error::io(
             "cannot write results",
             io::Error::other("disk full"),
         ))

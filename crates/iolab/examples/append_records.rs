@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use iolab::AppendFile;
-use iolab::file::Error;
+use iolab::Error;
 use iolab::units::{format_bytes, format_duration};
 
 const RECORDS: u64 = 100_000;

@@ -60,7 +60,7 @@ fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
                         // Returns once the record (and every one before it) is durable.
                         log.append_durable(format!("writer {w} record {i}").as_bytes())?;
                     }
-                    Ok::<_, iolab::file::Error>(())
+                    Ok::<_, iolab::Error>(())
                 })
             })
             .collect();

@@ -16,8 +16,9 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use iolab::Error;
 use iolab::edit::{
-    Editor, Error, Op, Outcome, Strategy, replace_byte, strategies, truncate_after_first_line,
+    Editor, Op, Outcome, Strategy, replace_byte, strategies, truncate_after_first_line,
 };
 use iolab::kernel::Kernel;
 use iolab::kernel::replace::{Replacer, naive_replace};
@@ -490,12 +491,12 @@ fn what_is_not_a_regular_writable_file_is_refused_and_left_alone() {
         let e = truncate_after_first_line(&sub, strategy).unwrap_err();
         assert!(matches!(e, Error::IsDirectory), "{e:?}");
         let e = replace_byte(&fifo, b',', b';', strategy).unwrap_err();
-        assert!(matches!(e, Error::NotRegularFile { kind: "FIFO" }), "{e:?}");
+        assert!(matches!(e, Error::NotEditable { kind: "FIFO" }), "{e:?}");
         let e = replace_byte(Path::new("/dev/null"), b',', b';', strategy).unwrap_err();
         assert!(
             matches!(
                 e,
-                Error::NotRegularFile {
+                Error::NotEditable {
                     kind: "character device"
                 }
             ),
@@ -624,7 +625,7 @@ fn a_file_truncated_during_an_mmap_edit_is_an_error_not_a_crash() {
         truncator.join().unwrap();
         match result {
             Ok(()) => completed += 1,
-            Err(Error::FileShrank | Error::Changed { .. }) => shrank += 1,
+            Err(Error::ShrankWhileEdited | Error::Changed { .. }) => shrank += 1,
             Err(e) => panic!("attempt {attempt}: {e}"),
         }
         assert!(

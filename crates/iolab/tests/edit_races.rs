@@ -16,7 +16,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use iolab::edit::{Editor, Error, Strategy};
+use iolab::Error;
+use iolab::edit::{Editor, Strategy};
 
 /// The helper's action.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,7 +121,7 @@ fn race(strategy: Strategy, op: Op, other: Other, delay: Duration, dir: &Path) -
             assert!(!what.is_empty());
             true
         }
-        Err(Error::FileShrank) if strategy == Strategy::Mmap => true,
+        Err(Error::ShrankWhileEdited) if strategy == Strategy::Mmap => true,
         Err(e) => panic!("{what}: unexpected error {e}"),
     };
     let first_line = &data[..=data.iter().position(|&b| b == b'\n').unwrap()];

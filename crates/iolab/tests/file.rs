@@ -19,8 +19,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{SmallFs, is_root, run_as_nobody};
+use iolab::Error;
 use iolab::file::{
-    AppendFile, AppendOptions, Backing, Creation, Error, MapLimiter, RandomAccessFile,
+    AppendFile, AppendOptions, Backing, Creation, MapLimiter, RandomAccessFile,
     RandomAccessOptions, SequentialFile,
 };
 use proptest::collection::vec;

@@ -9,9 +9,10 @@ use std::io::{self, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 
+use iolab::Error;
 use iolab::generate::{
-    self, AtomicOptions, CsvSpec, Error, LinesSpec, Summary, rows_for_size, write_csv,
-    write_file_atomically, write_lines,
+    AtomicOptions, CsvSpec, LinesSpec, Summary, rows_for_size, write_csv, write_file_atomically,
+    write_lines,
 };
 use iolab::task::{Fnv1a, Task};
 use tempfile::TempDir;
@@ -221,7 +222,7 @@ fn invalid_lines_specs_are_refused() {
         ..LinesSpec::default()
     };
     let error = write_lines(&mut Vec::new(), &zero).unwrap_err();
-    assert!(matches!(error, Error::InvalidSpec(_)), "{error}");
+    assert!(matches!(error, Error::InvalidOption(_)), "{error}");
 }
 
 #[test]
@@ -346,7 +347,7 @@ fn zero_columns_are_refused() {
     };
     assert!(matches!(
         write_csv(&mut Vec::new(), &spec),
-        Err(Error::InvalidSpec(_))
+        Err(Error::InvalidOption(_))
     ));
 }
 
@@ -438,7 +439,7 @@ fn a_full_disk_is_named_and_leaves_nothing_behind() {
         write_lines(&mut failing, &spec)
     })
     .unwrap_err();
-    let Error::NoSpace { written, .. } = error else {
+    let Error::NoSpaceWhileGenerating { written, .. } = error else {
         panic!("expected NoSpace, got {error:?}");
     };
     assert_eq!(written, MIB);
@@ -458,14 +459,10 @@ fn a_panicking_writer_leaves_nothing_behind() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("data.txt");
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        write_file_atomically(
-            &path,
-            &AtomicOptions::new(),
-            |out| -> generate::Result<()> {
-                out.write_all(b"partial").unwrap();
-                panic!("writer panicked");
-            },
-        )
+        write_file_atomically(&path, &AtomicOptions::new(), |out| -> iolab::Result<()> {
+            out.write_all(b"partial").unwrap();
+            panic!("writer panicked");
+        })
     }));
     assert!(result.is_err());
     assert!(common::names_in(dir.path()).is_empty());

@@ -13,9 +13,10 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::thread;
 
+use iolab::Error;
 use iolab::write::{
-    self, DestinationKind, Error, Method, StdoutWriter, WriteOptions, default_buffer_size,
-    probe_stdout, write_zeros,
+    self, DestinationKind, Method, StdoutWriter, WriteOptions, default_buffer_size, probe_stdout,
+    write_zeros,
 };
 
 /// Points file descriptor 1 somewhere until dropped.
@@ -238,7 +239,7 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
         };
         let e = result.unwrap_err();
         assert!(
-            matches!(e, Error::NoSpace { written: 0, .. }),
+            matches!(e, Error::StdoutNoSpace { written: 0, .. }),
             "{method}: {e:?}"
         );
         assert!(e.to_string().contains("No space left on device"), "{e}");
@@ -276,7 +277,7 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     );
     assert_eq!(third.kind(), io::ErrorKind::StorageFull, "{third}");
     assert!(
-        matches!(finished, Err(Error::NoSpace { written: 0, .. })),
+        matches!(finished, Err(Error::StdoutNoSpace { written: 0, .. })),
         "{finished:?}"
     );
 

@@ -10,9 +10,9 @@ pub mod terminal;
 
 use std::path::Path;
 
+use crate::error::{Error, Result};
 use crate::results::Results;
 use crate::suite::Suite;
-use iolab::error::{Error, Result};
 
 /// A results format.
 pub trait Exporter {

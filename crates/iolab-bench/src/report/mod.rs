@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::error::{Error, Result};
 use crate::results::{Results, Row, SCHEMA_VERSION};
-use iolab::error::{Error, Result};
 
 /// The files `iolab bench` writes into a results folder that hold the run itself (every
 /// format but the HTML report, which is rendered from them and may be rendered again).

@@ -14,10 +14,10 @@ pub mod random;
 pub mod write;
 
 use crate::context::Context;
+use crate::error::Result;
 use crate::results::{Results, Row};
 use crate::suite::Suite;
 use crate::verdict::Verdict;
-use iolab::error::{Error, Result};
 use iolab::named::UnknownName;
 
 /// Every suite, in the order a full run takes them. **Adding a suite** adds its folder and
@@ -46,7 +46,7 @@ pub fn named(name: &str) -> std::result::Result<&'static Suite, UnknownName> {
 
 /// Runs the suite called `name`.
 pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Vec<Row>> {
-    (named(name).map_err(Error::UnknownName)?.run)(ctx)
+    (named(name).map_err(iolab::Error::UnknownName)?.run)(ctx)
 }
 
 /// Every suite's name, in order.

@@ -43,7 +43,7 @@
 //!     }
 //! });
 //! assert_eq!(read_records("wal.log".as_ref())?.records.len(), 8);
-//! # Ok::<(), iolab::file::Error>(())
+//! # Ok::<(), iolab::Error>(())
 //! ```
 //!
 //! **Record frames** and recovery: [`record`]. Reopening an existing log finds its end from

@@ -22,7 +22,7 @@
 //! **How it fails**: if another process truncates the file while it is mapped, touching
 //! the lost pages raises `SIGBUS`, which kills most mmap-based tools; iolab's guard
 //! ([`crate::sys::sigbus`]) puts zeros in their place and the edit ends with
-//! [`Error::FileShrank`] (the prefault of a lost page gives the same error); an append or
+//! [`Error::ShrankWhileEdited`] (the prefault of a lost page gives the same error); an append or
 //! a rename is caught by the check before each window and at the end
 //! ([`Error::Changed`]). The bytes
 //! before the new end may be partly replaced; running the edit again finishes it. A page
@@ -67,7 +67,7 @@ pub(crate) fn truncate(job: &Job<'_>, phases: &mut Phases) -> Result<Option<u64>
     drop(guard);
     phases.time("unmap", || drop(map));
     if shrank {
-        return Err(Error::FileShrank);
+        return Err(Error::ShrankWhileEdited);
     }
     Ok(newline.map(|at| at as u64 + 1))
 }
@@ -101,7 +101,7 @@ pub(crate) fn replace(
     drop(guard);
     // A shrunk file explains any other failure too (a prefault past the new end).
     let changed = if shrank {
-        Err(Error::FileShrank)
+        Err(Error::ShrankWhileEdited)
     } else {
         changed
     }?;
@@ -144,7 +144,9 @@ fn replace_windows(
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
             // EFAULT: a page past the end of a file that shrank under the map, which a
             // write would have met as SIGBUS.
-            Err(e) if e.raw_os_error() == Some(libc::EFAULT) => return Err(Error::FileShrank),
+            Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
+                return Err(Error::ShrankWhileEdited);
+            }
             // A page that cannot be read (EIO), memory exhausted (ENOMEM).
             Err(e) => return Err(Error::io("cannot fault the file in (madvise)", e)),
             Ok(()) => {}

@@ -19,7 +19,7 @@
 //! println!("{:?} with the {} kernel", report.outcome, report.kernel.unwrap());
 //! // The same without the final sync, as the benchmark's no-sync variant:
 //! Editor::new(Strategy::Mmap).durable(false).truncate_after_first_line("data.csv".as_ref())?;
-//! # Ok::<(), iolab::edit::Error>(())
+//! # Ok::<(), iolab::Error>(())
 //! ```
 //!
 //! **What success means.** By default an edit returns `Ok` only once its result is durable:
@@ -55,7 +55,6 @@ use std::time::{Duration, Instant};
 use crate::input::Input;
 use crate::kernel::Kernel;
 use crate::kernel::replace::Replacer;
-use crate::units::format_bytes;
 use watch::Watch;
 
 crate::named_enum! {
@@ -87,92 +86,7 @@ pub fn strategies() -> Vec<(&'static str, Result<(), String>)> {
         .collect()
 }
 
-/// Everything that can go wrong while editing. The file is unchanged unless the message
-/// says a write or sync failed.
-///
-/// Messages are one line and do not name the file: the caller prefixes it.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A system call failed; `op` says which step (for example `"cannot open for writing"`).
-    #[error("{op}: {}", crate::error::describe_io(.source))]
-    Io {
-        /// What was being done, as a short phrase.
-        op: &'static str,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
-    /// The path names a directory.
-    #[error("is a directory")]
-    IsDirectory,
-    /// The path names a device, FIFO or socket, which cannot be edited in place.
-    #[error("is a {kind}, not a regular file; only regular files can be edited in place")]
-    NotRegularFile {
-        /// What it is instead.
-        kind: &'static str,
-    },
-    /// The file is on a pseudo file system (procfs, sysfs, …): its bytes are kernel state,
-    /// not data, and its reported size is not its contents'.
-    #[error(
-        "its size is not real (a /proc or /sys file) and writing it would change kernel state; only files on a real file system can be edited in place"
-    )]
-    PseudoFile,
-    /// Another process changed the file while it was being edited: truncated it, appended
-    /// to it, wrote to it, or renamed it away. Nothing more was written. Checked before
-    /// every write and the final truncate and sync (the size, the change time, whether the
-    /// path still names the file), and after every write.
-    #[error("changed while being edited: {what}")]
-    Changed {
-        /// What changed, what the file holds now and how far the edit got.
-        what: String,
-    },
-    /// The path named another file by the time it was opened for writing.
-    #[error("was replaced by another file while it was being opened; run the edit again")]
-    ReplacedWhileOpening,
-    /// `std-whole` would need more memory than it may use.
-    #[error(
-        "is {} but std-whole may only read {} into memory (80% of available memory); use std-stream or mmap",
-        format_bytes(*.len),
-        format_bytes(*.limit)
-    )]
-    TooBigForMemory {
-        /// The file's size.
-        len: u64,
-        /// The most `std-whole` may read.
-        limit: u64,
-    },
-    /// The file does not fit in this process's address space (32-bit targets only).
-    #[error("is {} and does not fit in the address space; use std-stream", format_bytes(*.len))]
-    TooBigForAddressSpace {
-        /// The file's size.
-        len: u64,
-    },
-    /// Another process truncated the file while it was mapped (`mmap` only; see
-    /// [`crate::sys::sigbus`]). The edit is incomplete; running it again finishes it.
-    #[error(
-        "changed while being edited: another process truncated it while it was mapped (nothing was written past its new end); run the edit again"
-    )]
-    FileShrank,
-    /// The chosen replace kernel cannot run on this CPU.
-    #[error("kernel '{kernel}' is unavailable: {reason}")]
-    KernelUnavailable {
-        /// The kernel.
-        kernel: Kernel,
-        /// Why.
-        reason: String,
-    },
-}
-
-impl Error {
-    /// Wraps an I/O error with the step that failed.
-    pub fn io(op: &'static str, source: io::Error) -> Error {
-        Error::Io { op, source }
-    }
-}
-
-/// The edit module's result type.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub(crate) use crate::error::{Error, Result};
 
 /// The edit that was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -532,14 +446,11 @@ fn open_for_edit(path: &Path) -> Result<(File, fs::Metadata)> {
 }
 
 /// The edit error for a refusal made by [`Input`] (which speaks for the reading methods).
-fn from_input_error(e: crate::error::Error) -> Error {
-    use crate::error::Error as InputError;
+fn from_input_error(e: Error) -> Error {
     match e {
-        InputError::IsDirectory => Error::IsDirectory,
-        InputError::NotRegularFile { kind, .. } => Error::NotRegularFile { kind },
-        InputError::SizeUnknown { .. } => Error::PseudoFile,
-        InputError::Io { op, source } => Error::Io { op, source },
-        other => Error::io("cannot open", io::Error::other(other.to_string())),
+        Error::NotRegularFile { kind, .. } => Error::NotEditable { kind },
+        Error::SizeUnknown { .. } => Error::PseudoFile,
+        other => other,
     }
 }
 
@@ -549,7 +460,7 @@ fn check_regular(kind: &fs::FileType) -> Result<()> {
     } else if kind.is_dir() {
         Err(Error::IsDirectory)
     } else {
-        Err(Error::NotRegularFile {
+        Err(Error::NotEditable {
             kind: crate::sys::special_kind_name(kind),
         })
     }

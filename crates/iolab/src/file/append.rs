@@ -186,7 +186,7 @@ fn sync_parent(path: &Path) -> Result<()> {
 /// log.append(b"record 2\n")?;
 /// log.sync()?; // on the device: survives a power loss
 /// log.close()?; // flushes, and reports the error that dropping would lose
-/// # Ok::<(), iolab::file::Error>(())
+/// # Ok::<(), iolab::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct AppendFile {

@@ -206,7 +206,7 @@ struct Mapped {
 /// let table = RandomAccessFile::open("table.sst".as_ref())?;
 /// let mut scratch = [0u8; 4096];
 /// let block = table.read(8192, &mut scratch)?; // up to 4096 bytes from offset 8192
-/// # Ok::<(), iolab::file::Error>(())
+/// # Ok::<(), iolab::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct RandomAccessFile {

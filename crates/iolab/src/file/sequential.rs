@@ -40,7 +40,7 @@ pub use crate::read::bufread_chunks::DEFAULT_BUFFER_SIZE;
 ///     let len = u64::from_le_bytes(header);
 ///     log.skip(len)?; // or read the record
 /// }
-/// # Ok::<(), iolab::file::Error>(())
+/// # Ok::<(), iolab::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct SequentialFile {

@@ -12,7 +12,7 @@
 //! **Limits**: the target must be a regular file or not exist: replacing a device, FIFO or
 //! symbolic link by renaming over it is refused (write to those directly). The free-space
 //! check uses the caller's size estimate and the space available to unprivileged users
-//! (`f_bavail`); a disk that fills up anyway is reported as [`Error::NoSpace`]. Where the
+//! (`f_bavail`); a disk that fills up anyway is reported as [`Error::NoSpaceWhileGenerating`]. Where the
 //! file system does not support `RENAME_NOREPLACE`, "do not overwrite" is checked just
 //! before a plain rename, which leaves a small race. A replaced file's permissions and
 //! owner are not carried over: the new file has the default mode (0666 less the umask).
@@ -72,7 +72,7 @@ impl AtomicOptions {
 /// `write` receives a buffered writer to a temporary file in the same directory; when it
 /// returns `Ok`, the file is flushed, synced and renamed to `path`, and the directory is
 /// synced. When it (or any step) fails, the temporary file is removed and the error
-/// returned; a full disk becomes [`Error::NoSpace`]. See the module docs for the details.
+/// returned; a full disk becomes [`Error::NoSpaceWhileGenerating`]. See the module docs for the details.
 pub fn write_file_atomically<T>(
     path: &Path,
     options: &AtomicOptions,
@@ -139,7 +139,7 @@ fn check_target(path: &Path, overwrite: bool) -> Result<()> {
             if kind.is_dir() {
                 Err(Error::IsDirectory)
             } else if !kind.is_file() {
-                Err(Error::NotRegularFile {
+                Err(Error::NotReplaceable {
                     kind: crate::sys::special_kind_name(&kind),
                 })
             } else if overwrite {
@@ -265,13 +265,15 @@ struct TempFile {
 
 impl TempFile {
     /// Removes the file now and turns `error` into the one to report: a full disk becomes
-    /// [`Error::NoSpace`] with the bytes that had reached the file.
+    /// [`Error::NoSpaceWhileGenerating`] with the bytes that had reached the file.
     fn fail(self, error: Error) -> Error {
         let written = fs::metadata(&self.path).map_or(0, |meta| meta.len());
         let dir = self.dir.clone();
         drop(self);
         match &error {
-            Error::Io { source, .. } if is_out_of_space(source) => Error::NoSpace { dir, written },
+            Error::Io { source, .. } if is_out_of_space(source) => {
+                Error::NoSpaceWhileGenerating { dir, written }
+            }
             _ => error,
         }
     }

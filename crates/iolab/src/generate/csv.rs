@@ -139,7 +139,7 @@ impl CsvSpec {
     /// Checks that the spec can be generated.
     pub fn validate(&self) -> Result<()> {
         if self.cols == 0 {
-            return Err(Error::InvalidSpec(
+            return Err(Error::InvalidOption(
                 "a CSV needs at least 1 column".to_string(),
             ));
         }

@@ -92,12 +92,12 @@ impl LinesSpec {
     /// Checks that the spec can be generated.
     pub fn validate(&self) -> Result<()> {
         if self.mean_line_len == 0 {
-            return Err(Error::InvalidSpec(
+            return Err(Error::InvalidOption(
                 "the mean line length must be at least 1 (the newline)".into(),
             ));
         }
         if self.mean_line_len > MAX_MEAN_LINE_LEN {
-            return Err(Error::InvalidSpec(format!(
+            return Err(Error::InvalidOption(format!(
                 "the mean line length must be at most {MAX_MEAN_LINE_LEN}"
             )));
         }
@@ -290,7 +290,7 @@ mod tests {
                 ..LinesSpec::default()
             }
             .validate(),
-            Err(Error::InvalidSpec(_))
+            Err(Error::InvalidOption(_))
         ));
     }
 }

@@ -27,9 +27,6 @@ pub(crate) mod rng;
 pub mod tree;
 
 use std::io;
-use std::path::PathBuf;
-
-use crate::units::format_bytes;
 
 pub use atomic::{AtomicOptions, write_file_atomically};
 pub use csv::{CsvSpec, rows_for_size, write_csv};
@@ -53,98 +50,7 @@ pub struct Summary {
     pub lines: u64,
 }
 
-/// Everything that can go wrong while generating a data set or putting it in place.
-///
-/// Messages are one line and do not name the file: the caller prefixes it.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A system call failed; `op` says which step (for example `"cannot write"`).
-    #[error("{op}: {}", crate::sys::describe_io(.source))]
-    Io {
-        /// What was being done, as a short phrase.
-        op: &'static str,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
-    /// The spec cannot be generated (a zero mean line length, zero columns, …).
-    #[error("{0}")]
-    InvalidSpec(String),
-    /// The path ends in `/`, `..` or is empty, so there is no file name to write.
-    #[error("has no file name")]
-    NoFileName,
-    /// The path names a directory.
-    #[error("is a directory")]
-    IsDirectory,
-    /// The path exists but is not a regular file (a device, FIFO, socket or symbolic link),
-    /// which a rename would replace rather than write to.
-    #[error("is a {kind}, not a regular file, so it cannot be replaced atomically")]
-    NotRegularFile {
-        /// What it is instead.
-        kind: &'static str,
-    },
-    /// The file exists and overwriting was not allowed.
-    #[error("already exists (refusing to overwrite it)")]
-    Exists,
-    /// A step failed on one file or folder of a set of files (a tree), which the message
-    /// names: the caller knows only the set's folder.
-    #[error("{}: {source}", .path.display())]
-    AtPath {
-        /// The file or folder.
-        path: PathBuf,
-        /// What went wrong there.
-        #[source]
-        source: Box<Error>,
-    },
-    /// The free space checked before writing is smaller than the expected size.
-    #[error("not enough free space in {}: {}", .dir.display(), need_and_have(*.need, *.have))]
-    NotEnoughSpace {
-        /// The directory the file was to be written in.
-        dir: PathBuf,
-        /// The bytes the file needs.
-        need: u64,
-        /// The bytes available to this user there.
-        have: u64,
-    },
-    /// The device filled up (`ENOSPC` or `EDQUOT`) while writing; the partial temporary file
-    /// has been removed.
-    #[error("no space left in {} after writing {}; the partial file was removed", .dir.display(), format_bytes(*.written))]
-    NoSpace {
-        /// The directory the file was being written in.
-        dir: PathBuf,
-        /// The bytes that had reached the file.
-        written: u64,
-    },
-}
-
-impl Error {
-    /// Wraps an I/O error with the step that failed.
-    pub fn io(op: &'static str, source: io::Error) -> Error {
-        Error::Io { op, source }
-    }
-
-    /// This error, as having happened to `path` ([`Error::AtPath`]).
-    pub fn at(self, path: &std::path::Path) -> Error {
-        Error::AtPath {
-            path: path.to_path_buf(),
-            source: Box::new(self),
-        }
-    }
-}
-
-/// `need X, have Y` in rounded units, or in exact bytes when rounding would hide the shortfall.
-fn need_and_have(need: u64, have: u64) -> String {
-    let (need_text, have_text) = (format_bytes(need), format_bytes(have));
-    if need_text == have_text {
-        format!("need {need} bytes, have {have} bytes")
-    } else {
-        format!("need {need_text}, have {have_text}")
-    }
-}
-
-/// The generators' result type.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub(crate) use crate::error::{Error, Result};
 
 /// Writes `buf` with `write_all`, naming the step in the error.
 fn write_chunk<W: io::Write + ?Sized>(out: &mut W, buf: &[u8]) -> Result<()> {

@@ -67,12 +67,12 @@ fn file_size(rng: &mut WyRand) -> u64 {
 /// file): a count that cannot fit is one error, not a disk filled to the brim.
 pub fn write_tree(root: &Path, files: usize, seed: u64, force: bool) -> Result<Tree> {
     if files == 0 {
-        return Err(Error::InvalidSpec(
+        return Err(Error::InvalidOption(
             "a tree needs at least 1 file".to_string(),
         ));
     }
     if files > MAX_FILES {
-        return Err(Error::InvalidSpec(format!(
+        return Err(Error::InvalidOption(format!(
             "a tree holds at most {MAX_FILES} files (its folder layout names no more); {files} asked"
         )));
     }
@@ -127,7 +127,7 @@ fn check_room(root: &Path, files: usize) -> Result<()> {
     // A file system without an inode limit (btrfs, tmpfs with nr_inodes=0) reports 0.
     let need_inodes = files as u64 + files.div_ceil(FILES_PER_DIR) as u64 + 1;
     if inodes != 0 && need_inodes > inodes {
-        return Err(Error::InvalidSpec(format!(
+        return Err(Error::InvalidOption(format!(
             "{files} files need {need_inodes} inodes but the file system of {} has {inodes} free",
             existing.display()
         )));
@@ -181,7 +181,7 @@ mod tests {
         );
         assert!(matches!(
             write_tree(&root, 0, 7, false),
-            Err(Error::InvalidSpec(_))
+            Err(Error::InvalidOption(_))
         ));
         let again = write_tree(&root, 250, 7, true).unwrap();
         assert_eq!(again.summary, tree.summary);
@@ -193,7 +193,7 @@ mod tests {
         let root = dir.path().join("huge");
         for files in [100_000_000_000, MAX_FILES + 1] {
             let e = write_tree(&root, files, 7, false).unwrap_err();
-            assert!(matches!(e, Error::InvalidSpec(_)), "{e}");
+            assert!(matches!(e, Error::InvalidOption(_)), "{e}");
         }
         assert!(!root.exists(), "nothing was made");
         // Within the layout but beyond a small file system's room (1000 files need 6 MiB).

@@ -51,7 +51,7 @@ pub const RECORD_SIZE: usize = 128;
 ///   failing call's piece nothing unwritten is kept, and `write` fails only when it took
 ///   nothing. The buffer is allocated, not touched: its pages cost memory once used.
 /// - Errors are [`io::Error`]s of the original kind whose inner error is an [`Error`]
-///   with a clear message: `EPIPE` is [`Error::BrokenPipe`], `ENOSPC` [`Error::NoSpace`].
+///   with a clear message: `EPIPE` is [`Error::BrokenPipe`], `ENOSPC` [`Error::StdoutNoSpace`].
 ///   With [`StdoutWriter::exit_quietly_on_broken_pipe`] a vanished reader ends the process
 ///   with status 0 and no message instead, as `SIGPIPE` ends a C program (but cleanly).
 /// - Dropping it flushes what is buffered, ignoring errors (a destructor cannot report
@@ -253,7 +253,7 @@ impl StdoutWriter {
 
     /// Classifies a failed write (or ends the process quietly, when asked to).
     fn classify(&self, e: io::Error) -> Error {
-        let error = Error::from_write(e, self.written());
+        let error = super::from_write(e, self.written());
         if error.is_broken_pipe() && self.exit_on_broken_pipe {
             std::process::exit(0);
         }
@@ -265,7 +265,7 @@ impl StdoutWriter {
         let error = self.classify(e);
         let kind = match &error {
             Error::BrokenPipe { source, .. }
-            | Error::NoSpace { source, .. }
+            | Error::StdoutNoSpace { source, .. }
             | Error::Io { source, .. } => source.kind(),
             _ => io::ErrorKind::Other,
         };

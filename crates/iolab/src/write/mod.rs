@@ -47,7 +47,7 @@ pub use bufwriter::StdoutWriter;
 pub use destination::{Destination, DestinationKind, probe_stdout};
 
 use crate::buf::AlignedBuf;
-use crate::error::describe_io;
+use crate::error::{Error, Result};
 
 /// The smallest buffer the rule picks: 64 KiB, the default pipe capacity on Linux, where
 /// every sink of the sweep had reached its plateau (32 KiB was 20–30% slower into a pipe).
@@ -186,7 +186,7 @@ pub fn default_buffer_size(destination: &Destination) -> usize {
 /// [`Error::StdoutClosed`], and a method that cannot write there is
 /// [`Error::Unavailable`]. Write failures are classified: [`Error::BrokenPipe`] when the
 /// reader went away (a caller printing data usually stops quietly then),
-/// [`Error::NoSpace`] when the disk or quota is full.
+/// [`Error::StdoutNoSpace`] when the disk or quota is full.
 pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result<Written, Error> {
     method.availability().map_err(|reason| Error::Unavailable {
         method: method.name(),
@@ -238,10 +238,11 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
     };
     let adaptive::Run { sizing, written } = run;
     result.map_err(|e| match method {
-        Method::Stdout => Error::from_write(e, written).std_buffered(
+        Method::Stdout => std_buffered(
+            from_write(e, written),
             start.and_then(|start| stdout_position().map(|now| now.saturating_sub(start))),
         ),
-        _ => Error::from_write(e, written),
+        _ => from_write(e, written),
     })?;
     Ok(Written {
         bytes: written,
@@ -262,149 +263,60 @@ fn stdout_position() -> Option<u64> {
     u64::try_from(unsafe { libc::lseek(1, 0, libc::SEEK_CUR) }).ok()
 }
 
-/// `N bytes`, or `at most N bytes (…)` when `unflushed` of them may not have been written.
-fn after(written: u64, unflushed: u64) -> String {
-    if unflushed == 0 {
-        format!("{written} bytes")
-    } else {
-        format!(
-            "{} to {written} bytes (the last {unflushed} were in std's line buffer: how many of them reached it cannot be known)",
-            written - unflushed
-        )
+/// For the `stdout` method, whose last pieces std's line buffer may have held when the
+/// write failed: the bytes that reached standard output, when they can be known
+/// (`reached`, from the file position of a regular file), else up to the line buffer's
+/// size of `written` marked as unknown.
+fn std_buffered(mut e: Error, reached: Option<u64>) -> Error {
+    if let Error::BrokenPipe {
+        written, unflushed, ..
     }
+    | Error::StdoutNoSpace {
+        written, unflushed, ..
+    } = &mut e
+    {
+        match reached {
+            Some(reached) => (*written, *unflushed) = (reached.min(*written), 0),
+            None => *unflushed = (*written).min(stdout::LINE_BUFFER as u64),
+        }
+    }
+    e
 }
 
-/// What can go wrong while writing to standard output.
-///
-/// Messages are one line and say what to do; they name standard output themselves.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The pipe's reader went away (`EPIPE`; Rust ignores `SIGPIPE`, so the write fails
-    /// instead of killing the process). For a producer this is an end, not a failure.
-    #[error("the reader of standard output went away after {} (broken pipe)", after(*.written, *.unflushed))]
-    BrokenPipe {
-        /// Bytes the kernel had accepted before, at most.
-        written: u64,
-        /// How many of `written` may still have been in a buffer of the program's when the
-        /// write failed (std's line buffer, for the `stdout` method): the kernel took
-        /// between `written - unflushed` and `written`. 0 when `written` is exact.
-        unflushed: u64,
-        /// The `EPIPE` error.
-        #[source]
-        source: io::Error,
-    },
-    /// The file system behind standard output is full (`ENOSPC`) or the quota is used up
-    /// (`EDQUOT`).
-    #[error(
-        "cannot write to standard output: {} after {} (free some space or write elsewhere)",
-        describe_io(.source),
-        after(*.written, *.unflushed)
-    )]
-    NoSpace {
-        /// Bytes the kernel had accepted before, at most.
-        written: u64,
-        /// As for [`Error::BrokenPipe`]: how many of `written` may not have reached it.
-        unflushed: u64,
-        /// The `ENOSPC` or `EDQUOT` error.
-        #[source]
-        source: io::Error,
-    },
-    /// File descriptor 1 is not open for writing.
-    #[error("standard output is closed ({why}); redirect it to a file, a pipe or /dev/null")]
-    StdoutClosed {
-        /// What was found instead, in a few words.
-        why: &'static str,
-    },
-    /// The method cannot run on this machine or into this standard output.
-    #[error("method '{method}' is unavailable: {reason}")]
-    Unavailable {
-        /// The method's name.
-        method: &'static str,
-        /// Why, in a few words.
-        reason: String,
-    },
-    /// Any other failure; `op` says which step.
-    #[error("{op}: {}", describe_io(.source))]
-    Io {
-        /// What was being done, as a short phrase.
-        op: &'static str,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
-}
-
-impl Error {
-    /// Wraps an I/O error with the step that failed.
-    pub fn io(op: &'static str, source: io::Error) -> Error {
-        Error::Io { op, source }
-    }
-
-    /// For the `stdout` method, whose last pieces std's line buffer may have held when the
-    /// write failed: the bytes that reached standard output, when they can be known
-    /// (`reached`, from the file position of a regular file), else up to the line
-    /// buffer's size of `written` marked as unknown.
-    fn std_buffered(mut self, reached: Option<u64>) -> Error {
-        if let Error::BrokenPipe {
-            written, unflushed, ..
-        }
-        | Error::NoSpace {
-            written, unflushed, ..
-        } = &mut self
-        {
-            match reached {
-                Some(reached) => (*written, *unflushed) = (reached.min(*written), 0),
-                None => *unflushed = (*written).min(stdout::LINE_BUFFER as u64),
-            }
-        }
-        self
-    }
-
-    /// `true` when the reader went away: a program that prints should stop quietly.
-    pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, Error::BrokenPipe { .. })
-    }
-
-    /// `true` when the error means "cannot run here" rather than "failed".
-    pub fn is_unavailable(&self) -> bool {
-        matches!(self, Error::Unavailable { .. })
-    }
-
-    /// Classifies a failed write after `written` bytes. An error that already carries an
-    /// [`Error`] (from [`StdoutWriter`]) is unwrapped rather than wrapped twice.
-    pub(crate) fn from_write(e: io::Error, written: u64) -> Error {
-        if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
-            let inner = e.into_inner().expect("checked above");
-            return match inner.downcast::<Error>() {
-                Ok(mut error) => {
-                    // The writer knew how much it had passed on; the caller knows better.
-                    if let Error::BrokenPipe { written: w, .. }
-                    | Error::NoSpace { written: w, .. } = &mut *error
-                    {
-                        *w = written;
-                    }
-                    *error
+/// Classifies a failed write to standard output after `written` bytes. An error that
+/// already carries an [`Error`] (from [`StdoutWriter`]) is unwrapped rather than wrapped
+/// twice.
+pub(crate) fn from_write(e: io::Error, written: u64) -> Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+        let inner = e.into_inner().expect("checked above");
+        return match inner.downcast::<Error>() {
+            Ok(mut error) => {
+                // The writer knew how much it had passed on; the caller knows better.
+                if let Error::BrokenPipe { written: w, .. }
+                | Error::StdoutNoSpace { written: w, .. } = &mut *error
+                {
+                    *w = written;
                 }
-                Err(other) => Error::io("cannot write to standard output", io::Error::other(other)),
-            };
-        }
-        match e.raw_os_error() {
-            Some(libc::EPIPE) => Error::BrokenPipe {
-                written,
-                unflushed: 0,
-                source: e,
-            },
-            Some(libc::ENOSPC | libc::EDQUOT) => Error::NoSpace {
-                written,
-                unflushed: 0,
-                source: e,
-            },
-            Some(libc::EBADF) => Error::StdoutClosed {
-                why: "file descriptor 1 is not open for writing",
-            },
-            _ => Error::io("cannot write to standard output", e),
-        }
+                *error
+            }
+            Err(other) => Error::io("cannot write to standard output", io::Error::other(other)),
+        };
+    }
+    match e.raw_os_error() {
+        Some(libc::EPIPE) => Error::BrokenPipe {
+            written,
+            unflushed: 0,
+            source: e,
+        },
+        Some(libc::ENOSPC | libc::EDQUOT) => Error::StdoutNoSpace {
+            written,
+            unflushed: 0,
+            source: e,
+        },
+        Some(libc::EBADF) => Error::StdoutClosed {
+            why: "file descriptor 1 is not open for writing",
+        },
+        _ => Error::io("cannot write to standard output", e),
     }
 }
 
@@ -522,25 +434,25 @@ mod tests {
 
     #[test]
     fn write_errors_are_classified() {
-        let e = Error::from_write(io::Error::from_raw_os_error(libc::EPIPE), 7);
+        let e = from_write(io::Error::from_raw_os_error(libc::EPIPE), 7);
         assert!(e.is_broken_pipe());
-        let e = Error::from_write(io::Error::from_raw_os_error(libc::ENOSPC), 9);
-        assert!(matches!(e, Error::NoSpace { written: 9, .. }));
+        let e = from_write(io::Error::from_raw_os_error(libc::ENOSPC), 9);
+        assert!(matches!(e, Error::StdoutNoSpace { written: 9, .. }));
         assert_eq!(
             e.to_string(),
             "cannot write to standard output: No space left on device after 9 bytes \
              (free some space or write elsewhere)"
         );
-        let e = Error::from_write(io::Error::from_raw_os_error(libc::EBADF), 0);
+        let e = from_write(io::Error::from_raw_os_error(libc::EBADF), 0);
         assert!(matches!(e, Error::StdoutClosed { .. }));
         // An error already classified by the writer keeps its class.
         let wrapped = io::Error::new(
             io::ErrorKind::StorageFull,
-            Error::from_write(io::Error::from_raw_os_error(libc::ENOSPC), 1),
+            from_write(io::Error::from_raw_os_error(libc::ENOSPC), 1),
         );
         assert!(matches!(
-            Error::from_write(wrapped, 5),
-            Error::NoSpace { written: 5, .. }
+            from_write(wrapped, 5),
+            Error::StdoutNoSpace { written: 5, .. }
         ));
     }
 

@@ -4,7 +4,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use iolab::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The record content repeats every 256 records: record *i* starts at `i mod 256` in a
 /// pattern of the bytes 0, 1, 2, …

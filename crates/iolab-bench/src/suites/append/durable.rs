@@ -319,7 +319,7 @@ fn run_log(
     group: bool,
     per_writer: u64,
 ) -> Result<Sample, String> {
-    let show = |e: iolab::file::Error| format!("{}: {e}", path.display());
+    let show = |e: iolab::Error| format!("{}: {e}", path.display());
     let total = writers as u64 * per_writer;
     let bytes = total * (HEADER_LEN + record_bytes) as u64;
     let log = LogOptions::new()
@@ -341,7 +341,7 @@ fn run_log(
         let handles: Vec<_> = (0..writers)
             .map(|t| {
                 let (log, barrier) = (&log, &barrier);
-                s.spawn(move || -> Result<Vec<u64>, iolab::file::Error> {
+                s.spawn(move || -> Result<Vec<u64>, iolab::Error> {
                     let records: Vec<Vec<u8>> = (0..per_writer)
                         .map(|i| payload(t, i, record_bytes))
                         .collect();

@@ -10,9 +10,9 @@ use super::Section;
 use super::data::WorkDir;
 use super::measure::Sample;
 use crate::context::Context;
+use crate::error::{Error, Result};
 use crate::peers::{version_line, which};
 use crate::runner::Job;
-use iolab::error::{Error, Result};
 
 /// C++ compilers tried for the `fstream` baseline, in order.
 const CXX_COMPILERS: &[&str] = &["c++", "g++", "clang++"];

@@ -13,13 +13,13 @@ use super::fstream::{self, FSTREAM, Fstream};
 use super::verify::{WRONG, verify};
 use super::{Section, Strategy, rows};
 use crate::context::Context;
+use crate::error::Result;
 use crate::file_bench::CannotWin;
 use crate::interrupt;
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::schedule;
 use iolab::append::{Syncs, append_records};
-use iolab::error::Result;
 
 /// One run's figures.
 #[derive(Clone, Copy, Debug)]

@@ -70,11 +70,11 @@ pub(crate) mod verdict;
 mod verify;
 
 use crate::context::Context;
+use crate::error::Result;
 use crate::interrupt;
 use crate::results::Row;
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Place, Suite};
-use iolab::error::Result;
 
 pub use data::Records;
 /// The strategies measured, from the library (kept here for the old path).

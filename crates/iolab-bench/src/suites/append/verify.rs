@@ -16,7 +16,7 @@ pub(super) fn verify(
     section: &Section,
     records: &Records,
 ) -> std::result::Result<(), String> {
-    let io_error = |e: iolab::file::Error| format!("{}: {e}", path.display());
+    let io_error = |e: iolab::Error| format!("{}: {e}", path.display());
     let mut file = SequentialFile::open(path).map_err(io_error)?;
     let mut record = vec![0u8; section.payload];
     for i in 0..section.records {

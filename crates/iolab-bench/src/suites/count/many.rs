@@ -6,7 +6,7 @@ use super::{Counted, SIZES};
 use crate::cache_state::CacheState;
 use crate::context::Config;
 use crate::data;
-use iolab::error::Result;
+use crate::error::Result;
 use iolab::units::format_bytes;
 
 /// Files in the section: 1000, a small source tree or a folder of logs.

@@ -14,6 +14,7 @@ mod winners;
 use crate::cache_state::CacheState;
 use crate::context::{Config, Context};
 use crate::data;
+use crate::error::Result;
 use crate::file_bench::{FileBench, Measured, measure};
 use crate::interrupt;
 use crate::peers::{version_line, which};
@@ -22,7 +23,6 @@ use crate::results::Row;
 use crate::runner::{Job, Outcome, parse_count};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Place, Suite};
-use iolab::error::Result;
 use iolab::read::{Method, uring_direct};
 use iolab::sys::fiemap;
 use iolab::units::{format_bytes, format_rate};
@@ -157,7 +157,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     } else {
         for path in &config.files {
             let bytes = std::fs::metadata(path)
-                .map_err(|e| iolab::Error::io("cannot read the metadata of --file", e))?
+                .map_err(|e| crate::error::Error::io("cannot read the metadata of --file", e))?
                 .len();
             inputs.push(Counted {
                 paths: vec![path.clone()],

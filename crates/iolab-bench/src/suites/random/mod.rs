@@ -46,6 +46,7 @@ use serde_json::Value;
 use crate::cache_state::CacheState;
 use crate::context::Context;
 use crate::data;
+use crate::error::{Error, Result};
 use crate::file_bench::prepare;
 use crate::interrupt;
 use crate::peers::{version_line, which};
@@ -54,7 +55,6 @@ use crate::results::Row;
 use crate::runner::{Job, schedule};
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Place, Suite};
-use iolab::error::{Error, Result};
 use iolab::random::{DEFAULT_BLOCK, Method, Pattern};
 
 /// The data set's size by default: 1 GiB.

@@ -80,6 +80,7 @@ use sinkfile::SinkFile;
 use sinks::{ConsumerKind, Sink};
 
 use crate::context::Context;
+use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::peers::{version_line, which};
 use crate::progress::Progress;
@@ -87,7 +88,6 @@ use crate::results::Row;
 use crate::runner::{self, Consumer, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Place, Suite};
-use iolab::error::{Error, Result};
 use iolab::units::format_bytes;
 use iolab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
 
