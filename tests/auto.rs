@@ -42,7 +42,7 @@ fn text_file(path: &Path, len: usize) -> u64 {
 }
 
 fn evict(path: &Path) {
-    iolab::cache::evict(path, false).unwrap();
+    iolab::lab::cache::evict(path, false).unwrap();
 }
 
 #[test]
@@ -57,12 +57,12 @@ fn small_warm_and_cold_files_get_the_rule_without_measurements() {
 
     let big = dir.path().join("big");
     let lines = text_file(&big, 4 << 20);
-    iolab::cache::warm(&big).unwrap();
+    iolab::lab::cache::warm(&big).unwrap();
     let (out, err) = count_verbose(&cache, &big);
     assert_eq!(out, format!("{lines} {}\n", big.display()));
     assert!(chosen(&err).starts_with("mmap"), "{err}");
 
-    if iolab::sysinfo::is_tmpfs(dir.path()) {
+    if iolab::lab::sysinfo::is_tmpfs(dir.path()) {
         return;
     }
     evict(&big);
@@ -84,7 +84,7 @@ fn sparse_cold(path: &Path, len: u64) {
 #[test]
 fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only() {
     let dir = common::scratch();
-    if iolab::sysinfo::is_tmpfs(dir.path()) {
+    if iolab::lab::sysinfo::is_tmpfs(dir.path()) {
         common::skip("the scratch folder is on tmpfs: files cannot be evicted");
         return;
     }
@@ -107,8 +107,14 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
             }]
         })
     };
-    let file = cache.join("iolab").join(iolab::tuning::FILE_NAME);
-    std::fs::write(&file, tuning(&iolab::tuning::kernel_release()).to_string()).unwrap();
+    let file = cache
+        .join("iolab")
+        .join(iolab::lab::read::tuning::FILE_NAME);
+    std::fs::write(
+        &file,
+        tuning(&iolab::lab::read::tuning::kernel_release()).to_string(),
+    )
+    .unwrap();
     let (out, err) = count_verbose(&cache, &gib);
     assert_eq!(out, format!("0 {}\n", gib.display()));
     assert_eq!(chosen(&err), "pread-parallel", "{err}");
@@ -130,7 +136,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     );
 
     // Warm, the same 1 GiB file does not follow the cold winner either.
-    iolab::cache::warm(&gib).unwrap();
+    iolab::lab::cache::warm(&gib).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
     assert!(chosen(&err).starts_with("mmap"), "{err}");
     evict(&gib);
@@ -144,7 +150,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     // count winners are ignored.
     let old = serde_json::json!({
         "measured_at": "2026-01-01T00:00:00Z",
-        "kernel_release": iolab::tuning::kernel_release(),
+        "kernel_release": iolab::lab::read::tuning::kernel_release(),
         "cores": cores,
         "file_bytes": 1u64 << 30,
         "warm": null,

@@ -54,7 +54,7 @@ fn a_quick_run_writes_verified_rows_for_every_method_and_cache_state() {
     let json = read_json(&out.join("results.json"));
     assert_eq!(json["partial"], false);
     let rows = json["rows"].as_array().unwrap();
-    let methods: Vec<String> = iolab::Method::ALL
+    let methods: Vec<String> = iolab::CountMethod::ALL
         .iter()
         .map(|m| m.name().to_string())
         .collect();

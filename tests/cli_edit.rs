@@ -163,7 +163,7 @@ fn a_file_without_newline_and_an_empty_file_are_left_unchanged_and_it_says_so() 
 #[test]
 fn timings_name_the_kernel_and_every_step() {
     let dir = TempDir::new().unwrap();
-    let best = iolab::kernel::Kernel::best().name();
+    let best = iolab::lab::kernel::Kernel::best().name();
     for s in STRATEGIES {
         let path = sample(dir.path(), "f", SAMPLE);
         let o = run(iolab(&[

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
-use iolab::write::Method;
+use iolab::lab::write::Method;
 
 fn iolab() -> Command {
     Command::cargo_bin("iolab").unwrap()

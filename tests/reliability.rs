@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
-use iolab::read::{self, Method, ReadOptions};
-use iolab::task::Task;
+use iolab::lab::read::{self, Method, ReadOptions};
+use iolab::lab::task::Task;
 use iolab::{Error, Input};
 
 fn write_file(path: &Path, len: usize) {
@@ -127,7 +127,7 @@ fn offset_readers_report_a_file_that_shrank() {
             .unwrap()
             .set_len(1 << 20)
             .unwrap();
-        let result = iolab::count_lines(method, &input, &ReadOptions::new());
+        let result = read::count_input(method, &input, &ReadOptions::new());
         match result {
             Err(Error::FileShrank) => {}
             Err(e) if e.is_unavailable() => {}

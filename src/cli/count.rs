@@ -7,10 +7,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use iolab::read::Hint;
-use iolab::read::auto;
-use iolab::read::many::{FileCount, count_files};
-use iolab::{Input, Method, ReadOptions, count_lines};
+use iolab::Input;
+use iolab::lab::read::Hint;
+use iolab::lab::read::auto;
+use iolab::lab::read::many::{FileCount, count_files};
+use iolab::lab::read::{Method, ReadOptions, count_input};
 
 /// Arguments of `iolab count`.
 #[derive(Debug, clap::Args)]
@@ -47,12 +48,12 @@ pub struct Args {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    match iolab::units::parse_size(s) {
+    match iolab::lab::units::parse_size(s) {
         Ok(0) => Err("must be at least 1 byte".into()),
-        Ok(n) if n <= iolab::read::MAX_BUFFER_SIZE as u64 => Ok(n),
+        Ok(n) if n <= iolab::lab::read::MAX_BUFFER_SIZE as u64 => Ok(n),
         Ok(_) => Err(format!(
             "a buffer of {s} is too large: the limit is {}",
-            iolab::units::format_bytes(iolab::read::MAX_BUFFER_SIZE as u64)
+            iolab::lab::units::format_bytes(iolab::lab::read::MAX_BUFFER_SIZE as u64)
         )),
         Err(e) => Err(e.to_string()),
     }
@@ -167,7 +168,7 @@ pub fn run(args: Args) -> Result<i32> {
         out.flush()
     })();
     if args.verbose
-        && let Some(peak) = iolab::sysinfo::peak_rss_bytes()
+        && let Some(peak) = iolab::lab::sysinfo::peak_rss_bytes()
     {
         super::report(&format!("peak memory (VmHWM): {peak} bytes"));
     }
@@ -199,9 +200,9 @@ fn count_one(
             choice.reason
         ));
     }
-    let regular = input.kind() == iolab::input::FileKind::Regular;
+    let regular = input.kind() == iolab::FileKind::Regular;
     let size = input.reported_len();
-    let count = count_lines(method, &input, options)?;
+    let count = count_input(method, &input, options)?;
     if verbose {
         super::report(&format!(
             "{}: {} bytes, {} lines with {} (kernel {})",

@@ -18,9 +18,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use iolab::edit::{Editor, Op, Outcome, Report, Strategy};
-use iolab::kernel::Kernel;
-use iolab::units::{format_bytes, format_duration};
+use iolab::lab::edit::{EditOptions, Op, Outcome, Report, Strategy};
+use iolab::lab::kernel::Kernel;
+use iolab::lab::units::{format_bytes, format_duration};
 
 /// The edits `iolab edit` can make.
 #[derive(Debug, clap::Subcommand)]
@@ -87,9 +87,7 @@ pub fn run(command: Command) -> Result<i32> {
     let (common, report) = match command {
         Command::TruncateFirstLine(args) => {
             let c = args.common;
-            let report = editor(&c)
-                .truncate_after_first_line(&c.file)
-                .with_context(|| c.file.display().to_string())?;
+            let report = editor(&c).truncate_after_first_line(&c.file)?;
             (c, report)
         }
         Command::Replace(args) => {
@@ -98,9 +96,7 @@ pub fn run(command: Command) -> Result<i32> {
             if let Some(kernel) = args.kernel {
                 editor = editor.kernel(kernel);
             }
-            let report = editor
-                .replace_byte(&c.file, args.from, args.to)
-                .with_context(|| c.file.display().to_string())?;
+            let report = editor.replace_byte(&c.file, args.from, args.to)?;
             (c, report)
         }
     };
@@ -119,8 +115,8 @@ pub fn run(command: Command) -> Result<i32> {
     Ok(0)
 }
 
-fn editor(c: &Common) -> Editor {
-    let editor = Editor::new(c.strategy).durable(!c.no_sync);
+fn editor(c: &Common) -> EditOptions {
+    let editor = EditOptions::new().strategy(c.strategy).durable(!c.no_sync);
     match c.buffer_size {
         Some(bytes) => editor.buffer_size(bytes),
         None => editor,
@@ -206,7 +202,7 @@ fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         "total",
         format_duration(report.total.as_secs_f64())
     )?;
-    match iolab::sysinfo::peak_rss_bytes() {
+    match iolab::lab::sysinfo::peak_rss_bytes() {
         Some(bytes) => writeln!(out, "peak memory (RSS) {}", format_bytes(bytes)),
         None => Ok(()),
     }
@@ -218,7 +214,7 @@ fn to_json(file: &Path, report: &Report) -> String {
     let (outcome, summary) = outcome(report);
     let changed = match report.outcome {
         Outcome::Replaced { changed } => Some(changed),
-        Outcome::Truncated { .. } | Outcome::NoNewline => None,
+        _ => None,
     };
     let value = TimingsJson {
         file: file.display().to_string(),
@@ -233,7 +229,7 @@ fn to_json(file: &Path, report: &Report) -> String {
         changed,
         phases: InOrder(&report.phases),
         total_s: report.total.as_secs_f64(),
-        peak_rss_bytes: iolab::sysinfo::peak_rss_bytes(),
+        peak_rss_bytes: iolab::lab::sysinfo::peak_rss_bytes(),
     };
     serde_json::to_string(&value).expect("a report serializes")
 }
@@ -256,13 +252,13 @@ struct TimingsJson<'a> {
     changed: Option<u64>,
     phases: InOrder<'a>,
     total_s: f64,
-    /// See [`iolab::sysinfo::peak_rss_bytes`].
+    /// See [`iolab::lab::sysinfo::peak_rss_bytes`].
     peak_rss_bytes: Option<u64>,
 }
 
 /// Phases as a JSON object whose keys come in the order the steps ran (a JSON object's
 /// order carries no meaning, but people read it).
-struct InOrder<'a>(&'a iolab::edit::Phases);
+struct InOrder<'a>(&'a iolab::lab::edit::Phases);
 
 impl serde::Serialize for InOrder<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -286,16 +282,16 @@ fn show_byte(b: u8) -> String {
     }
 }
 
-/// Parses a byte argument; see [`iolab::units::parse_byte`] for the accepted forms.
+/// Parses a byte argument; see [`iolab::lab::units::parse_byte`] for the accepted forms.
 fn parse_byte(s: &str) -> Result<u8, String> {
-    iolab::units::parse_byte(s)
+    iolab::lab::units::parse_byte(s)
 }
 
 /// The largest `--buffer-size`: 1 GiB, far past any gain, and still a sane allocation.
 const MAX_BUFFER_SIZE: u64 = 1 << 30;
 
 fn parse_buffer_size(s: &str) -> Result<usize, String> {
-    match iolab::units::parse_size(s) {
+    match iolab::lab::units::parse_size(s) {
         Ok(0) => Err("the buffer size must be at least 1 byte".into()),
         Ok(n) if n > MAX_BUFFER_SIZE => Err("the buffer size must be at most 1G".into()),
         Ok(n) => Ok(n as usize),

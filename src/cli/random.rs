@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use iolab::random::{self, Method, Options, Pattern, Stop};
-use iolab::units::format_bytes;
+use iolab::lab::random::{self, Method, Options, Pattern, Stop};
+use iolab::lab::units::format_bytes;
 use serde_json::json;
 
 /// Arguments of `iolab random`.
@@ -47,7 +47,7 @@ pub struct Args {
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
-    let n = iolab::units::parse_size(s).map_err(|e| e.to_string())?;
+    let n = iolab::lab::units::parse_size(s).map_err(|e| e.to_string())?;
     usize::try_from(n).map_err(|_| "too large".to_string())
 }
 
@@ -92,8 +92,7 @@ pub fn run(args: Args) -> Result<i32> {
     // After the run, so that a file random reads refuse (a FIFO without a writer, whose
     // open would block) is refused before anything else opens it.
     if args.verbose {
-        let file = iolab::file::RandomAccessFile::open(&args.file)
-            .with_context(|| args.file.display().to_string())?;
+        let file = iolab::RandomAccessFile::open(&args.file)?;
         if let Some(choice) = file.choice() {
             super::report(&format!(
                 "{}: RandomAccessFile::open chose {} ({:?} backing): {}",

@@ -170,7 +170,7 @@ impl JsonOutput {
             return Ok(JsonOutput::Stdout);
         }
         let shown = arg.display().to_string();
-        let cause = |e: &io::Error| iolab::error::describe_io(e);
+        let cause = |e: &io::Error| iolab::lab::error::describe_io(e);
         match std::fs::metadata(arg) {
             Ok(meta) => {
                 if let Some(why) = unfit(&meta) {
@@ -266,7 +266,7 @@ impl JsonOutput {
                 };
                 anyhow::anyhow!(
                     "cannot write the JSON to {shown}: {}; {kept}",
-                    iolab::error::describe_io(&e)
+                    iolab::lab::error::describe_io(&e)
                 )
             }),
         }
@@ -276,8 +276,12 @@ impl JsonOutput {
 /// Creates and removes a temporary file beside `target`: the folder exists, is writable,
 /// and is not on a read-only file system.
 fn probe_folder(target: &Path, shown: &str) -> Result<()> {
-    let (file, path) = create_beside(target)
-        .map_err(|e| anyhow::anyhow!("cannot create {shown}: {}", iolab::error::describe_io(&e)))?;
+    let (file, path) = create_beside(target).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create {shown}: {}",
+            iolab::lab::error::describe_io(&e)
+        )
+    })?;
     drop(file);
     let _ = std::fs::remove_file(&path);
     Ok(())

@@ -13,7 +13,7 @@ use crate::probes::{self, Sampler};
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::{Job, Outcome, schedule};
-use iolab::cache;
+use iolab::lab::cache;
 
 /// A job to measure, and what its rows carry besides timings.
 pub struct Measured {

@@ -27,10 +27,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use iolab::input::Input;
-use iolab::kernel::ByteCounter;
-use iolab::read::{Method, ReadOptions, mmap_parallel};
-use iolab::task::{CountLines, Task};
+use iolab::Input;
+use iolab::lab::kernel::ByteCounter;
+use iolab::lab::read::{Method, ReadOptions, mmap_parallel};
+use iolab::lab::task::{CountLines, Task};
 
 /// One point of a probe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -382,7 +382,7 @@ pub fn device_read(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -
 /// The file evicted from the page cache (outside the timer), then one buffered read of
 /// all of it in [`BUFFERED_BLOCK`] pieces: bytes per second.
 fn read_buffered_once(path: &Path) -> Result<f64, String> {
-    iolab::cache::evict_with(path, false, false).map_err(|e| e.to_string())?;
+    iolab::lab::cache::evict_with(path, false, false).map_err(|e| e.to_string())?;
     let options = ReadOptions::new().buffer_size(BUFFERED_BLOCK);
     timed_read(path, Method::BufreadChunks, &options)
 }
@@ -398,7 +398,7 @@ fn timed_read(path: &Path, method: Method, options: &ReadOptions) -> Result<f64,
     let input = Input::open(path).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let (_, bytes) =
-        iolab::read::run(method, &input, options, &mut Discard).map_err(|e| e.to_string())?;
+        iolab::lab::read::run(method, &input, options, &mut Discard).map_err(|e| e.to_string())?;
     let secs = start.elapsed().as_secs_f64();
     Ok(if secs > 0.0 { bytes as f64 / secs } else { 0.0 })
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::stats::Summary;
-use iolab::sysinfo::SysInfo;
+use iolab::lab::sysinfo::SysInfo;
 
 /// The version of the `results.json` layout.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -74,7 +74,7 @@ fn small_writes_of_dd_to_a_file() {
             f.evidence
         );
         assert!(f.fix.contains("dd bs=1M"), "{}", f.fix);
-        assert!(f.library.contains("AppendFile"), "{}", f.library);
+        assert!(f.library.contains("std::io::copy("), "{}", f.library);
     }
 }
 
@@ -305,7 +305,7 @@ fn fake_append_results(dir: &Path) -> std::path::PathBuf {
         finished_at: "2026-11-25T00:00:01Z".into(),
         partial: false,
         config: Default::default(),
-        sysinfo: iolab::sysinfo::collect(dir),
+        sysinfo: iolab::lab::sysinfo::collect(dir),
         rows: vec![row("write-per-record", 1000.0), row("append-file", 20.0)],
         warnings: vec![],
         notes: vec![],
@@ -321,7 +321,7 @@ fn fake_append_results(dir: &Path) -> std::path::PathBuf {
             best_baseline: None,
             of_limit: None,
             cli: "— (library only)".into(),
-            library: "iolab::file::AppendFile::create(path)?, .append(record)?".into(),
+            library: "iolab::lab::file::AppendFile::create(path)?, .append(record)?".into(),
             example: "append_records".into(),
             section: None,
         }],

@@ -7,8 +7,8 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use iolab::kernel::Kernel;
-use iolab::kernel::replace::Replacer;
+use iolab::lab::kernel::Kernel;
+use iolab::lab::kernel::replace::Replacer;
 
 /// CSV-like bytes: digits with a `,` about every 6.5 bytes and a `\n` every 65.
 fn haystack(len: usize) -> Vec<u8> {

@@ -8,16 +8,14 @@
 //!
 //! FILE is created, or appended to when it exists. One `sync` at the end puts the records
 //! on the device; a program that must not lose acknowledged records syncs more often (or
-//! uses `iolab::durable::Log`, see the `durable_log` example).
+//! uses `iolab::Log`, see the `durable_log` example).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use iolab::AppendFile;
-use iolab::Error;
-use iolab::units::{format_bytes, format_duration};
+use iolab::{AppendFile, ErrorKind};
 
 const RECORDS: u64 = 100_000;
 
@@ -28,18 +26,18 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     if let Err(e) = run(path) {
-        eprintln!("append_records: {}: {e}", path.display());
+        eprintln!("append_records: {e}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
 
-fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+fn run(path: &Path) -> iolab::Result<()> {
     let start = Instant::now();
     // `create` makes a new file and syncs its directory (the name is durable too); it
-    // fails with `Exists` on a file that is there, which `open` appends to.
+    // fails with `AlreadyExists` on a file that is there, which `open` appends to.
     let mut file = match AppendFile::create(path) {
-        Err(Error::Exists) => AppendFile::open(path)?,
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => AppendFile::open(path)?,
         created => created?,
     };
     let mut record = Vec::with_capacity(64);
@@ -53,15 +51,11 @@ fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     file.sync()?;
     let elapsed = start.elapsed().as_secs_f64();
     let bytes = file.written_len();
+    println!("appended {RECORDS} records ({bytes} bytes)");
     println!(
-        "appended {RECORDS} records, {} ({bytes} bytes)",
-        format_bytes(bytes)
-    );
-    println!(
-        "took {} with the sync ({:.0} records/s), file now {}",
-        format_duration(elapsed),
+        "took {elapsed:.3} s with the sync ({:.0} records/s), file now {} bytes",
         RECORDS as f64 / elapsed,
-        format_bytes(file.file().metadata()?.len()),
+        file.file().metadata()?.len(),
     );
     Ok(())
 }

@@ -1,18 +1,18 @@
-//! Counts the lines of a file the way `wc -l` does, with the method `iolab bench count`
-//! hands over: `Method::Auto` picks one for the file and this machine (its size, whether it
-//! is in the page cache, the measured winners), and the result says which it ran.
+//! Counts the lines of a file the way `wc -l` does, with the call `iolab bench count`
+//! hands over: `iolab::count_lines(path)` follows this machine's measured winner for the
+//! file (its size, whether it is in the page cache) and says which method it ran.
 //!
 //! ```text
 //! cargo run --release --example count_lines -- FILE
 //! ```
 //!
-//! When the verdict names another method (`mmap-avx2`, `pread-parallel`, …), pass that
-//! instead of `Method::Auto`, as the second count below does.
+//! When the verdict names a method (`mmap-avx2`, `pread-parallel`, …), `CountOptions`
+//! takes it, as the second count below does.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use iolab::{Input, Method, ReadOptions, count_lines};
+use iolab::prelude::*;
 
 fn main() -> ExitCode {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
@@ -20,42 +20,38 @@ fn main() -> ExitCode {
         eprintln!("usage: count_lines FILE");
         return ExitCode::FAILURE;
     };
-    // One line on stderr and status 1, as a command-line tool fails: the library's messages
-    // do not name the file, so it is added here.
+    // One line on stderr and status 1, as a command-line tool fails; the error names the
+    // file itself.
     if let Err(e) = run(path) {
-        eprintln!("count_lines: {}: {e}", path.display());
+        eprintln!("count_lines: {e}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
 
-fn run(path: &Path) -> Result<(), iolab::Error> {
-    let input = Input::open(path)?;
-    let count = count_lines(Method::Auto, &input, &ReadOptions::new())?;
+fn run(path: &PathBuf) -> iolab::Result<()> {
+    let count = count_lines(path)?;
     println!(
         "{}: {} lines, {} bytes",
         path.display(),
         count.lines,
         count.bytes
     );
-    // `count.method` is what `auto` resolved to (never `auto` itself).
+    // `count.method` is what the default resolved to (never `auto` itself).
     println!(
         "auto chose: {} with the {} kernel",
         count.method, count.kernel
     );
 
-    // A method by name: check first, since a CPU without AVX2 cannot run this one.
-    let named = Method::MmapAvx2;
-    match named.availability() {
-        Ok(()) => {
-            // An `Input` is for one run (streaming methods move its position): open another.
-            let again = count_lines(named, &Input::open(path)?, &ReadOptions::new())?;
-            println!(
-                "{named}: {} lines with the {} kernel",
-                again.lines, again.kernel
-            );
-        }
-        Err(reason) => println!("{named}: unavailable here ({reason})"),
+    // A method by name: a CPU without AVX2 cannot run this one, and says so.
+    let named = CountMethod::MmapAvx2;
+    match CountOptions::new().method(named).count_lines(path) {
+        Ok(again) => println!(
+            "{named}: {} lines with the {} kernel",
+            again.lines, again.kernel
+        ),
+        Err(e) if e.is_unavailable() => println!("{named}: unavailable here ({})", e.cause()),
+        Err(e) => return Err(e),
     }
     Ok(())
 }

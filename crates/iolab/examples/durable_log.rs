@@ -1,5 +1,5 @@
 //! A durable log with group commit, as `iolab bench append` hands over: 8 threads append
-//! to one `iolab::durable::Log`, and each `append_durable` returns only once its record is
+//! to one `iolab::Log`, and each `append_durable` returns only once its record is
 //! on the device. Writers that arrive while a sync runs share the next one, so there are
 //! far fewer syncs than records.
 //!
@@ -13,12 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use iolab::durable::{LogOptions, Policy, read_records};
-use iolab::units::format_duration;
+use iolab::{Error, LogOptions, LogPolicy, read_records};
 
 /// The policy the verdict names; `prealloc`, the default, writes into a pre-zeroed file and
 /// tied with `direct-dsync` for first on the development machine.
-const POLICY: Policy = Policy::Prealloc;
+const POLICY: LogPolicy = LogPolicy::Prealloc;
 const WRITERS: usize = 8;
 const RECORDS_PER_WRITER: usize = 500;
 
@@ -29,24 +28,25 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     if let Err(e) = run(path) {
-        eprintln!("durable_log: {}: {e}", path.display());
+        eprintln!("durable_log: {e}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
 
-fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+fn run(path: &Path) -> iolab::Result<()> {
     // Opening recovers a log's end and cuts anything after its last whole record, so a file
     // that is not a log would be emptied: refuse one that has bytes but no records.
     if path.exists() && read_records(path).is_ok_and(|r| r.records.is_empty() && r.file_len > 0) {
-        return Err("exists and is not a log; give a new file name".into());
+        let not_a_log = std::io::Error::other("exists and is not a log; give a new file name");
+        return Err(Error::from(not_a_log).at(path));
     }
     // `direct-dsync` needs a file system that takes O_DIRECT: probe the log's folder (an
     // empty parent is the current folder, which the probe then uses).
     let dir = path.parent().unwrap_or(Path::new("."));
     let policy = match POLICY.availability_for(dir) {
         Ok(()) => POLICY,
-        Err(_) => Policy::Fdatasync,
+        Err(_) => LogPolicy::Fdatasync,
     };
     // Group commit is on by default (`LogOptions::group_commit`).
     let log = LogOptions::new().policy(policy).open(path)?;
@@ -75,8 +75,7 @@ fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         log.policy()
     );
     println!(
-        "took {} ({:.0} records/s) with {} syncs: group commit shared each among {:.1} records",
-        format_duration(elapsed),
+        "took {elapsed:.3} s ({:.0} records/s) with {} syncs: group commit shared each among {:.1} records",
         records as f64 / elapsed,
         log.syncs(),
         records as f64 / log.syncs().max(1) as f64,

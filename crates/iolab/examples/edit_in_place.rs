@@ -1,6 +1,7 @@
-//! Replaces every `,` by `;` in a file, in place, with the strategy `iolab bench edit`
-//! hands over: `mmap` (the file mapped shared, changed through the map, `msync`). The
-//! length never changes, so nothing is copied to a new file.
+//! Replaces every `,` by `;` in a file, in place, with the call `iolab bench edit` hands
+//! over: `iolab::replace_byte`, whose default strategy is `mmap` (the file mapped shared,
+//! changed through the map, `msync`). The length never changes, so nothing is copied to a
+//! new file. `EditOptions::new().strategy(…)` takes another strategy.
 //!
 //! ```text
 //! cargo run --release --example edit_in_place -- FILE
@@ -12,9 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use iolab::edit::{Editor, Outcome, Strategy};
-use iolab::generate::{AtomicOptions, CsvSpec, write_csv, write_file_atomically};
-use iolab::units::{format_bytes, format_duration};
+use iolab::EditOutcome;
 
 fn main() -> ExitCode {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
@@ -23,39 +22,36 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     if let Err(e) = run(path) {
-        eprintln!("edit_in_place: {}: {e}", path.display());
+        eprintln!("edit_in_place: {e}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
 
-fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+fn run(path: &Path) -> iolab::Result<()> {
     if !path.exists() {
-        let spec = CsvSpec {
-            rows: 10_000,
-            ..CsvSpec::default()
-        };
-        // Atomically (a temporary file, then a rename): an interrupted run leaves no
-        // half-written CSV behind.
-        let made = write_file_atomically(path, &AtomicOptions::new(), |out| write_csv(out, &spec))?;
-        println!("created {} ({} rows of CSV)", path.display(), made.lines);
+        let rows: String = (0..10_000)
+            .map(|i| format!("{i},{},{},row {i}\n", i * 7, i % 13))
+            .collect();
+        // A new file only (`create_new`): never overwrite something of the user's.
+        std::io::Write::write_all(&mut std::fs::File::create_new(path)?, rows.as_bytes())?;
+        println!("created {} (10000 rows of CSV)", path.display());
     }
     // Durable by default: `Ok` only once `msync` has put the change on the device.
     // `.durable(false)` is the benchmark's no-sync variant (a crash may lose the edit).
-    let report = Editor::new(Strategy::Mmap).replace_byte(path, b',', b';')?;
+    let report = iolab::replace_byte(path, b',', b';')?;
     let changed = match report.outcome {
-        Outcome::Replaced { changed } => changed,
+        EditOutcome::Replaced { changed } => changed,
         _ => 0,
     };
     let kernel = report.kernel.map_or("none".to_string(), |k| k.to_string());
     println!(
-        "replaced {changed} ',' by ';' in {} with the {} strategy ({kernel} kernel)",
-        format_bytes(report.len_after),
-        report.strategy,
+        "replaced {changed} ',' by ';' in {} bytes with the {} strategy ({kernel} kernel)",
+        report.len_after, report.strategy,
     );
     println!(
-        "took {}{}",
-        format_duration(report.total.as_secs_f64()),
+        "took {:.3} s{}",
+        report.total.as_secs_f64(),
         if report.durable {
             ", synced to the device"
         } else {

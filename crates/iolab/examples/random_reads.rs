@@ -1,13 +1,13 @@
 //! Random 4 KiB reads of one file, the access a storage engine makes most, with the calls
 //! `iolab bench random` hands over: `iolab::RandomAccessFile` for point lookups (it maps
 //! the file or uses `pread`, whichever this machine measured faster for its size), then
-//! `iolab::random::run` for a batch of reads with 32 in flight through io_uring.
+//! `iolab::lab::random::run` for a batch of reads with 32 in flight through io_uring.
 //!
 //! ```text
 //! cargo run --release --example random_reads -- FILE
 //! ```
 //!
-//! If FILE does not exist, 64 MiB of `iolab::generate::blocks` data is written there first:
+//! If FILE does not exist, 64 MiB of `iolab::lab::generate::blocks` data is written there first:
 //! every byte is a function of its offset, so every read below is checked.
 
 use std::path::{Path, PathBuf};
@@ -15,8 +15,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use iolab::RandomAccessFile;
-use iolab::generate::{AtomicOptions, blocks, write_file_atomically};
-use iolab::random::{self, Method, Options, Pattern, Sampler};
+use iolab::lab::generate::{AtomicOptions, blocks, write_file_atomically};
+use iolab::lab::random::{self, Method, Options, Pattern, Sampler};
 
 const BLOCK: usize = 4096;
 const LOOKUPS: u64 = 10_000;

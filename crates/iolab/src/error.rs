@@ -51,7 +51,10 @@ pub enum ErrorKind {
 }
 
 /// Everything that can go wrong in iolab's calls.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the message and the kind (`big.txt: cannot open: No such file or
+/// directory (NotFound)`), so `fn main() -> iolab::Result<()>` ends with a readable line.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A call given a path failed: the path, and why.
@@ -422,6 +425,12 @@ impl Error {
             },
             _ => Error::Io { op, source },
         }
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self} ({:?})", self.kind())
     }
 }
 

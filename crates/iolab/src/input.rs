@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 /// What kind of file an [`Input`] is. Only regular files have a size that methods which
 /// need one (mmap, O_DIRECT, io_uring with offsets) can trust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FileKind {
     /// A regular file.
     Regular,
@@ -51,8 +52,8 @@ pub struct Input {
 
 impl Input {
     /// Opens `path` for reading. A directory is refused here, with [`Error::IsDirectory`].
-    pub fn open(path: &Path) -> Result<Input> {
-        let file = File::open(path).map_err(|e| Error::io("cannot open", e))?;
+    pub fn open(path: impl AsRef<Path>) -> Result<Input> {
+        let file = File::open(path.as_ref()).map_err(|e| Error::io("cannot open", e))?;
         Input::from_file(file)
     }
 

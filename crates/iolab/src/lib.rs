@@ -1,57 +1,78 @@
 //! iolab: Linux file I/O at this machine's limits.
 //!
-//! Each workload has one entry point, re-exported here, whose default is the way
-//! `iolab bench` measured fastest on the machine it runs on:
+//! Six workloads, each with a one-line call whose default is the way `iolab bench`
+//! measured fastest (on this machine where it ran, else the rule documented with the
+//! call), and one options builder for the rest:
 //!
-//! | workload | call |
-//! |---|---|
-//! | count the lines of a file | [`count_lines`]`(Method::Auto, &Input::open(path)?, &ReadOptions::new())` |
-//! | write fast to stdout | [`StdoutWriter::new`]`()` |
-//! | edit a file in place | [`replace_byte`]`(path, b',', b';', EditStrategy::Mmap)`, [`truncate_after_first_line`] |
-//! | append small records | [`AppendFile::open`]`(path)` |
-//! | durable appends, group commit | [`Log::open`]`(path)`, [`LogOptions`] |
-//! | random block reads | [`RandomAccessFile::open`]`(path)` |
+//! | workload | the call | its options |
+//! |---|---|---|
+//! | count the lines of a file | [`count_lines`]`(path)?` | [`CountOptions`] |
+//! | write fast to standard output | [`StdoutWriter::new`]`()?` | [`WriteOptions`] |
+//! | edit a file in place | [`replace_byte`]`(path, b',', b';')?`, [`truncate_after_first_line`]`(path)?` | [`EditOptions`] |
+//! | append small records | [`AppendFile::create`]`(path)?` | [`AppendOptions`] |
+//! | durable appends, group commit | [`Log::open`]`(path)?` | [`LogOptions`] |
+//! | random block reads | [`RandomAccessFile::open`]`(path)?` | [`RandomAccessOptions`] |
 //!
-//! The library separates *how bytes reach memory* ([`read::Method`]: `read`, `readv`,
-//! `O_DIRECT`, `mmap`, io_uring, …) from *what is done with them* ([`task::Task`]: count
-//! lines, checksum, …), and the tasks' inner loops ([`kernel`]) from both.
+//! Every call returns [`Result`], with one [`Error`] whose [`Error::kind`] a program can
+//! match and whose message names the path and the cause; `?` converts it to and from
+//! [`std::io::Error`]. `use iolab::prelude::*;` brings the calls, options and choices in.
 //!
 //! ```no_run
-//! use iolab::{Input, Method, ReadOptions, count_lines};
+//! use std::io::Write;
 //!
-//! let input = Input::open("big.txt".as_ref())?;
-//! let count = count_lines(Method::Auto, &input, &ReadOptions::new())?;
-//! println!("{} lines, counted with {}", count.lines, count.method);
-//! # Ok::<(), iolab::Error>(())
+//! fn main() -> iolab::Result<()> {
+//!     let count = iolab::count_lines("big.txt")?;
+//!     let mut out = iolab::StdoutWriter::new()?;
+//!     writeln!(out, "{} lines, counted with {}", count.lines, count.method)?;
+//!     out.finish()
+//! }
 //! ```
+//!
+//! The machinery `iolab bench` and `iolab trace` drive (every method of every workload,
+//! the kernels, the data-set generators, the system facts) is in [`lab`]: public for the
+//! laboratory's own crates, outside the stable surface.
 
 #![deny(missing_docs)]
 
-pub mod append;
-pub mod buf;
-pub mod cache;
-pub mod durable;
-pub mod edit;
-pub mod error;
-pub mod file;
-pub mod generate;
-pub mod input;
-pub mod kernel;
+mod append;
+mod buf;
+mod cache;
+mod count;
+mod durable;
+mod edit;
+mod error;
+mod file;
+mod generate;
+mod input;
+mod kernel;
+/// Where `named_enum!`'s expansion finds its trait in other crates; documented as
+/// [`lab::named`].
+#[doc(hidden)]
 pub mod named;
-pub mod random;
-pub mod read;
-pub mod sys;
-pub mod sysinfo;
-pub mod task;
-pub mod units;
-pub mod write;
+mod random;
+mod read;
+mod snippet;
+mod sys;
+mod sysinfo;
+mod task;
+mod units;
+mod write;
 
-pub use durable::{Log, LogOptions};
-pub use edit::{Strategy as EditStrategy, replace_byte, truncate_after_first_line};
-pub use error::{Error, Result};
-pub use file::{AppendFile, RandomAccessFile};
+pub mod lab;
+pub mod prelude;
+
+pub use count::{CountOptions, count_lines};
+pub use durable::{Log, LogOptions, Policy as LogPolicy, Recovered, read_records};
+pub use edit::{
+    EditOptions, Outcome as EditOutcome, Report as EditReport, Strategy as EditStrategy,
+    replace_byte, truncate_after_first_line,
+};
+pub use error::{Error, ErrorKind, Result};
+pub use file::{
+    AppendFile, AppendOptions, Backing, Creation, MapLimiter, RandomAccessFile,
+    RandomAccessOptions, SequentialFile,
+};
 pub use input::{FileKind, Input};
-/// The measured winners `auto` follows; they live with `auto` ([`read::tuning`]).
-pub use read::tuning;
-pub use read::{LineCount, Method, ReadOptions, count_lines};
-pub use write::StdoutWriter;
+pub use read::{Hint as CountHint, LineCount, Method as CountMethod};
+pub use write::raw_fd::RawStdout;
+pub use write::{StdoutWriter, WriteOptions};

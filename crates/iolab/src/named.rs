@@ -1,7 +1,7 @@
 //! One way to name things: every enum a user picks by name (a read method, a write method,
-//! an edit strategy, a durable policy, a kernel, …) gets its list ([`ALL`](Named::all)), its
+//! an edit strategy, a durable policy, a kernel, …) gets its list ([`ALL`](crate::named::Named::all)), its
 //! kebab-case name shared by the CLI, the JSON results and the docs, `Display`, and
-//! `FromStr` with one error ([`UnknownName`]) that lists the valid names, from one
+//! `FromStr` with one error ([`UnknownName`](crate::named::UnknownName)) that lists the valid names, from one
 //! declaration ([`named_enum!`](crate::named_enum)).
 
 use std::fmt;
@@ -58,7 +58,7 @@ pub trait Named: Copy + Eq + 'static {
 
 /// Declares an enum whose values are picked by name: the enum (with `Clone`, `Copy`,
 /// `Debug`, `PartialEq`, `Eq`, `Hash`), an inherent `ALL` array and `name()`, [`Named`],
-/// `Display` and `FromStr` (error: [`UnknownName`]).
+/// `Display` and `FromStr` (error: [`UnknownName`](crate::named::UnknownName)).
 ///
 /// ```
 /// iolab::named_enum! {
@@ -73,6 +73,7 @@ pub trait Named: Copy + Eq + 'static {
 /// assert_eq!(Colour::ALL, [Colour::Red, Colour::DarkBlue]);
 /// assert_eq!("dark-blue".parse::<Colour>().unwrap(), Colour::DarkBlue);
 /// assert_eq!(Colour::Red.to_string(), "red");
+/// assert_eq!(Colour::DarkBlue.variant(), "DarkBlue");
 /// assert_eq!(
 ///     "blue".parse::<Colour>().unwrap_err().to_string(),
 ///     "unknown colour `blue`; one of: red, dark-blue"
@@ -100,6 +101,14 @@ macro_rules! named_enum {
             pub const fn name(self) -> &'static str {
                 match self {
                     $( $Name::$Variant => $name, )+
+                }
+            }
+
+            /// The value's name in Rust code (`MmapAvx2` for `mmap-avx2`), for rendering
+            /// calls that compile.
+            pub const fn variant(self) -> &'static str {
+                match self {
+                    $( $Name::$Variant => stringify!($Variant), )+
                 }
             }
         }

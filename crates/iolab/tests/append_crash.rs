@@ -28,7 +28,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use iolab::file::{AppendFile, SequentialFile};
+use iolab::lab::file::{AppendFile, SequentialFile};
 
 /// Set (to the folder holding `log` and `acks`) for the re-executed child.
 const CHILD_DIR_ENV: &str = "IOLAB_CRASH_CHILD_DIR";
@@ -110,7 +110,7 @@ fn crash_child() {
         .create_new(true)
         .open(dir.join("acks"))
         .unwrap();
-    let mut log = AppendFile::create(&dir.join("log")).unwrap();
+    let mut log = AppendFile::create(dir.join("log")).unwrap();
     let mut rng = Rng::new(seed ^ 0xf1u64);
     let mut ack = |i: u64, log: &mut AppendFile| {
         log.flush().unwrap();

@@ -21,7 +21,8 @@ mod differential_support;
 use differential_support::*;
 use differential_support::{Failures, KIB, MIB, proptest_config};
 
-use iolab::{Input, Method, ReadOptions, count_lines};
+use iolab::Input;
+use iolab::lab::read::{Method, ReadOptions, count_input};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -51,7 +52,7 @@ fn method_list_drives_the_harness() {
     for method in Method::ALL {
         if method.availability().is_err() {
             let input = Input::open(&path).expect("open the test file");
-            match count_lines(method, &input, &ReadOptions::new()) {
+            match count_input(method, &input, &ReadOptions::new()) {
                 Err(e) if e.is_unavailable() => {}
                 other => panic!("{method} is unavailable but count_lines gave {other:?}"),
             }
@@ -205,7 +206,7 @@ fn methods_agree_on_an_input_not_at_offset_zero() {
                         .expect("seek the test file");
                     let input = Input::from_file(file).expect("wrap the test file");
                     let context = format!("{method} ({len} bytes, position {start}, {opts:?})");
-                    match count_lines(method, &input, opts) {
+                    match count_input(method, &input, opts) {
                         Ok(c) if c.lines == expected.lines && c.bytes == expected.bytes => {}
                         Ok(c) => failures.push(format!(
                             "{context}: got {} lines / {} bytes, want {} / {} \

@@ -9,9 +9,10 @@ use differential_support::*;
 use differential_support::{Failures, MIB};
 use iolab_testkit as common;
 
-use iolab::kernel::naive_count;
-use iolab::task::Fnv1a;
-use iolab::{Error, FileKind, Input, Method, ReadOptions, count_lines};
+use iolab::lab::kernel::naive_count;
+use iolab::lab::read::{Method, ReadOptions, count_input};
+use iolab::lab::task::Fnv1a;
+use iolab::{Error, FileKind, Input};
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
@@ -98,7 +99,7 @@ fn methods_on_sparse_file_larger_than_4_gib() {
     for method in available_methods() {
         let started = Instant::now();
         let input = Input::open(&path).expect("open the sparse file");
-        match count_lines(method, &input, &ReadOptions::new()) {
+        match count_input(method, &input, &ReadOptions::new()) {
             Ok(count) => {
                 if count.lines != expected || count.bytes != LEN {
                     failures.push(format!(
@@ -141,9 +142,9 @@ fn check_pseudo_file(path: &str, exact: bool, failures: &mut Failures) {
         for method in available_methods() {
             let context = format!("{method} on {path} ({opts:?})");
             let open = || Input::open(Path::new(path)).expect("open the pseudo file");
-            let counted = count_lines(method, &open(), opts);
+            let counted = count_input(method, &open(), opts);
             let mut fnv = Fnv1a::default();
-            let digested = iolab::read::run(method, &open(), opts, &mut fnv);
+            let digested = iolab::lab::read::run(method, &open(), opts, &mut fnv);
             if method.needs_size() {
                 for (task, result) in [
                     ("count", counted.map(|c| c.lines)),
@@ -261,7 +262,7 @@ fn methods_on_a_fifo() {
         for opts in &options {
             let context = format!("{method} on a FIFO ({opts:?})");
             let (counted, written) =
-                through_fifo(&path, &content, |input| count_lines(method, input, opts));
+                through_fifo(&path, &content, |input| count_input(method, input, opts));
             match counted {
                 Ok(c) if c.lines == expected.lines && c.bytes == expected.bytes => {}
                 Ok(c) => failures.push(format!(
@@ -276,7 +277,7 @@ fn methods_on_a_fifo() {
 
             let mut fnv = Fnv1a::default();
             let (digested, written) = through_fifo(&path, &content, |input| {
-                iolab::read::run(method, input, opts, &mut fnv)
+                iolab::lab::read::run(method, input, opts, &mut fnv)
             });
             match digested {
                 Ok((_, bytes)) if bytes == expected.bytes && fnv.digest() == expected.digest => {}
@@ -309,11 +310,11 @@ fn methods_on_a_fifo() {
         let results = [
             (
                 "count",
-                count_lines(method, &open(), &ReadOptions::new()).map(|c| c.lines),
+                count_input(method, &open(), &ReadOptions::new()).map(|c| c.lines),
             ),
             (
                 "fnv1a",
-                iolab::read::run(method, &open(), &ReadOptions::new(), &mut fnv)
+                iolab::lab::read::run(method, &open(), &ReadOptions::new(), &mut fnv)
                     .map(|(_, bytes)| bytes),
             ),
         ];
@@ -386,7 +387,7 @@ fn parallel_and_deep_queue_methods_split_big_files_exactly() {
                 std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start)).unwrap();
                 let input = Input::from_file(file).unwrap();
                 let expected = naive_count(&content[start as usize..], b'\n');
-                match count_lines(method, &input, &options) {
+                match count_input(method, &input, &options) {
                     Ok(c) if c.lines == expected && c.bytes == len as u64 - start => {}
                     Ok(c) => failures.push(format!(
                         "{method} {options:?} start {start}: {} lines / {} bytes, expected {expected} / {}",

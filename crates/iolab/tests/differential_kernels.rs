@@ -7,7 +7,7 @@ mod differential_support;
 use differential_support::{Failures, KIB, MIB, Rng, proptest_config};
 use iolab_testkit as common;
 
-use iolab::kernel::{ByteCounter, Kernel, count_byte, naive_count};
+use iolab::lab::kernel::{ByteCounter, Kernel, count_byte, naive_count};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use std::collections::BTreeSet;

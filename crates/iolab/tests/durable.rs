@@ -1,4 +1,4 @@
-//! `iolab::durable::Log`: every policy round-trips and recovers, a reopened log goes on
+//! `iolab::lab::durable::Log`: every policy round-trips and recovers, a reopened log goes on
 //! after a torn tail, and — the proof — under many threads with group commit no
 //! append is acknowledged before a completed sync covers its record (checked from the
 //! log's own write/sync events, interleaved with the acknowledgements on one clock).
@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use iolab::durable::{HEADER_LEN, Log, LogOptions, Observer, Policy, read_records};
+use iolab::lab::durable::{HEADER_LEN, Log, LogOptions, Observer, Policy, read_records};
 
 /// The policies that can run in `dir`; the others are named in a `skipped:` line.
 fn policies(dir: &Path) -> Vec<Policy> {
@@ -458,6 +458,7 @@ fn each_policy_writes_with_the_flags_it_documents() {
             Policy::Fdatasync | Policy::Prealloc => {
                 assert!(!dsync && !direct, "{policy}: {}", show(&flags))
             }
+            other => panic!("{other}: no expectation of its descriptors"),
         }
         drop(log);
     }
@@ -480,7 +481,7 @@ fn failing_sync_child() {
         .into_iter()
         .map(|p| (p, open(p, &dir.join(format!("log-{p}")))))
         .collect();
-    let mut file = iolab::AppendFile::create(&dir.join("append-file")).unwrap();
+    let mut file = iolab::AppendFile::create(dir.join("append-file")).unwrap();
     if let Err(e) = common::seccomp::install_in_this_process(common::seccomp::deny(
         &[libc::SYS_fdatasync, libc::SYS_fsync],
         libc::EIO,
@@ -503,6 +504,7 @@ fn failing_sync_child() {
             Policy::Dsync | Policy::DirectDsync => {
                 result.unwrap_or_else(|e| panic!("{policy}: {e}"));
             }
+            other => panic!("{other}: no expectation of a failed sync"),
         }
     }
     file.append(b"record").unwrap();

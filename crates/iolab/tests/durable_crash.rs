@@ -1,4 +1,4 @@
-//! Crash safety of `iolab::durable::Log` with group commit: a child process appends from
+//! Crash safety of `iolab::lab::durable::Log` with group commit: a child process appends from
 //! four threads and is killed with `SIGKILL` at a random moment, many times, for the
 //! group-committed policies with and without preallocation. Reopening must find a prefix
 //! of complete, intact records that holds every acknowledged one, and nothing else.
@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use iolab::durable::{LogOptions, Policy, read_records};
+use iolab::lab::durable::{LogOptions, Policy, read_records};
 
 /// Set (to the folder holding `log` and `acks`) for the re-executed child.
 const CHILD_DIR_ENV: &str = "IOLAB_DURABLE_CHILD_DIR";
@@ -57,7 +57,7 @@ fn crash_child() {
     let log = LogOptions::new()
         .policy(policy)
         .prealloc_chunk(1 << 20)
-        .open(&dir.join("log"))
+        .open(dir.join("log"))
         .unwrap();
     let acks = OpenOptions::new()
         .create(true)
@@ -80,7 +80,7 @@ fn crash_child() {
 
 /// Checks one killed child's folder; returns how many records were recovered.
 fn check(dir: &Path, policy: Policy) -> Result<usize, String> {
-    let got = read_records(&dir.join("log")).map_err(|e| e.to_string())?;
+    let got = read_records(dir.join("log")).map_err(|e| e.to_string())?;
     let mut seen = HashSet::new();
     let mut next = [0u64; THREADS as usize];
     for (k, p) in got.records.iter().enumerate() {
@@ -117,7 +117,7 @@ fn check(dir: &Path, policy: Policy) -> Result<usize, String> {
     // Reopening agrees on the end and takes a record after it.
     let log = LogOptions::new()
         .policy(policy)
-        .open(&dir.join("log"))
+        .open(dir.join("log"))
         .map_err(|e| e.to_string())?;
     if log.durable_end() != got.end {
         return Err(format!(
@@ -129,7 +129,7 @@ fn check(dir: &Path, policy: Policy) -> Result<usize, String> {
     log.append_durable(&payload(0, u64::MAX))
         .map_err(|e| e.to_string())?;
     drop(log);
-    let again = read_records(&dir.join("log")).map_err(|e| e.to_string())?;
+    let again = read_records(dir.join("log")).map_err(|e| e.to_string())?;
     if again.records.len() != got.records.len() + 1 {
         return Err("the record appended after reopening is not found".into());
     }

@@ -1,4 +1,4 @@
-//! Review regressions for `iolab::durable::Log`: cases the other durable tests did not
+//! Review regressions for `iolab::lab::durable::Log`: cases the other durable tests did not
 //! reach.
 //!
 //! - Without group commit, a write or sync whose [`Observer`] panicked must fail the log,
@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iolab::durable::{LogOptions, Observer, Policy, read_records};
+use iolab::lab::durable::{LogOptions, Observer, Policy, read_records};
 
 /// Panics the first time the bytes of a batch are reported written (after the `pwrite`,
 /// before the sync, for the policies with a separate sync).

@@ -17,11 +17,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use iolab::Error;
-use iolab::edit::{
-    Editor, Op, Outcome, Strategy, replace_byte, strategies, truncate_after_first_line,
-};
-use iolab::kernel::Kernel;
-use iolab::kernel::replace::{Replacer, naive_replace};
+use iolab::lab::edit::{EditOptions, Op, Outcome, Strategy};
+use iolab::lab::kernel::Kernel;
+use iolab::lab::kernel::replace::{Replacer, naive_replace};
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -159,11 +157,11 @@ proptest! {
         let dir = TempDir::new().unwrap();
         for strategy in Strategy::ALL {
             let path = write_file(dir.path(), "p", &data);
-            Editor::new(strategy).durable(false).buffer_size(buffer)
+            EditOptions::new().strategy(strategy).durable(false).buffer_size(buffer)
                 .replace_byte(&path, b',', b';').unwrap();
             prop_assert_eq!(fs::read(&path).unwrap(), reference_replace(&data, b',', b';'));
             let path = write_file(dir.path(), "t", &data);
-            Editor::new(strategy).durable(false).buffer_size(buffer)
+            EditOptions::new().strategy(strategy).durable(false).buffer_size(buffer)
                 .truncate_after_first_line(&path).unwrap();
             prop_assert_eq!(fs::read(&path).unwrap(), reference_truncate(&data));
         }
@@ -271,12 +269,17 @@ fn edge_cases() -> Vec<Case> {
 }
 
 /// The buffer sizes `std-stream` is tried with: tiny (many boundaries), odd, the default.
-const BUFFERS: [usize; 4] = [1, 7, 4096, iolab::edit::std_stream::DEFAULT_BUFFER_SIZE];
+const BUFFERS: [usize; 4] = [
+    1,
+    7,
+    4096,
+    iolab::lab::edit::std_stream::DEFAULT_BUFFER_SIZE,
+];
 
 /// Files above this size are not edited with the tiny buffers (a system call per byte).
 const TINY_BUFFER_MAX_FILE: usize = 16 * KIB;
 
-fn editors(file_len: usize) -> Vec<(String, Editor)> {
+fn editors(file_len: usize) -> Vec<(String, EditOptions)> {
     let mut out = Vec::new();
     for strategy in Strategy::ALL {
         for durable in [true, false] {
@@ -290,7 +293,10 @@ fn editors(file_len: usize) -> Vec<(String, Editor)> {
             for &buffer in buffers {
                 out.push((
                     format!("{strategy} durable={durable} buffer={buffer}"),
-                    Editor::new(strategy).durable(durable).buffer_size(buffer),
+                    EditOptions::new()
+                        .strategy(strategy)
+                        .durable(durable)
+                        .buffer_size(buffer),
                 ));
             }
         }
@@ -391,19 +397,31 @@ fn edits_are_idempotent_and_finish_an_interrupted_run() {
         naive_replace(&mut half[..mid], b',', b';');
         let remaining = data[mid..].iter().filter(|&&b| b == b',').count() as u64;
         let path = write_file(dir.path(), "half", &half);
-        let report = replace_byte(&path, b',', b';', strategy).unwrap();
+        let report = EditOptions::new()
+            .strategy(strategy)
+            .replace_byte(&path, b',', b';')
+            .unwrap();
         assert_eq!(report.outcome, Outcome::Replaced { changed: remaining });
         assert!(fs::read(&path).unwrap() == want, "{strategy}");
         // Once more: nothing left to do.
-        let report = replace_byte(&path, b',', b';', strategy).unwrap();
+        let report = EditOptions::new()
+            .strategy(strategy)
+            .replace_byte(&path, b',', b';')
+            .unwrap();
         assert_eq!(report.outcome, Outcome::Replaced { changed: 0 });
         assert!(fs::read(&path).unwrap() == want, "{strategy}");
 
         let path = write_file(dir.path(), "lines", &data);
-        truncate_after_first_line(&path, strategy).unwrap();
+        EditOptions::new()
+            .strategy(strategy)
+            .truncate_after_first_line(&path)
+            .unwrap();
         let once = fs::read(&path).unwrap();
         assert_eq!(once, reference_truncate(&data), "{strategy}");
-        let report = truncate_after_first_line(&path, strategy).unwrap();
+        let report = EditOptions::new()
+            .strategy(strategy)
+            .truncate_after_first_line(&path)
+            .unwrap();
         assert_eq!(fs::read(&path).unwrap(), once, "{strategy}");
         assert_eq!(
             report.outcome,
@@ -422,7 +440,8 @@ fn every_kernel_can_be_chosen_and_is_reported() {
     for kernel in Kernel::ALL {
         for strategy in Strategy::ALL {
             let path = write_file(dir.path(), "k", &data);
-            let result = Editor::new(strategy)
+            let result = EditOptions::new()
+                .strategy(strategy)
                 .kernel(kernel)
                 .replace_byte(&path, b',', b';');
             match kernel.availability() {
@@ -432,7 +451,7 @@ fn every_kernel_can_be_chosen_and_is_reported() {
                 }
                 Err(_) => {
                     let e = result.unwrap_err();
-                    assert!(matches!(e, Error::KernelUnavailable { .. }), "{e}");
+                    assert!(matches!(e.cause(), Error::KernelUnavailable { .. }), "{e}");
                     assert!(fs::read(&path).unwrap() == data, "untouched");
                 }
             }
@@ -445,7 +464,9 @@ fn std_whole_refuses_a_file_bigger_than_its_memory_limit_before_reading() {
     let dir = TempDir::new().unwrap();
     let data = b"a,b\nc,d\n".repeat(100);
     let path = write_file(dir.path(), "big", &data);
-    let editor = Editor::new(Strategy::StdWhole).memory_limit(100);
+    let editor = EditOptions::new()
+        .strategy(Strategy::StdWhole)
+        .memory_limit(100);
     for result in [
         editor.replace_byte(&path, b',', b';'),
         editor.truncate_after_first_line(&path),
@@ -453,7 +474,7 @@ fn std_whole_refuses_a_file_bigger_than_its_memory_limit_before_reading() {
         let e = result.unwrap_err();
         assert!(
             matches!(
-                e,
+                e.cause(),
                 Error::TooBigForMemory {
                     len: 800,
                     limit: 100
@@ -461,7 +482,7 @@ fn std_whole_refuses_a_file_bigger_than_its_memory_limit_before_reading() {
             ),
             "{e:?}"
         );
-        let text = e.to_string();
+        let text = e.cause().to_string();
         assert!(
             text.contains("std-stream") && !text.contains('\n'),
             "{text}"
@@ -470,7 +491,8 @@ fn std_whole_refuses_a_file_bigger_than_its_memory_limit_before_reading() {
     assert_eq!(fs::read(&path).unwrap(), data);
     // The other strategies do not need the memory.
     for strategy in [Strategy::Mmap, Strategy::StdStream] {
-        Editor::new(strategy)
+        EditOptions::new()
+            .strategy(strategy)
             .memory_limit(100)
             .replace_byte(&path, b',', b';')
             .unwrap();
@@ -488,29 +510,47 @@ fn what_is_not_a_regular_writable_file_is_refused_and_left_alone() {
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     let missing = dir.path().join("missing");
     for strategy in Strategy::ALL {
-        let e = truncate_after_first_line(&sub, strategy).unwrap_err();
-        assert!(matches!(e, Error::IsDirectory), "{e:?}");
-        let e = replace_byte(&fifo, b',', b';', strategy).unwrap_err();
-        assert!(matches!(e, Error::NotEditable { kind: "FIFO" }), "{e:?}");
-        let e = replace_byte(Path::new("/dev/null"), b',', b';', strategy).unwrap_err();
+        let e = EditOptions::new()
+            .strategy(strategy)
+            .truncate_after_first_line(&sub)
+            .unwrap_err();
+        assert!(matches!(e.cause(), Error::IsDirectory), "{e:?}");
+        let e = EditOptions::new()
+            .strategy(strategy)
+            .replace_byte(&fifo, b',', b';')
+            .unwrap_err();
+        assert!(
+            matches!(e.cause(), Error::NotEditable { kind: "FIFO" }),
+            "{e:?}"
+        );
+        let e = EditOptions::new()
+            .strategy(strategy)
+            .replace_byte(Path::new("/dev/null"), b',', b';')
+            .unwrap_err();
         assert!(
             matches!(
-                e,
+                e.cause(),
                 Error::NotEditable {
                     kind: "character device"
                 }
             ),
             "{e:?}"
         );
-        let e = truncate_after_first_line(&missing, strategy).unwrap_err();
-        assert_eq!(e.to_string(), "cannot open: No such file or directory");
+        let e = EditOptions::new()
+            .strategy(strategy)
+            .truncate_after_first_line(&missing)
+            .unwrap_err();
+        assert_eq!(
+            e.cause().to_string(),
+            "cannot open: No such file or directory"
+        );
         assert!(!missing.exists());
     }
 }
 
 #[test]
 fn the_strategies_are_listed_by_name_and_available() {
-    let listed = strategies();
+    let listed: Vec<_> = Strategy::ALL.map(|s| (s.name(), s.availability())).into();
     let names: Vec<&str> = listed.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, ["mmap", "std-whole", "std-stream"]);
     assert!(listed.iter().all(|(_, a)| a.is_ok()));
@@ -583,7 +623,8 @@ fn replacing_dirties_only_the_pages_around_the_matches() {
             return common::skip("cachestat(2) is unavailable (Linux 6.5+)");
         };
         assert_eq!(before, 0);
-        let report = Editor::new(strategy)
+        let report = EditOptions::new()
+            .strategy(strategy)
             .durable(false)
             .replace_byte(&path, b',', b';')
             .unwrap();
@@ -616,14 +657,14 @@ fn a_file_truncated_during_an_mmap_edit_is_an_error_not_a_crash() {
                 .set_len(0)
                 .unwrap();
         });
-        let editor = Editor::new(Strategy::Mmap).durable(false);
+        let editor = EditOptions::new().strategy(Strategy::Mmap).durable(false);
         let result = if attempt % 2 == 0 {
             editor.replace_byte(&path, b',', b';').map(|_| ())
         } else {
             editor.truncate_after_first_line(&path).map(|_| ())
         };
         truncator.join().unwrap();
-        match result {
+        match result.as_ref().map_err(Error::cause) {
             Ok(()) => completed += 1,
             Err(Error::ShrankWhileEdited | Error::Changed { .. }) => shrank += 1,
             Err(e) => panic!("attempt {attempt}: {e}"),

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::Error;
-use iolab::edit::{Editor, Strategy};
+use iolab::lab::edit::{EditOptions, Strategy};
 
 /// The helper's action.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,7 +74,10 @@ fn appended_tail() -> Vec<u8> {
 /// Runs the edit on `path`.
 fn edit(strategy: Strategy, op: Op, path: &Path) -> Result<(), Error> {
     // A small buffer makes std-stream slow enough to be caught mid-way.
-    let editor = Editor::new(strategy).durable(false).buffer_size(4096);
+    let editor = EditOptions::new()
+        .strategy(strategy)
+        .durable(false)
+        .buffer_size(4096);
     match op {
         Op::Replace => editor.replace_byte(path, b',', b';').map(drop),
         Op::TruncateFirstLine => editor.truncate_after_first_line(path).map(drop),
@@ -115,7 +118,7 @@ fn race(strategy: Strategy, op: Op, other: Other, delay: Duration, dir: &Path) -
     let after = fs::read(&path).unwrap();
     let what = format!("{strategy} {op:?} with {other:?} after {delay:?}: {result:?}");
     assert!(!after.contains(&0), "{what}: NUL bytes in the file");
-    let caught = match &result {
+    let caught = match result.as_ref().map_err(Error::cause) {
         Ok(()) => false,
         Err(Error::Changed { what }) => {
             assert!(!what.is_empty());
@@ -258,7 +261,8 @@ fn every_strategy_refuses_to_write_over_a_change_it_did_not_read() {
         });
         // The edit starts once the other writer is writing.
         first_write.recv().unwrap();
-        let result = Editor::new(strategy)
+        let result = EditOptions::new()
+            .strategy(strategy)
             .durable(false)
             .buffer_size(4096)
             .replace_byte(&path, b',', b';');
@@ -275,11 +279,17 @@ fn every_strategy_refuses_to_write_over_a_change_it_did_not_read() {
             // Through a shared map the other writer's byte lands in the same page: no
             // stale copy is ever written back, so the edit may finish.
             Strategy::Mmap => assert!(
-                matches!(result, Ok(_) | Err(Error::Changed { .. })),
+                matches!(
+                    result.as_ref().map_err(Error::cause),
+                    Ok(_) | Err(Error::Changed { .. })
+                ),
                 "{result:?}"
             ),
             _ => assert!(
-                matches!(result, Err(Error::Changed { .. })),
+                matches!(
+                    result.as_ref().map_err(Error::cause),
+                    Err(Error::Changed { .. })
+                ),
                 "{strategy}: {result:?}"
             ),
         }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use iolab::generate::{CsvSpec, blocks, write_csv};
+use iolab::lab::generate::{CsvSpec, blocks, write_csv};
 
 /// Every example, by the name `iolab bench`'s verdict gives it.
 const EXAMPLES: [&str; 6] = [
@@ -257,7 +257,7 @@ fn append_records_appends_100k_records_and_appends_again() {
     let stdout = run_ok("append_records", &file);
     assert!(
         stdout.starts_with(&format!(
-            "appended 100000 records, 1.34 MiB ({} bytes)",
+            "appended 100000 records ({} bytes)",
             records.len()
         )),
         "{stdout}"
@@ -289,7 +289,7 @@ fn durable_log_records_read_back() {
     assert!((1..=4000).contains(&syncs), "{stdout}");
 
     // Every record, each writer's in its own order, threads interleaved as they came.
-    let payloads = iolab::durable::read_payloads(&file).unwrap();
+    let payloads = iolab::lab::durable::read_payloads(&file).unwrap();
     assert_eq!(payloads.len(), 4000);
     for w in 0..8 {
         let prefix = format!("writer {w} record ");
@@ -358,4 +358,52 @@ fn random_reads_makes_its_file_when_missing_and_reads_any_file() {
     let other = dir.path().join("text.txt");
     fs::write(&other, text()).unwrap();
     assert_random_reads(&run_ok("random_reads", &other), false);
+}
+
+#[test]
+fn six_workloads_runs_every_default_call_in_one_main() {
+    let dir = common::scratch();
+    let out = run("six_workloads", &[dir.path()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "six_workloads failed: {stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    assert!(lines[0].starts_with("count: 100000 lines via "), "{stdout}");
+    assert!(
+        lines[1].starts_with("edit: Replaced { changed: 200000 }"),
+        "{stdout}"
+    );
+    assert_eq!(lines[2], "append: 10000 records");
+    assert!(lines[3].starts_with("durable: "), "{stdout}");
+    assert!(
+        lines[4].starts_with("random: 4096 bytes at offset 4096"),
+        "{stdout}"
+    );
+    let text = fs::read(dir.path().join("big.txt")).unwrap();
+    assert!(!text.contains(&b','), "a comma was left");
+    assert_eq!(text.iter().filter(|&&b| b == b';').count(), 200_000);
+    let records = fs::read_to_string(dir.path().join("records.log")).unwrap();
+    assert_eq!(records.lines().count(), 10_000);
+    assert_eq!(records.lines().last(), Some("record 9999"));
+    let wal = iolab::read_records(dir.path().join("wal.log")).unwrap();
+    assert_eq!(wal.records, [b"acknowledged".to_vec()]);
+}
+
+#[test]
+fn six_workloads_refuses_a_folder_that_is_not_empty_and_leaves_it_alone() {
+    let dir = common::scratch();
+    let mine = dir.path().join("mine.txt");
+    fs::write(&mine, "keep me\n").unwrap();
+    let out = run("six_workloads", &[dir.path()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("is not empty"), "{stderr}");
+    assert!(
+        stderr.contains(&dir.path().display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&mine).unwrap(), "keep me\n");
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
 }

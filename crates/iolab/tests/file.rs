@@ -1,4 +1,4 @@
-//! The `iolab::file` abstractions against models, and on bad input.
+//! The `iolab::lab::file` abstractions against models, and on bad input.
 //!
 //! - Property tests run random operations on [`AppendFile`], [`SequentialFile`] and
 //!   [`RandomAccessFile`] next to a model (a `Vec<u8>` and a cursor) and compare after
@@ -19,11 +19,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{SmallFs, is_root, run_as_nobody};
-use iolab::Error;
-use iolab::file::{
+use iolab::lab::file::{
     AppendFile, AppendOptions, Backing, Creation, MapLimiter, RandomAccessFile,
     RandomAccessOptions, SequentialFile,
 };
+use iolab::{Error, ErrorKind};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -414,19 +414,32 @@ fn pread_sees_appended_bytes_a_map_does_not() {
 fn a_directory_is_refused_by_all_three() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    assert!(matches!(AppendFile::create(d), Err(Error::IsDirectory)));
-    assert!(matches!(AppendFile::open(d), Err(Error::IsDirectory)));
+    assert!(matches!(
+        AppendFile::create(d).map_err(|e| e.kind()),
+        Err(ErrorKind::IsDirectory)
+    ));
+    assert!(matches!(
+        AppendFile::open(d).map_err(|e| e.kind()),
+        Err(ErrorKind::IsDirectory)
+    ));
     assert!(matches!(
         AppendOptions::new()
             .creation(Creation::NewOrExisting)
-            .open(d),
-        Err(Error::IsDirectory)
+            .open(d)
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::IsDirectory)
     ));
-    assert!(matches!(SequentialFile::open(d), Err(Error::IsDirectory)));
-    assert!(matches!(RandomAccessFile::open(d), Err(Error::IsDirectory)));
+    assert!(matches!(
+        SequentialFile::open(d).map_err(|e| e.kind()),
+        Err(ErrorKind::IsDirectory)
+    ));
+    assert!(matches!(
+        RandomAccessFile::open(d).map_err(|e| e.kind()),
+        Err(ErrorKind::IsDirectory)
+    ));
     assert_eq!(
         AppendFile::create(d).unwrap_err().to_string(),
-        "is a directory"
+        format!("{}: is a directory", d.display())
     );
 }
 
@@ -436,8 +449,8 @@ fn existing_and_missing_files_are_clear_errors() {
     let path = dir.path().join("there");
     fs::write(&path, b"keep me").unwrap();
     let e = AppendFile::create(&path).unwrap_err();
-    assert!(matches!(e, Error::Exists), "{e:?}");
-    assert!(e.to_string().contains("already exists"), "{e}");
+    assert!(matches!(e.cause(), Error::Exists), "{e:?}");
+    assert!(e.cause().to_string().contains("already exists"), "{e}");
     assert_eq!(
         fs::read(&path).unwrap(),
         b"keep me",
@@ -455,7 +468,7 @@ fn existing_and_missing_files_are_clear_errors() {
     }
     let no_dir = dir.path().join("no/such/dir/file");
     let e = AppendFile::create(&no_dir).unwrap_err();
-    assert!(e.to_string().starts_with("cannot create: "), "{e}");
+    assert!(e.cause().to_string().starts_with("cannot create: "), "{e}");
 }
 
 /// Set for the re-executed test binary that checks permissions as `nobody`.
@@ -464,14 +477,14 @@ const PERMISSION_CHILD_ENV: &str = "IOLAB_TEST_PERMISSION_DIR";
 /// The checks of [`permission_denied_is_a_typed_error`], run by a user who owns none of
 /// the files in `dir`.
 fn check_permissions(dir: &Path) {
-    let e = AppendFile::create(&dir.join("locked/new")).unwrap_err();
-    assert!(matches!(e, Error::PermissionDenied { .. }), "{e:?}");
-    assert!(e.to_string().contains("permission denied"), "{e}");
-    let e = AppendFile::open(&dir.join("read-only")).unwrap_err();
-    assert!(matches!(e, Error::PermissionDenied { .. }), "{e:?}");
-    let e = SequentialFile::open(&dir.join("secret")).unwrap_err();
-    assert!(matches!(e, Error::PermissionDenied { .. }), "{e:?}");
-    let e = RandomAccessFile::open(&dir.join("secret")).unwrap_err();
+    let e = AppendFile::create(dir.join("locked/new")).unwrap_err();
+    assert!(matches!(e.cause(), Error::PermissionDenied { .. }), "{e:?}");
+    assert!(e.cause().to_string().contains("permission denied"), "{e}");
+    let e = AppendFile::open(dir.join("read-only")).unwrap_err();
+    assert!(matches!(e.cause(), Error::PermissionDenied { .. }), "{e:?}");
+    let e = SequentialFile::open(dir.join("secret")).unwrap_err();
+    assert!(matches!(e.cause(), Error::PermissionDenied { .. }), "{e:?}");
+    let e = RandomAccessFile::open(dir.join("secret")).unwrap_err();
     assert_eq!(io::Error::from(e).kind(), io::ErrorKind::PermissionDenied);
 }
 
@@ -584,9 +597,14 @@ fn fill_the_disk(flush_every: u64, expect: FailedIn) {
     assert_eq!(failed_in, expect);
     assert!(e.is_no_space(), "{e:?}");
     assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
-    assert!(e.to_string().contains("no space left on the device"), "{e}");
     assert!(
-        matches!(e, Error::NoSpace { pending, .. } if pending == log.buffered_len() && pending > 0)
+        e.cause()
+            .to_string()
+            .contains("no space left on the device"),
+        "{e}"
+    );
+    assert!(
+        matches!(e.cause(), Error::NoSpace { pending, .. } if *pending == log.buffered_len() && *pending > 0)
     );
 
     // sync reports it too, while bytes are still pending.
@@ -705,12 +723,13 @@ fn shrink_child() {
     let Some(cache) = std::env::var_os(SHRINK_CHILD_ENV) else {
         return;
     };
-    let winner = iolab::tuning::RandomWinner {
+    let winner = iolab::lab::read::tuning::RandomWinner {
         size_class: "warm".to_string(),
         method: "mmap-random".to_string(),
         iops: 1.0,
     };
-    iolab::tuning::save_random(iolab::tuning::MIN_BYTES, vec![winner]).unwrap();
+    iolab::lab::read::tuning::save_random(iolab::lab::read::tuning::MIN_BYTES, vec![winner])
+        .unwrap();
     let path = Path::new(&cache).join("table");
     fs::write(&path, vec![7u8; 1 << 20]).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();

@@ -2,7 +2,7 @@
 //! are unique kebab-case words that round-trip through `FromStr` and `Display`, and an
 //! unknown name is refused with one message that lists the valid ones, in order.
 
-use iolab::named::{Named, UnknownName};
+use iolab::lab::named::{Named, UnknownName};
 
 /// Checks one named enum; `kind` is the word its errors use.
 fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + std::fmt::Debug>(
@@ -44,26 +44,26 @@ fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + s
 
 #[test]
 fn every_named_enum_round_trips_and_lists_its_names() {
-    check::<iolab::read::Method>("method");
-    check::<iolab::read::Hint>("hint");
-    check::<iolab::write::Method>("method");
-    check::<iolab::random::Method>("method");
-    check::<iolab::random::Pattern>("pattern");
-    check::<iolab::edit::Strategy>("strategy");
-    check::<iolab::append::Strategy>("strategy");
-    check::<iolab::durable::Policy>("policy");
-    check::<iolab::kernel::Kernel>("kernel");
+    check::<iolab::lab::read::Method>("method");
+    check::<iolab::lab::read::Hint>("hint");
+    check::<iolab::lab::write::Method>("method");
+    check::<iolab::lab::random::Method>("method");
+    check::<iolab::lab::random::Pattern>("pattern");
+    check::<iolab::lab::edit::Strategy>("strategy");
+    check::<iolab::lab::append::Strategy>("strategy");
+    check::<iolab::lab::durable::Policy>("policy");
+    check::<iolab::lab::kernel::Kernel>("kernel");
 }
 
 #[test]
 fn all_is_the_inherent_list_in_order() {
-    assert_eq!(iolab::kernel::Kernel::ALL.len(), 3);
+    assert_eq!(iolab::lab::kernel::Kernel::ALL.len(), 3);
     assert_eq!(
-        <iolab::read::Method as Named>::all(),
-        &iolab::read::Method::ALL[..]
+        <iolab::lab::read::Method as Named>::all(),
+        &iolab::lab::read::Method::ALL[..]
     );
     assert_eq!(
-        iolab::read::Method::ALL.last(),
-        Some(&iolab::read::Method::Auto)
+        iolab::lab::read::Method::ALL.last(),
+        Some(&iolab::lab::read::Method::Auto)
     );
 }

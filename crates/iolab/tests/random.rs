@@ -6,8 +6,8 @@ use iolab_testkit as common;
 
 use std::path::Path;
 
-use iolab::generate::blocks;
-use iolab::random::{self, Method, Options, Pattern, Stop};
+use iolab::lab::generate::blocks;
+use iolab::lab::random::{self, Method, Options, Pattern, Stop};
 
 fn make(dir: &Path, size: u64) -> std::path::PathBuf {
     let path = dir.join(format!("blocks-{size}"));
@@ -165,13 +165,13 @@ fn bad_options_are_refused_with_one_line() {
 fn random_access_file_open_says_which_backing_and_why() {
     let dir = common::scratch();
     let path = make(dir.path(), 1 << 16);
-    let file = iolab::file::RandomAccessFile::open(&path).unwrap();
+    let file = iolab::lab::file::RandomAccessFile::open(&path).unwrap();
     let choice = file.choice().expect("open records its choice");
     assert!(["pread", "mmap", "mmap-random"].contains(&choice.method));
     // A map is used only when chosen (a chosen map may still fall back to pread). The
     // previous form, `mmap == (backing == Mmap || !mmap)`, failed whenever pread was
     // chosen, which depends on the machine's auto.json.
-    assert!(choice.mmap || file.backing() != iolab::file::Backing::Mmap);
+    assert!(choice.mmap || file.backing() != iolab::lab::file::Backing::Mmap);
     assert!(format!("{file:?}").contains(&choice.reason));
     let mut scratch = [0u8; 4096];
     let got = file.read(8192, &mut scratch).unwrap();

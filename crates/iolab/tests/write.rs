@@ -14,7 +14,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::thread;
 
 use iolab::Error;
-use iolab::write::{
+use iolab::lab::write::{
     self, DestinationKind, Method, StdoutWriter, WriteOptions, default_buffer_size, probe_stdout,
     write_zeros,
 };

@@ -164,7 +164,7 @@ fn verdict_html(results: &Results) -> String {
         }
         let _ = write!(
             out,
-            "<td class=\"how\"><code>{}</code><br><code>{}</code></td></tr>",
+            "<td class=\"how\"><code>{}</code><pre><code>{}</code></pre></td></tr>",
             escape(&v.cli),
             escape(&v.library)
         );

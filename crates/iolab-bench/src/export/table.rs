@@ -4,7 +4,7 @@
 
 use crate::results::{Results, Row};
 use crate::suite::{Column, Place, Suite, find_in};
-use iolab::units::{format_duration, format_rate};
+use iolab::lab::units::{format_duration, format_rate};
 
 /// How a table is written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +35,11 @@ impl Table {
         if markup == Markup::Markdown {
             // Escape first, so the column widths are those of the text written.
             let escape = |cells: &[String]| -> Vec<String> {
-                cells.iter().map(|c| c.replace('|', "\\|")).collect()
+                // A cell is one line: a snippet's lines are kept apart by `<br>`.
+                cells
+                    .iter()
+                    .map(|c| c.replace('|', "\\|").replace('\n', "<br>"))
+                    .collect()
             };
             let escaped = Table {
                 title: self.title.clone(),
@@ -298,9 +302,12 @@ fn section_table(entry: Option<&Suite>, suite: &str, section: &str, rows: &[&Row
     let reference = rows.iter().find(|r| r.baseline && r.measured()).copied();
     let bytes = rows.iter().map(|r| r.bytes).max().unwrap_or(0);
     let title = if section.is_empty() {
-        format!("{suite}: {}", iolab::units::format_bytes(bytes))
+        format!("{suite}: {}", iolab::lab::units::format_bytes(bytes))
     } else {
-        format!("{suite}: {section}, {}", iolab::units::format_bytes(bytes))
+        format!(
+            "{suite}: {section}, {}",
+            iolab::lab::units::format_bytes(bytes)
+        )
     };
     let vs = match reference {
         Some(r) => format!("vs {}", r.method),

@@ -222,8 +222,12 @@ fn usage_list(verdicts: &[Verdict], width: usize) -> String {
             for line in wrap(cli, width, &first, &format!("{indent}  ")) {
                 let _ = writeln!(out, "{line}");
             }
-            for line in wrap(library, width, &indent, &format!("{indent}  ")) {
-                let _ = writeln!(out, "{line}");
+            // The snippet line by line, each keeping its own indentation.
+            for code in library.lines() {
+                let lead = format!("{indent}{}", &code[..code.len() - code.trim_start().len()]);
+                for line in wrap(code.trim_start(), width, &lead, &format!("{lead}  ")) {
+                    let _ = writeln!(out, "{line}");
+                }
             }
         }
     }
@@ -413,7 +417,7 @@ mod tests {
 
     #[test]
     fn wrapped_lines_fit_and_keep_every_word() {
-        let text = "iolab::durable::LogOptions::new().policy(Policy::DirectDsync).open(path)?, then log.append_durable(record)? from every thread";
+        let text = "iolab::lab::durable::LogOptions::new().policy(Policy::DirectDsync).open(path)?, then log.append_durable(record)? from every thread";
         for width in [40, 60, 80, 120] {
             let lines = wrap(text, width, "    ", "      ");
             assert!(

@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::results::{Results, Row};
 use crate::suite::Suite;
 use crate::verdict::Verdict;
-use iolab::named::UnknownName;
+use iolab::lab::named::UnknownName;
 
 /// Every suite, in the order a full run takes them. **Adding a suite** adds its folder and
 /// one entry here; see `docs/architecture.md`.

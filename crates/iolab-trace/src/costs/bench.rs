@@ -62,7 +62,7 @@ fn extra_str<'a>(row: &'a Row, key: &str) -> Option<&'a str> {
 
 /// Bytes for a basis: `5 B`, `64 B`, `4.0 KiB`.
 fn size(bytes: u64) -> String {
-    iolab::units::format_bytes(bytes)
+    iolab::lab::units::format_bytes(bytes)
 }
 
 impl Bench {

@@ -16,7 +16,7 @@
 //! - syncs: records of the traced size appended to a growing file in the traced file's
 //!   folder with the traced call (`fsync`, `fdatasync` or `O_DSYNC` writes) after each, or
 //!   one `fdatasync` per 1000; a folder's `fsync` after a file was made in it;
-//! - the in-place edit: [`iolab::edit::Editor`] replacing a byte in a 16 MiB copy.
+//! - the in-place edit: [`iolab::lab::edit::EditOptions`] replacing a byte in a 16 MiB copy.
 //!
 //! Each figure is the median of many samples (a sync's cost varies from one to the next),
 //! measured for at least its budget. Files are made without a name where the file system
@@ -227,7 +227,7 @@ fn where_(kind: Kind) -> &'static str {
 
 /// Bytes for a basis: `512 B`, `64.0 KiB`.
 pub(super) fn bytes_text(bytes: u64) -> String {
-    iolab::units::format_bytes(bytes)
+    iolab::lab::units::format_bytes(bytes)
 }
 
 /// A calibration in progress: its private folder (for the edit) and cached data file.
@@ -375,7 +375,7 @@ impl Calibration {
                 0.0,
                 format!(
                     "calibrated here: {calls} writes of {} {}: {} each",
-                    iolab::units::format_bytes(size as u64),
+                    iolab::lab::units::format_bytes(size as u64),
                     where_(kind),
                     seconds(per_call)
                 ),
@@ -439,7 +439,7 @@ impl Calibration {
     }
 
     fn best_random(&mut self) -> io::Result<Figure> {
-        use iolab::random::Method;
+        use iolab::lab::random::Method;
         let path = proc_path(self.data()?);
         let (per, method, depth) = best_of(&path, &[(Method::MmapRandom, 1), (Method::Uring, 32)])?;
         Ok(random_figure(per, method, depth, "a cached file"))
@@ -449,7 +449,7 @@ impl Calibration {
     /// the best of `pread-direct` and `uring-direct` at depth 32 (`best`), over a file in
     /// `dir`.
     fn cold_random(&mut self, dir: &Path, best: bool) -> io::Result<Figure> {
-        use iolab::random::Method;
+        use iolab::lab::random::Method;
         let path = proc_path(self.cold(dir)?);
         let place = format!("a file in {} read with O_DIRECT", dir.display());
         if best {
@@ -473,7 +473,9 @@ impl Calibration {
         let bytes = 16u64 << 20;
         let text: Vec<u8> = row.iter().copied().cycle().take(bytes as usize).collect();
         std::fs::write(&path, &text)?;
-        let editor = iolab::edit::Editor::new(iolab::edit::Strategy::Mmap).durable(false);
+        let editor = iolab::lab::edit::EditOptions::new()
+            .strategy(iolab::lab::edit::Strategy::Mmap)
+            .durable(false);
         let started = Instant::now();
         let done = editor
             .replace_byte(&path, b',', b';')
@@ -485,13 +487,19 @@ impl Calibration {
             0.0,
             t / bytes as f64,
             format!(
-                "calibrated here: iolab::edit mmap replacing a byte in place in a cached 16 MiB file: {}",
+                "calibrated here: iolab::lab::edit mmap replacing a byte in place in a cached 16 MiB file: {}",
                 seconds(t)
             ),
         );
         f.cli = Some("iolab edit replace --from X --to Y FILE".into());
-        f.library =
-            Some("iolab::edit::Editor::new(Strategy::Mmap).replace_byte(path, from, to)".into());
+        f.library = Some(iolab::lab::snippet::edit(
+            iolab::lab::snippet::Edit::Replace {
+                from: b',',
+                to: b';',
+            },
+            Some(iolab::EditStrategy::Mmap),
+            true,
+        ));
         Ok(f)
     }
 }
@@ -565,14 +573,14 @@ fn scattered_preads(file: &File, buf: &mut [u8], bytes: u64, budget: Duration) -
     Ok(samples.median())
 }
 
-/// The fastest of `methods` (with their depths) of `iolab::random` over `path`: seconds
+/// The fastest of `methods` (with their depths) of `iolab::lab::random` over `path`: seconds
 /// per read, the method and its depth.
 fn best_of(
     path: &Path,
-    methods: &[(iolab::random::Method, usize)],
-) -> io::Result<(f64, iolab::random::Method, usize)> {
-    use iolab::random::{Options, Stop};
-    let mut best: Option<(f64, iolab::random::Method, usize)> = None;
+    methods: &[(iolab::lab::random::Method, usize)],
+) -> io::Result<(f64, iolab::lab::random::Method, usize)> {
+    use iolab::lab::random::{Options, Stop};
+    let mut best: Option<(f64, iolab::lab::random::Method, usize)> = None;
     let mut why = String::from("no random method can run here");
     for &(method, depth) in methods {
         if let Err(reason) = method.availability() {
@@ -582,7 +590,7 @@ fn best_of(
         let options = Options::new()
             .queue_depth(depth)
             .stop(Stop::Duration(BUDGET));
-        match iolab::random::run(method, path, &options) {
+        match iolab::lab::random::run(method, path, &options) {
             Ok(report) => {
                 let per = report.elapsed.as_secs_f64() / report.reads.max(1) as f64;
                 if best.is_none_or(|(b, _, _)| per < b) {
@@ -595,28 +603,29 @@ fn best_of(
     best.ok_or_else(|| io::Error::other(why))
 }
 
-fn random_figure(per: f64, method: iolab::random::Method, depth: usize, place: &str) -> Figure {
-    use iolab::random::Method;
+fn random_figure(
+    per: f64,
+    method: iolab::lab::random::Method,
+    depth: usize,
+    place: &str,
+) -> Figure {
     let mut f = Figure::new(
         per,
         0.0,
         format!(
-            "calibrated here: iolab::random {method} at depth {depth} over {place}: {} per read",
+            "calibrated here: iolab::lab::random {method} at depth {depth} over {place}: {} per read",
             seconds(per)
         ),
     );
     f.cli = Some(format!(
         "iolab random --method {method} --queue-depth {depth} FILE"
     ));
-    f.library = Some(if method.queues() {
-        format!(
-            "iolab::random::run(Method::{method:?}, path, &Options::new().queue_depth({depth}))"
-        )
-    } else {
-        "iolab::RandomAccessFile::open(path)?.read_at(offset, &mut buf)".to_string()
-    });
-    if method == Method::MmapRandom {
-        f.library = Some("a map of the file (memmap2) read at the offsets".to_string());
-    }
+    f.library = Some(iolab::lab::snippet::random(
+        method,
+        4096,
+        depth as u64,
+        1,
+        iolab::lab::random::Pattern::Uniform,
+    ));
     f
 }

@@ -236,8 +236,8 @@ fn calls_text(n: u64, what: &str, bytes: u64) -> String {
     format!(
         "{n} {what}{} of {} ({})",
         if n == 1 { "" } else { "s" },
-        iolab::units::format_bytes(each),
-        iolab::units::format_bytes(bytes)
+        iolab::lab::units::format_bytes(each),
+        iolab::lab::units::format_bytes(bytes)
     )
 }
 

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::costs::{Costs, Need};
 use crate::model::{Kind, Target};
+use iolab::lab::snippet;
 
 /// Reads of `t` that moved data.
 fn moved(t: &Target) -> u64 {
@@ -79,7 +80,7 @@ pub(super) fn small_reads<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         evidence: format!(
             "{} of a {} file, {:.0}% sequential, {}",
             calls_text(r.calls, "read", r.bytes),
-            iolab::units::format_bytes(t.size.max(r.bytes)),
+            iolab::lab::units::format_bytes(t.size.max(r.bytes)),
             r.sequential_share() * 100.0,
             in_calls(r.ns)
         ),
@@ -93,8 +94,7 @@ pub(super) fn small_reads<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         fix: "read in large pieces (128 KiB or more per call), or with the count suite's winner"
             .into(),
         cli: "iolab count FILE".into(),
-        library: "iolab::count_lines(Method::Auto, &Input::open(path)?, &ReadOptions::new())"
-            .into(),
+        library: snippet::big_reads(128 << 10),
     };
     if let Some(f) = big {
         if let Some(c) = &f.cli {
@@ -124,7 +124,7 @@ pub(super) fn random_reads<'a>(p: &super::Pattern, t: &Target, costs: &'a Costs)
         evidence: format!(
             "{} of {}, {n} of them at scattered offsets ({} where the last read ended, {} again where it started, {} empty), one at a time, {}{}",
             calls_text(r.calls, "read", r.bytes),
-            iolab::units::format_bytes(t.size),
+            iolab::lab::units::format_bytes(t.size),
             r.sequential,
             r.repeated,
             r.empty(),
@@ -140,7 +140,13 @@ pub(super) fn random_reads<'a>(p: &super::Pattern, t: &Target, costs: &'a Costs)
         warnings: Vec::new(),
         fix: "issue the reads together (io_uring at depth) or map the file, as the random suite's winner does".into(),
         cli: "iolab random --method uring --queue-depth 32 FILE".into(),
-        library: "iolab::RandomAccessFile::open(path)?.read_at(offset, &mut buf)".into(),
+        library: snippet::random(
+            iolab::lab::random::Method::Pread,
+            4096,
+            1,
+            1,
+            iolab::lab::random::Pattern::Uniform,
+        ),
     };
     if let Some(f) = best {
         if let Some(c) = &f.cli {

@@ -16,6 +16,7 @@ use super::{
 };
 use crate::costs::{Costs, Need, seconds};
 use crate::model::{Kind, Target, TargetKey};
+use iolab::lab::snippet::{self, Edit};
 
 /// Share of a file that counts as all of it.
 const WHOLE: f64 = 0.99;
@@ -122,12 +123,15 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
         bytes: reads.bytes + writes.bytes,
         evidence: format!(
             "the whole file ({}) read in {} and then written again{} in {} {how}, {} in the calls",
-            iolab::units::format_bytes(r.size.max(reads.bytes)),
+            iolab::lab::units::format_bytes(r.size.max(reads.bytes)),
             calls_text(reads.calls, "read", reads.bytes),
             if same {
                 String::new()
             } else {
-                format!(" at another size ({})", iolab::units::format_bytes(size))
+                format!(
+                    " at another size ({})",
+                    iolab::lab::units::format_bytes(size)
+                )
             },
             calls_text(writes.calls, "write", writes.bytes),
             seconds((reads.ns + writes.ns) as f64 * 1e-9)
@@ -152,7 +156,14 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
             .and_then(|f| f.cli.clone())
             .unwrap_or_else(|| "iolab edit replace --from X --to Y FILE".into());
         e.library = edit.and_then(|f| f.library.clone()).unwrap_or_else(|| {
-            "iolab::edit::Editor::new(Strategy::Mmap).replace_byte(path, from, to)".into()
+            snippet::edit(
+                Edit::Replace {
+                    from: b',',
+                    to: b';',
+                },
+                None,
+                true,
+            )
         });
     } else {
         let read = costs.get(&Need::BigRead);
@@ -169,10 +180,10 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
         e.figures.extend([read, write].into_iter().flatten());
         e.fix = format!(
             "the size changes, so the file is rewritten from the first change on: stream it in pieces of {} into a new file, sync it, and rename it over the old one (a crash then leaves the old file or the new one)",
-            iolab::units::format_bytes(FIX_BLOCK)
+            iolab::lab::units::format_bytes(FIX_BLOCK)
         );
         e.cli = "iolab bench edit".into();
-        e.library = "std::io::copy between a BufReader and a BufWriter of 1 MiB into PATH.tmp, sync_all, std::fs::rename(PATH.tmp, PATH)".into();
+        e.library = snippet::streamed_rewrite(FIX_BLOCK);
     }
     if !renamed && r.open_flags.trunc > 0 {
         e.warnings.push(

@@ -97,7 +97,7 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         format!(
             "{how} for {}: a sync per {} written, {} in the syncs ({} each)",
             calls_text(t.write.calls, "write", t.write.bytes),
-            iolab::units::format_bytes(record(t)),
+            iolab::lab::units::format_bytes(record(t)),
             seconds(measured_ns as f64 * 1e-9),
             seconds(measured_ns as f64 * 1e-9 / units.max(1) as f64)
         )
@@ -108,7 +108,7 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         )
     } else {
         format!(
-            "group commit: one sync for many records ({GROUP} here): a transaction around many records, or iolab::durable::Log, which shares one sync among the writers waiting"
+            "group commit: one sync for many records ({GROUP} here): a transaction around many records, or iolab::lab::durable::Log, which shares one sync among the writers waiting"
         )
     };
     Estimate {
@@ -126,6 +126,6 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         cli: "iolab bench append (its synced rows and its durable section)".into(),
         library: grouped
             .and_then(|f| f.library.clone())
-            .unwrap_or_else(|| "iolab::durable::LogOptions::new().open(path)?, then log.append_durable(record)? from every writer".into()),
+            .unwrap_or_else(|| iolab::lab::snippet::durable(None)),
     }
 }

@@ -21,6 +21,9 @@ use super::{
 use crate::costs::{Costs, Figure, Need};
 use crate::model::{Kind, Target};
 use crate::syscalls::Sys;
+use iolab::lab::append::Strategy as AppendStrategy;
+use iolab::lab::snippet;
+use iolab::lab::write::Method as WriteMethod;
 
 /// Calls that open, close or duplicate a descriptor: what an open per write costs.
 const CHURN_CALLS: [Sys; 7] = [
@@ -248,26 +251,25 @@ pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) 
         };
         e.fix = format!(
             "copy in blocks of {} or more: a read and a write per block, not per {} (dd bs=1M; a 1 MiB buffer)",
-            iolab::units::format_bytes(FIX_BUFFER),
-            iolab::units::format_bytes(size)
+            iolab::lab::units::format_bytes(FIX_BUFFER),
+            iolab::lab::units::format_bytes(size)
         );
         e.cli = "iolab bench append --methods write-per-record,append-file".into();
-        e.library = "std::io::copy(&mut reader, &mut iolab::AppendFile::create(path)?)".into();
+        e.library = snippet::copy(FIX_BUFFER);
     } else if kind == Kind::File {
         e.fix = format!(
             "buffer the records: one write per {} (a BufWriter of 64 KiB, iolab::AppendFile)",
-            iolab::units::format_bytes(FIX_BUFFER)
+            iolab::lab::units::format_bytes(FIX_BUFFER)
         );
         e.cli = "iolab bench append --methods write-per-record,append-file".into();
-        e.library =
-            "iolab::AppendFile::create(path)?, then .append(record)? for each record".into();
+        e.library = snippet::append(AppendStrategy::AppendFile, None);
     } else {
         e.fix = format!(
             "write through a buffer, not a line at a time: StdoutWriter writes {} and more per call",
-            iolab::units::format_bytes(8 << 10)
+            iolab::lab::units::format_bytes(8 << 10)
         );
         e.cli = "iolab write --method bufwriter | READER".into();
-        e.library = "iolab::StdoutWriter::new()?, then write_all(line)? (flushed on drop)".into();
+        e.library = snippet::write(WriteMethod::Bufwriter, None);
     }
     if kind == Kind::Pipe && t.read.calls > 0 {
         reader(&mut e, p, groups);
@@ -335,10 +337,10 @@ pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs, exact: bool)
         warnings: Vec::new(),
         fix: format!(
             "write bigger aligned blocks ({} each) and keep O_DIRECT (dd oflag=direct bs=1M); or, if each block need not reach the device on its own, write through the page cache and sync once",
-            iolab::units::format_bytes(FIX_BLOCK)
+            iolab::lab::units::format_bytes(FIX_BLOCK)
         ),
         cli: "iolab bench append".into(),
-        library: "std::fs::OpenOptions::new().append(true).custom_flags(libc::O_DIRECT), writes of 1 MiB from an aligned buffer".into(),
+        library: snippet::direct_writes(FIX_BLOCK),
     }
 }
 
@@ -391,6 +393,6 @@ pub(super) fn open_churn<'a>(
         warnings: Vec::new(),
         fix: "open the file once and keep it open for all the writes (in a shell, redirect the whole loop: `for …; do …; done >> FILE`, not each command)".into(),
         cli: "iolab bench append --methods write-per-record,append-file".into(),
-        library: "iolab::AppendFile::create(path)? once, then .append(record)? for each record".into(),
+        library: snippet::open_once(),
     }
 }

@@ -32,6 +32,7 @@ use crate::file::AppendFile;
 
 crate::named_enum! {
     /// A way of appending records, by its kebab-case name.
+    #[non_exhaustive]
     pub enum Strategy: "strategy" {
         /// One `write(2)` per record.
         WritePerRecord = "write-per-record",
@@ -58,14 +59,6 @@ impl Strategy {
     pub fn buffers(self) -> bool {
         self != Strategy::WritePerRecord
     }
-}
-
-/// Every append strategy's name and whether it can run here (for `iolab methods append`).
-pub fn strategies() -> Vec<(&'static str, Result<(), String>)> {
-    Strategy::ALL
-        .into_iter()
-        .map(|s| (s.name(), s.availability()))
-        .collect()
 }
 
 /// When the records of one call to [`append_records`] are made durable.

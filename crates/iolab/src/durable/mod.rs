@@ -31,9 +31,9 @@
 //! scans, so recovery reads what the device holds.
 //!
 //! ```no_run
-//! use iolab::durable::{LogOptions, Policy, read_records};
+//! use iolab::{LogOptions, LogPolicy as Policy, read_records};
 //!
-//! let log = LogOptions::new().policy(Policy::Prealloc).open("wal.log".as_ref())?;
+//! let log = LogOptions::new().policy(Policy::Prealloc).open("wal.log")?;
 //! std::thread::scope(|s| {
 //!     for t in 0..8u8 {
 //!         let log = &log;
@@ -42,7 +42,7 @@
 //!         s.spawn(move || log.append_durable(&[t; 512]));
 //!     }
 //! });
-//! assert_eq!(read_records("wal.log".as_ref())?.records.len(), 8);
+//! assert_eq!(read_records("wal.log")?.records.len(), 8);
 //! # Ok::<(), iolab::Error>(())
 //! ```
 //!
@@ -78,6 +78,7 @@ pub const PREALLOC_CHUNK: u64 = 64 << 20;
 
 crate::named_enum! {
     /// How a [`Log`] makes a batch of records durable.
+    #[non_exhaustive]
     pub enum Policy: "policy" {
         /// `pwrite` at the end, then `fdatasync` ([`fdatasync`]).
         Fdatasync = "fdatasync",
@@ -166,7 +167,7 @@ pub struct LogOptions {
 impl Default for LogOptions {
     fn default() -> LogOptions {
         LogOptions {
-            policy: Policy::Prealloc,
+            policy: LogOptions::DEFAULT_POLICY,
             group_commit: true,
             prealloc_chunk: PREALLOC_CHUNK,
             observer: None,
@@ -186,31 +187,41 @@ impl fmt::Debug for LogOptions {
 }
 
 impl LogOptions {
-    /// The defaults: [`Policy::Prealloc`], group commit on, [`PREALLOC_CHUNK`].
+    /// The policy a [`Log`] opened without options uses.
+    pub const DEFAULT_POLICY: Policy = Policy::Prealloc;
+
+    /// Options with every default.
     pub fn new() -> LogOptions {
         LogOptions::default()
     }
 
-    /// The durability policy (default [`Policy::Prealloc`]).
+    /// How a record reaches the device (`fdatasync`, `dsync`, `direct-dsync`, `prealloc`).
+    ///
+    /// By default, [`Policy::Prealloc`] (docs/findings/durable.md).
     pub fn policy(mut self, policy: Policy) -> LogOptions {
         self.policy = policy;
         self
     }
 
-    /// Whether concurrent appends share syncs (default `true`).
+    /// Whether concurrent appends share syncs.
+    ///
+    /// By default, `true`.
     pub fn group_commit(mut self, on: bool) -> LogOptions {
         self.group_commit = on;
         self
     }
 
-    /// How much to zero ahead at a time for the preallocating policies (default
-    /// [`PREALLOC_CHUNK`]; at least 64 KiB).
+    /// How much to zero ahead at a time for the preallocating policies (at least 64 KiB).
+    ///
+    /// By default, [`PREALLOC_CHUNK`].
     pub fn prealloc_chunk(mut self, bytes: u64) -> LogOptions {
         self.prealloc_chunk = bytes.max(64 << 10);
         self
     }
 
     /// Reports every write and sync to `observer`.
+    ///
+    /// By default, none.
     pub fn observer(mut self, observer: Arc<dyn Observer>) -> LogOptions {
         self.observer = Some(observer);
         self
@@ -225,13 +236,14 @@ impl LogOptions {
     /// file written by anything else reads as a log whose first record is torn: recovery
     /// ends the log at offset 0 and cuts off everything after it (truncated, or zeroed by
     /// the preallocating policies), exactly as it would a real torn tail.
-    pub fn open(self, path: &Path) -> Result<Log> {
-        Log::open_with(path, self)
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Log> {
+        let path = path.as_ref();
+        Log::open_with(path, self.clone()).map_err(|e| e.at(path))
     }
 }
 
 /// An append-only log of framed records whose appends are acknowledged only once durable.
-/// Share it between threads by reference (it is `Sync`); see the [module doc](self).
+/// Share it between threads by reference (it is `Sync`); see the [module doc](crate::lab::durable).
 pub struct Log {
     policy: Policy,
     commit: group::Commit,
@@ -249,7 +261,7 @@ impl fmt::Debug for Log {
 
 impl Log {
     /// Opens (or creates) the log at `path` with the default [`LogOptions`].
-    pub fn open(path: &Path) -> Result<Log> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Log> {
         LogOptions::new().open(path)
     }
 
@@ -514,6 +526,6 @@ fn sync_parent(path: &Path) -> Result<()> {
 
 /// Reads the whole log at `path` from its start: a convenience over [`read_records`] that
 /// keeps only the payloads.
-pub fn read_payloads(path: &Path) -> Result<Vec<Vec<u8>>> {
+pub fn read_payloads(path: impl AsRef<Path>) -> Result<Vec<Vec<u8>>> {
     read_records(path).map(|r| r.records)
 }

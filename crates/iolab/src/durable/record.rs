@@ -59,20 +59,24 @@ pub struct Recovered {
 }
 
 /// Reads every valid record of the log at `path` (see the module doc for the rule).
-pub fn read_records(path: &Path) -> Result<Recovered> {
-    let file = File::open(path).map_err(|e| open_error("cannot open", e))?;
-    let file_len = file
-        .metadata()
-        .map_err(|e| Error::from_io("cannot stat", e, 0))?
-        .len();
-    let mut recovered = Recovered {
-        file_len,
-        ..Recovered::default()
-    };
-    scan(file, |payload| recovered.records.push(payload.to_vec()))
-        .map(|end| recovered.end = end)
-        .map_err(|e| Error::from_io("cannot read", e, 0))?;
-    Ok(recovered)
+pub fn read_records(path: impl AsRef<Path>) -> Result<Recovered> {
+    let path = path.as_ref();
+    (|| {
+        let file = File::open(path).map_err(|e| open_error("cannot open", e))?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| Error::from_io("cannot stat", e, 0))?
+            .len();
+        let mut recovered = Recovered {
+            file_len,
+            ..Recovered::default()
+        };
+        scan(file, |payload| recovered.records.push(payload.to_vec()))
+            .map(|end| recovered.end = end)
+            .map_err(|e| Error::from_io("cannot read", e, 0))?;
+        Ok(recovered)
+    })()
+    .map_err(|e: Error| e.at(path))
 }
 
 /// Reads frames from `reader` (positioned at the log's start), calling `each` with every

@@ -12,7 +12,7 @@
 //! any strategy can make.
 //! **Limits**: the file must fit in memory, twice over while it is also in the page cache.
 //! Before reading, the size is checked against the memory it may use: by default 80% of
-//! `MemAvailable` (see [`super::Editor::memory_limit`]); a larger file is refused with
+//! `MemAvailable` (see [`super::EditOptions::memory_limit`]); a larger file is refused with
 //! [`Error::TooBigForMemory`] instead of the process being killed for it, as happened to
 //! the write-up's version on an 18 GB file. A truncation reads the whole file too, to keep
 //! one line.

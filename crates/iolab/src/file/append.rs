@@ -28,7 +28,7 @@
 //!
 //! **Limits**: one writer per `AppendFile` (methods take `&mut self`); bytes are in the
 //! kernel only after [`flush`](AppendFile::flush) and on the device only after
-//! [`sync`](AppendFile::sync) — see the durability table in [`crate::file`]. `O_APPEND`
+//! [`sync`](AppendFile::sync) — see the durability table in [`crate::lab::file`]. `O_APPEND`
 //! makes each `write`/`writev` land at the end even with other appenders, but a record
 //! may be split between two writes (at a buffer boundary, or by a short write), so other
 //! processes appending to the same file can interleave with it.
@@ -110,27 +110,31 @@ impl AppendOptions {
     /// Errors: [`Error::IsDirectory`], [`Error::Exists`] (with [`Creation::New`]),
     /// [`Error::PermissionDenied`], [`Error::NoSpace`] (no inode or block left for a new
     /// file), or [`Error::Io`] (`NotFound` for a missing file or directory, …).
-    pub fn open(&self, path: &Path) -> Result<AppendFile> {
-        let file = match self.creation {
-            Creation::New => open(path, true)?,
-            Creation::Existing => open(path, false)?,
-            Creation::NewOrExisting => match open(path, true) {
-                Err(Error::Exists) => open(path, false)?,
-                other => other?,
-            },
-        };
-        // The directory is synced on every open, not only when this open created the file:
-        // an existing file's name may not be durable yet (its creator was killed before
-        // syncing the directory, or that sync failed and the open is retried), and whatever
-        // is synced into the file would go with the name at a power loss.
-        sync_parent(path)?;
-        Ok(AppendFile {
-            file,
-            buf: Vec::with_capacity(self.buffer_size),
-            capacity: self.buffer_size,
-            written: 0,
-            sync_failed: None,
-        })
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<AppendFile> {
+        let path = path.as_ref();
+        (|| {
+            let file = match self.creation {
+                Creation::New => open(path, true)?,
+                Creation::Existing => open(path, false)?,
+                Creation::NewOrExisting => match open(path, true) {
+                    Err(Error::Exists) => open(path, false)?,
+                    other => other?,
+                },
+            };
+            // The directory is synced on every open, not only when this open created the file:
+            // an existing file's name may not be durable yet (its creator was killed before
+            // syncing the directory, or that sync failed and the open is retried), and whatever
+            // is synced into the file would go with the name at a power loss.
+            sync_parent(path)?;
+            Ok(AppendFile {
+                file,
+                buf: Vec::with_capacity(self.buffer_size),
+                capacity: self.buffer_size,
+                written: 0,
+                sync_failed: None,
+            })
+        })()
+        .map_err(|e: Error| e.at(path))
     }
 }
 
@@ -178,9 +182,9 @@ fn sync_parent(path: &Path) -> Result<()> {
 /// A file that is only ever appended to, through a buffer.
 ///
 /// ```no_run
-/// use iolab::file::AppendFile;
+/// use iolab::AppendFile;
 ///
-/// let mut log = AppendFile::create("wal.log".as_ref())?;
+/// let mut log = AppendFile::create("wal.log")?;
 /// log.append(b"record 1\n")?; // in our buffer: lost if the process dies now
 /// log.flush()?; // in the kernel: survives the process, not a power loss
 /// log.append(b"record 2\n")?;
@@ -204,12 +208,12 @@ pub struct AppendFile {
 impl AppendFile {
     /// Creates a new file at `path` with the default options (64 KiB buffer), and syncs its
     /// directory. Fails with [`Error::Exists`] if the file exists.
-    pub fn create(path: &Path) -> Result<AppendFile> {
+    pub fn create(path: impl AsRef<Path>) -> Result<AppendFile> {
         AppendOptions::new().open(path)
     }
 
     /// Opens an existing file at `path` for appending, with the default options.
-    pub fn open(path: &Path) -> Result<AppendFile> {
+    pub fn open(path: impl AsRef<Path>) -> Result<AppendFile> {
         AppendOptions::new().creation(Creation::Existing).open(path)
     }
 

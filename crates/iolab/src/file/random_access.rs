@@ -9,7 +9,7 @@
 //! map as this machine's winner for a file of its size ([`crate::random::auto`]), else
 //! reads with `pread`; such a map is read by copying into the caller's `scratch` under the
 //! `SIGBUS` guard, so a truncation is an [`Error::FileShrank`], not a crash.
-//! [`RandomAccessOptions`] reads with `pread` unless its `unsafe`
+//! [`RandomAccessOptions::backing`] picks one instead, and its `unsafe`
 //! [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices are returned as
 //! they are.
 //!
@@ -105,6 +105,7 @@ impl Drop for MapSlot {
 
 /// How a [`RandomAccessFile`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Backing {
     /// One `pread` per read.
     Pread,
@@ -112,9 +113,10 @@ pub enum Backing {
     Mmap,
 }
 
-/// How to open a [`RandomAccessFile`].
+/// How to open a [`RandomAccessFile`]; [`RandomAccessFile::open`] uses the defaults.
 #[derive(Clone, Copy, Debug)]
 pub struct RandomAccessOptions {
+    backing: Option<Backing>,
     mmap: bool,
     limiter: &'static MapLimiter,
 }
@@ -122,6 +124,7 @@ pub struct RandomAccessOptions {
 impl Default for RandomAccessOptions {
     fn default() -> Self {
         RandomAccessOptions {
+            backing: None,
             mmap: false,
             limiter: MapLimiter::global(),
         }
@@ -129,12 +132,26 @@ impl Default for RandomAccessOptions {
 }
 
 impl RandomAccessOptions {
-    /// The defaults: `pread`, and the global [`MapLimiter`] should mapping be enabled.
+    /// Options with every default.
     pub fn new() -> RandomAccessOptions {
         RandomAccessOptions::default()
     }
 
-    /// Whether to map the file when the limiter has a free slot. Default `false`.
+    /// How reads reach the file: [`Backing::Pread`], or [`Backing::Mmap`], a map read by
+    /// copying under the `SIGBUS` guard (safe against truncation; `pread` when no slot or
+    /// guard is free).
+    ///
+    /// By default, the backing `iolab bench random` measured fastest on this machine for
+    /// a file of this size, else `pread` ([`RandomAccessFile::choice`] says which and why).
+    pub fn backing(mut self, backing: Backing) -> RandomAccessOptions {
+        self.backing = Some(backing);
+        self
+    }
+
+    /// Whether to map the file, unguarded, when the limiter has a free slot:
+    /// [`RandomAccessFile::read`] then returns slices of the map, without a copy.
+    ///
+    /// By default, `false`.
     ///
     /// # Safety
     ///
@@ -148,41 +165,83 @@ impl RandomAccessOptions {
         self
     }
 
-    /// The limiter to take a map slot from. Default [`MapLimiter::global`].
+    /// The limiter to take a map slot from.
+    ///
+    /// By default, [`MapLimiter::global`], which allows [`DEFAULT_MMAP_LIMIT`] maps.
     pub fn limiter(mut self, limiter: &'static MapLimiter) -> RandomAccessOptions {
         self.limiter = limiter;
         self
     }
 
-    /// Opens `path` for reading at offsets.
-    pub fn open(&self, path: &Path) -> Result<RandomAccessFile> {
+    /// Opens `path` for reading at offsets. A failure names `path`.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<RandomAccessFile> {
+        let path = path.as_ref();
+        self.open_at(path).map_err(|e| e.at(path))
+    }
+
+    fn open_at(&self, path: &Path) -> Result<RandomAccessFile> {
         let file = retry_eintr(|| File::open(path)).map_err(|e| open_error("cannot open", e))?;
         let meta = file.metadata().map_err(|e| open_error("cannot stat", e))?;
         if meta.is_dir() {
             return Err(Error::IsDirectory);
         }
         let len = meta.len();
+        let mut file = RandomAccessFile {
+            file,
+            len,
+            map: None,
+            choice: None,
+        };
         // Only a regular, non-empty file can be mapped (a zero-length map is invalid).
-        let map = if self.mmap && meta.is_file() && len > 0 {
-            self.limiter.acquire().and_then(|slot| {
+        if !meta.is_file() || len == 0 {
+            return Ok(file);
+        }
+        if self.mmap {
+            file.map = self.limiter.acquire().and_then(|slot| {
                 // SAFETY: the caller of `RandomAccessOptions::mmap(true)` promised that the
                 // file is neither truncated nor modified while this map and its slices live.
                 // A failed map is no error: the slot is released and `pread` is used.
-                unsafe { Mmap::map(&file) }.ok().map(|map| Mapped {
+                unsafe { Mmap::map(&file.file) }.ok().map(|map| Mapped {
                     guard: None,
                     map,
                     _slot: slot,
                 })
-            })
-        } else {
-            None
+            });
+            return Ok(file);
+        }
+        let choice = match self.backing {
+            None => crate::random::auto::choose(len),
+            Some(backing) => crate::random::auto::Choice {
+                method: if backing == Backing::Mmap {
+                    "mmap"
+                } else {
+                    "pread"
+                },
+                mmap: backing == Backing::Mmap,
+                random_advice: false,
+                reason: format!("{backing:?}, as the options asked"),
+            },
         };
-        Ok(RandomAccessFile {
-            file,
-            len,
-            map,
-            choice: None,
-        })
+        if choice.mmap {
+            file.map = self.limiter.acquire().and_then(|slot| {
+                // SAFETY: the map is only read through copies made while its SIGBUS guard
+                // is registered (see `read_at`), so truncation is caught and no slice of
+                // it outlives a read.
+                let map = unsafe { Mmap::map(&file.file) }.ok()?;
+                if choice.random_advice {
+                    let _ = map.advise(memmap2::Advice::Random);
+                }
+                // An unguarded map would let a truncation kill the process: `pread` then.
+                let guard = crate::sys::sigbus::Guard::new(map.as_ptr(), map.len());
+                guard.is_registered().then_some(Mapped {
+                    guard: Some(guard),
+                    map,
+                    _slot: slot,
+                })
+            });
+        }
+        file.choice = Some(choice);
+        Ok(file)
     }
 }
 
@@ -201,9 +260,9 @@ struct Mapped {
 /// share one.
 ///
 /// ```no_run
-/// use iolab::file::RandomAccessFile;
+/// use iolab::RandomAccessFile;
 ///
-/// let table = RandomAccessFile::open("table.sst".as_ref())?;
+/// let table = RandomAccessFile::open("table.sst")?;
 /// let mut scratch = [0u8; 4096];
 /// let block = table.read(8192, &mut scratch)?; // up to 4096 bytes from offset 8192
 /// # Ok::<(), iolab::Error>(())
@@ -213,8 +272,8 @@ pub struct RandomAccessFile {
     file: File,
     len: u64,
     map: Option<Mapped>,
-    /// What [`RandomAccessFile::open`] chose and why (`None` for [`RandomAccessOptions`]).
-    choice: Option<crate::random::auto::Backing>,
+    /// What was chosen and why (`None` for an unguarded map or a file that cannot be mapped).
+    choice: Option<crate::random::auto::Choice>,
 }
 
 impl RandomAccessFile {
@@ -228,38 +287,14 @@ impl RandomAccessFile {
     /// map slot is free, the `SIGBUS` guard has no room, or the map fails. A map reads the
     /// file only up to the size it had when opened: for a file that grows, use
     /// `RandomAccessOptions::new().open` (`pread`).
-    pub fn open(path: &Path) -> Result<RandomAccessFile> {
-        let mut file = RandomAccessOptions::new().open(path)?;
-        let choice = crate::random::auto::choose(file.len);
-        if choice.mmap && file.len > 0 {
-            file.map = file.options_limiter().acquire().and_then(|slot| {
-                // SAFETY: the map is only read through copies made while its SIGBUS guard
-                // is registered (see `copy_guarded`), so truncation is caught and no slice
-                // of it outlives a read.
-                let map = unsafe { Mmap::map(&file.file) }.ok()?;
-                if choice.random_advice {
-                    let _ = map.advise(memmap2::Advice::Random);
-                }
-                // An unguarded map would let a truncation kill the process: `pread` then.
-                let guard = crate::sys::sigbus::Guard::new(map.as_ptr(), map.len());
-                guard.is_registered().then_some(Mapped {
-                    guard: Some(guard),
-                    map,
-                    _slot: slot,
-                })
-            });
-        }
-        file.choice = Some(choice);
-        Ok(file)
+    pub fn open(path: impl AsRef<Path>) -> Result<RandomAccessFile> {
+        RandomAccessOptions::new().open(path)
     }
 
-    /// The backing [`RandomAccessFile::open`] chose and why, when it was opened that way.
-    pub fn choice(&self) -> Option<&crate::random::auto::Backing> {
+    /// The backing chosen and why (`None` for [`RandomAccessOptions::mmap`] and for a file
+    /// that cannot be mapped: empty, or not a regular file).
+    pub fn choice(&self) -> Option<&crate::random::auto::Choice> {
         self.choice.as_ref()
-    }
-
-    fn options_limiter(&self) -> &'static MapLimiter {
-        MapLimiter::global()
     }
 
     /// Reads up to `scratch.len()` bytes at `offset` and returns them: a slice of the map

@@ -32,9 +32,9 @@ pub use crate::read::bufread_chunks::DEFAULT_BUFFER_SIZE;
 /// A file read front to back.
 ///
 /// ```no_run
-/// use iolab::file::SequentialFile;
+/// use iolab::SequentialFile;
 ///
-/// let mut log = SequentialFile::open("wal.log".as_ref())?;
+/// let mut log = SequentialFile::open("wal.log")?;
 /// let mut header = [0u8; 8];
 /// while log.read_full(&mut header)? == header.len() {
 ///     let len = u64::from_le_bytes(header);
@@ -51,14 +51,17 @@ pub struct SequentialFile {
 
 impl SequentialFile {
     /// Opens `path` with the default 64 KiB buffer.
-    pub fn open(path: &Path) -> Result<SequentialFile> {
+    pub fn open(path: impl AsRef<Path>) -> Result<SequentialFile> {
         SequentialFile::with_capacity(path, DEFAULT_BUFFER_SIZE)
     }
 
     /// Opens `path` with a buffer of `capacity` bytes (at least 1).
-    pub fn with_capacity(path: &Path, capacity: usize) -> Result<SequentialFile> {
-        let file = retry_eintr(|| File::open(path)).map_err(|e| open_error("cannot open", e))?;
-        SequentialFile::from_file(file, capacity)
+    pub fn with_capacity(path: impl AsRef<Path>, capacity: usize) -> Result<SequentialFile> {
+        let path = path.as_ref();
+        retry_eintr(|| File::open(path))
+            .map_err(|e| open_error("cannot open", e))
+            .and_then(|file| SequentialFile::from_file(file, capacity))
+            .map_err(|e| e.at(path))
     }
 
     /// Reads an already open file (or pipe) from its current position, with a buffer of

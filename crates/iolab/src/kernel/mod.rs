@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 crate::named_enum! {
     /// An instruction-set tier for the kernels, from slowest to fastest.
     #[derive(PartialOrd, Ord)]
+    #[non_exhaustive]
     pub enum Kernel: "kernel" {
         /// Portable byte loop; always available.
         Scalar = "scalar",

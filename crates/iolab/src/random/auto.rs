@@ -1,7 +1,7 @@
 //! The backing [`crate::file::RandomAccessFile::open`] chooses for a file, and why.
 //!
 //! **Measured winners**: when `iolab bench random` has measured this machine (same kernel,
-//! same cores; the tuning file of [`crate::tuning`]), the winner of the file's size class
+//! same cores; the tuning file of [`crate::lab::read::tuning`]), the winner of the file's size class
 //! is followed: `warm` for a file that fits in the memory available now, `beyond-memory`
 //! for one that does not. Only `pread`, `mmap` and `mmap-random` can back a
 //! `RandomAccessFile`; the suite records the best of those at queue depth 1 (and `pread`
@@ -19,7 +19,7 @@ use crate::read::tuning;
 
 /// A choice of backing and the reason for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Backing {
+pub struct Choice {
     /// The random-read method it follows: `pread`, `mmap` or `mmap-random`.
     pub method: &'static str,
     /// Whether that is a map.
@@ -31,7 +31,7 @@ pub struct Backing {
 }
 
 /// The backing for a file of `len` bytes.
-pub fn choose(len: u64) -> Backing {
+pub fn choose(len: u64) -> Choice {
     let available = crate::sysinfo::mem_available_bytes();
     let class = match available {
         Some(m) if len > m => "beyond-memory",
@@ -53,7 +53,7 @@ pub fn choose(len: u64) -> Backing {
             "mmap-random" => "mmap-random",
             _ => "pread",
         };
-        return Backing {
+        return Choice {
             method,
             mmap,
             random_advice: method == "mmap-random",
@@ -64,7 +64,7 @@ pub fn choose(len: u64) -> Backing {
             ),
         };
     }
-    Backing {
+    Choice {
         method: "pread",
         mmap: false,
         random_advice: false,

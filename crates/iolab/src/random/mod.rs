@@ -76,6 +76,7 @@ const MAX_LATENCY_NS: u64 = 60_000_000_000;
 
 crate::named_enum! {
     /// A way of reading blocks at random offsets, by its kebab-case name.
+    #[non_exhaustive]
     pub enum Method: "method" {
         /// `pread(2)` through the page cache.
         Pread = "pread",

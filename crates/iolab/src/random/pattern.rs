@@ -19,6 +19,7 @@ pub const EXACT_ZETA_LIMIT: u64 = 1 << 22;
 
 crate::named_enum! {
     /// How read offsets are drawn.
+    #[non_exhaustive]
     pub enum Pattern: "pattern" {
         /// Every block equally likely.
         Uniform = "uniform",

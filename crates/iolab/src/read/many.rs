@@ -5,7 +5,7 @@
 //! regular file under [`auto::SMALL_FILE`] `read(2)` into the worker's own buffer until a
 //! read comes back short at the reported size (the end; no extra `read` for the 0, except
 //! for a file whose size is a multiple of the buffer),
-//! and `close(2)`. Bigger files and other kinds go through [`count_lines`] with `auto`, as
+//! and `close(2)`. Bigger files and other kinds go through [`count_input`] with `auto`, as
 //! a single file would. `-` is standard input.
 //! **When it wins**: many small files (a source tree, a folder of logs), where the cost is
 //! the four system calls per file, not the bytes: two workers make them on two cores at
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::{Method, ReadOptions, auto, count_lines};
+use super::{Method, ReadOptions, auto, count_input};
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::kernel::ByteCounter;
@@ -135,7 +135,7 @@ fn count_file(
 fn whole(input: Input, options: &ReadOptions) -> Result<FileCount> {
     let regular = input.kind() == crate::input::FileKind::Regular;
     let size = input.reported_len();
-    let count = count_lines(Method::Auto, &input, options)?;
+    let count = count_input(Method::Auto, &input, options)?;
     Ok(FileCount {
         lines: count.lines,
         size,

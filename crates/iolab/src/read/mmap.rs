@@ -5,7 +5,7 @@
 //! once; the kernel fills pages on demand through page faults (mapping up to 16 cached
 //! pages per fault, "fault-around"), and no byte is copied into a user buffer. The three
 //! names share this reader and differ only in the kernel that scans the map: portable,
-//! AVX2 or AVX-512 (see [`crate::kernel`]).
+//! AVX2 or AVX-512 (see [`crate::lab::kernel`]).
 //! **When it wins**: big files already in the page cache, where the copy that `read`
 //! makes is the main cost; with a SIMD kernel it runs at memory speed on one core.
 //! **Limits**: needs a regular file with a real size (a FIFO or a `/proc` file is refused

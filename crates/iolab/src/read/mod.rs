@@ -47,6 +47,7 @@ use crate::task::{CountLines, Metered, SplitTask, Task};
 
 crate::named_enum! {
     /// A way of getting a file's bytes into memory, by its kebab-case name.
+    #[non_exhaustive]
     pub enum Method: "method" {
         /// `BufReader::lines()`: a `String` per line (the write-up's first method).
         BufreadLines = "bufread-lines",
@@ -208,6 +209,7 @@ impl Method {
 crate::named_enum! {
     /// An access-pattern hint a method passes to the kernel. Each method accepts the hints
     /// that belong to it ([`Hint::applies_to`]) and refuses the others.
+    #[non_exhaustive]
     pub enum Hint: "hint" {
         /// `madvise(MADV_SEQUENTIAL)` on a map, `posix_fadvise(POSIX_FADV_SEQUENTIAL)` on a
         /// descriptor: read-ahead more aggressively, drop pages behind.
@@ -457,8 +459,9 @@ pub struct LineCount {
     pub kernel: Kernel,
 }
 
-/// Counts the lines of `input` the way `wc -l` does, with `method`.
-pub fn count_lines(method: Method, input: &Input, options: &ReadOptions) -> Result<LineCount> {
+/// Counts the lines of `input` the way `wc -l` does, with `method` (the lab's call;
+/// programs use [`crate::count_lines`] or [`crate::CountOptions`]).
+pub fn count_input(method: Method, input: &Input, options: &ReadOptions) -> Result<LineCount> {
     let (resolved, tuned) = match method {
         Method::Auto => {
             let choice = auto::choose(input, options);

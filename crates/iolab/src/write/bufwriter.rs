@@ -60,7 +60,7 @@ pub const RECORD_SIZE: usize = 128;
 /// ```no_run
 /// use std::io::Write;
 ///
-/// let mut out = iolab::write::StdoutWriter::new()?.exit_quietly_on_broken_pipe();
+/// let mut out = iolab::StdoutWriter::new()?.exit_quietly_on_broken_pipe();
 /// for i in 0..1_000_000 {
 ///     writeln!(out, "line {i}")?;
 /// }
@@ -325,6 +325,34 @@ impl fmt::Debug for StdoutWriter {
             .field("sizing", &self.out.sizing)
             .field("written", &self.written)
             .finish()
+    }
+}
+
+impl super::WriteOptions {
+    /// A [`StdoutWriter`] with these options: a buffer of [`WriteOptions::buffer_size`]
+    /// bytes written out whole, or the default's size and adaptive pieces; the pipe on
+    /// standard output resized first when [`WriteOptions::pipe_capacity`] asks.
+    ///
+    /// Fails with [`Error::StdoutClosed`] when descriptor 1 is not open for writing.
+    ///
+    /// [`WriteOptions::buffer_size`]: super::WriteOptions::buffer_size
+    /// [`WriteOptions::pipe_capacity`]: super::WriteOptions::pipe_capacity
+    pub fn stdout(&self) -> Result<StdoutWriter, Error> {
+        let mut destination = probe_stdout()?;
+        if let Some(bytes) = self.pipe_capacity
+            && destination.kind == DestinationKind::Pipe
+        {
+            super::destination::set_pipe_capacity(bytes)
+                .map_err(|e| Error::io("cannot resize the pipe on standard output", e))?;
+            destination = probe_stdout()?;
+        }
+        Ok(match self.buffer_size {
+            Some(bytes) => StdoutWriter::unchecked(bytes, Sizing::Fixed(bytes)),
+            None => {
+                let capacity = default_buffer_size(&destination);
+                StdoutWriter::unchecked(capacity, default_sizing(&destination, capacity))
+            }
+        })
     }
 }
 

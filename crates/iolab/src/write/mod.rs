@@ -64,6 +64,7 @@ pub const MAX_BUFFER_SIZE: usize = 1 << 30;
 
 crate::named_enum! {
     /// A way of writing bytes to standard output, by its kebab-case name.
+    #[non_exhaustive]
     pub enum Method: "method" {
         /// `std::io::stdout().lock()`: Rust's line-buffered standard output, as programs use it.
         Stdout = "stdout",
@@ -108,17 +109,8 @@ impl Method {
     }
 }
 
-/// Every write method's name and whether it can run here (on this kernel; `vmsplice`
-/// additionally needs standard output to be a pipe when it runs, see
-/// [`Method::requirement`]).
-pub fn methods() -> Vec<(&'static str, Result<(), String>)> {
-    Method::ALL
-        .into_iter()
-        .map(|m| (m.name(), m.availability()))
-        .collect()
-}
-
-/// Tuning knobs of [`write_zeros`]; `None` keeps the default.
+/// How to write to standard output: [`WriteOptions::stdout`] makes a [`StdoutWriter`]
+/// with them (the lab's [`write_zeros`] takes them too).
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
     buffer_size: Option<usize>,
@@ -131,11 +123,12 @@ impl WriteOptions {
         WriteOptions::default()
     }
 
-    /// Bytes per system call (`stdout`, `raw-fd`, `vmsplice`) or the buffer's capacity
-    /// (`bufwriter`), for every write. Default: [`default_buffer_size`] for the
-    /// destination, written out into a pipe in [`adaptive`] pieces (8 KiB or the whole
-    /// buffer); `vmsplice`'s default enlarges the pipe to 1 MiB and splices a quarter of it
-    /// per call. Clamped to 1..=[`MAX_BUFFER_SIZE`].
+    /// The buffer's capacity, every write of it whole (for the lab's methods: bytes per
+    /// system call), clamped to 1..=[`MAX_BUFFER_SIZE`].
+    ///
+    /// By default, [`default_buffer_size`] for the destination, written out into a pipe
+    /// in [`adaptive`] pieces (8 KiB or the whole buffer); `vmsplice`'s default enlarges
+    /// the pipe to 1 MiB and splices a quarter of it per call.
     pub fn buffer_size(mut self, bytes: usize) -> WriteOptions {
         self.buffer_size = Some(bytes.clamp(1, MAX_BUFFER_SIZE));
         self
@@ -144,7 +137,9 @@ impl WriteOptions {
     /// Asks the kernel to resize the pipe on standard output (`F_SETPIPE_SZ`) before
     /// writing; the kernel rounds up to a power-of-two number of pages, and an unprivileged
     /// process may not go beyond `/proc/sys/fs/pipe-max-size`. Ignored when standard
-    /// output is not a pipe. Default: the pipe is left as it is.
+    /// output is not a pipe.
+    ///
+    /// By default, the pipe is left as it is.
     pub fn pipe_capacity(mut self, bytes: usize) -> WriteOptions {
         self.pipe_capacity = Some(bytes.max(1));
         self

@@ -4,9 +4,10 @@
 
 use proptest::prelude::*;
 
-use iolab::kernel::naive_count;
-use iolab::task::{Fnv1a, Task};
-use iolab::{Error, Input, Method, ReadOptions, count_lines};
+use iolab::lab::kernel::naive_count;
+use iolab::lab::read::{Method, ReadOptions, count_input};
+use iolab::lab::task::{Fnv1a, Task};
+use iolab::{Error, Input};
 use iolab_testkit as common;
 use std::fs;
 use std::path::Path;
@@ -198,7 +199,7 @@ pub fn check_file(
     );
     let open = || Input::open(path).unwrap_or_else(|e| panic!("cannot open {path:?}: {e}"));
 
-    match count_lines(method, &open(), options) {
+    match count_input(method, &open(), options) {
         Ok(count) => {
             if let Some(problem) = check_utf8_refusal(method, expected) {
                 failures.push(format!("count: {context}: {problem}"));
@@ -222,7 +223,7 @@ pub fn check_file(
     // The digest proves the exact bytes arrived in order: a method that skipped one chunk
     // and repeated another of the same newline count would pass the count check.
     let mut fnv = Fnv1a::default();
-    match iolab::read::run(method, &open(), options, &mut fnv) {
+    match iolab::lab::read::run(method, &open(), options, &mut fnv) {
         Ok((_, bytes)) => {
             if let Some(problem) = check_utf8_refusal(method, expected) {
                 failures.push(format!("fnv1a: {context}: {problem}"));

@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::results::{Results, Row};
-use iolab::units::{format_bytes, format_duration};
+use iolab::lab::units::{format_bytes, format_duration};
 
 pub use crate::stats::{MIN_THRESHOLD, NOISE_SIGMAS};
 

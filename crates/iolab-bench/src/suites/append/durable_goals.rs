@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::durable::{ALONE_WRITERS, PEER_FRAME_BYTES};
 use crate::results::Row;
-use iolab::durable::{HEADER_LEN, Policy};
+use iolab::lab::durable::{HEADER_LEN, Policy};
 
 /// The records per second of a row.
 fn rate(r: &Row) -> Option<f64> {

@@ -1,6 +1,6 @@
 //! The `append` suite's measurement: iolab's strategies run in this process, one at a
 //! time, in interleaved rounds; the timer covers the library's append loop and the final
-//! flush or sync ([`iolab::append::append_records`] hands it over without the `open`), and
+//! flush or sync ([`iolab::lab::append::append_records`] hands it over without the `open`), and
 //! the thread's write-family system calls are read around it.
 
 use std::fs;
@@ -19,7 +19,7 @@ use crate::interrupt;
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::schedule;
-use iolab::append::{Syncs, append_records};
+use iolab::lab::append::{Syncs, append_records};
 
 /// One run's figures.
 #[derive(Clone, Copy, Debug)]
@@ -109,7 +109,7 @@ pub(super) fn section(
         let path = work.file(&format!("{}-{round}", contender.name()));
         let outcome = match contender {
             Contender::Ours(strategy) => run_strategy(strategy, &path, section, &records)
-                .map_err(|e| format!("{}: {}", path.display(), iolab::error::describe_io(&e))),
+                .map_err(|e| format!("{}: {}", path.display(), iolab::lab::error::describe_io(&e))),
             Contender::Baseline(fstream) => fstream::run(ctx, fstream, &path, section)?,
         };
         if interrupt::interrupted() {

@@ -2,7 +2,7 @@
 //! and C++ `std::fstream` as the baseline — the write-up's experiment, verified and with
 //! the system calls counted.
 //!
-//! The strategies are the library's ([`iolab::append`]: `write-per-record`, `bufwriter-8k`,
+//! The strategies are the library's ([`iolab::lab::append`]: `write-per-record`, `bufwriter-8k`,
 //! `bufwriter-64k`, `writev-batch`, `append-file`, each documented in its own file); this
 //! suite only measures them, next to the baseline `fstream` (`std::fstream::write`;
 //! libstdc++ makes one `writev` of buffer + record per 8 KiB).
@@ -29,7 +29,7 @@
 //! runs are short. `--quick` divides the counts by 5 to 16.
 //!
 //! Then the **durable** section ([`durable`]): records made durable before each
-//! acknowledgement by the library's [`Log`](iolab::durable::Log), for every durability
+//! acknowledgement by the library's [`Log`](iolab::lab::durable::Log), for every durability
 //! policy × record size × writer count, with and without group commit, beside
 //! PostgreSQL's `pg_test_fsync`.
 //!
@@ -42,7 +42,7 @@
 //! `fstream` baseline is compiled at bench time (`c++ -O2`) from `append_fstream.cpp` and
 //! run as a child process that measures its own loop the same way and prints the figures;
 //! it runs in the `none` sections only (`fstream` has no portable `fdatasync`). After every
-//! run, warm-up included, the file is read back with [`iolab::file::SequentialFile`] and must hold
+//! run, warm-up included, the file is read back with [`iolab::lab::file::SequentialFile`] and must hold
 //! exactly the N records in order; record *i* is the bytes `(i + j) mod 256`, so a lost,
 //! repeated or reordered record is caught.
 //!
@@ -78,21 +78,21 @@ use crate::suite::{Column, MethodInfo, Place, Suite};
 
 pub use data::Records;
 /// The strategies measured, from the library (kept here for the old path).
-pub use iolab::append::{Strategy, WRITEV_BATCH};
+pub use iolab::lab::append::{Strategy, WRITEV_BATCH};
 
 const SUITE: &str = "append";
 
 /// This suite's entry in the suite table (`crate::suites::SUITES`).
 pub const ENTRY: Suite = Suite {
     name: SUITE,
-    description: "Small appends and durable appends (`iolab::file::AppendFile`, `iolab::durable::Log`)",
+    description: "Small appends and durable appends (`iolab::lab::file::AppendFile`, `iolab::lab::durable::Log`)",
     sizes: SIZES,
     takes_files: false,
     methods: || {
-        let strategies = iolab::append::Strategy::ALL
+        let strategies = iolab::lab::append::Strategy::ALL
             .into_iter()
             .map(|s| MethodInfo::new(s.name(), s.availability()));
-        let policies = iolab::durable::Policy::ALL
+        let policies = iolab::lab::durable::Policy::ALL
             .into_iter()
             .map(|p| MethodInfo::new(p.name(), p.availability()));
         strategies.chain(policies).collect()
@@ -122,7 +122,7 @@ pub const ENTRY: Suite = Suite {
     ],
     charts: chart::charts,
     verdict: verdict::verdicts,
-    is_default: |r| r.method == iolab::append::Strategy::AppendFile.name(),
+    is_default: |r| r.method == iolab::lab::append::Strategy::AppendFile.name(),
     run,
 };
 

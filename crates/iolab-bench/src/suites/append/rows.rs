@@ -99,7 +99,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
             let _ = write!(
                 answer,
                 "here fstream made {} write calls per 5-byte record (one per {:.0} records)",
-                iolab::units::three_significant(calls),
+                iolab::lab::units::three_significant(calls),
                 1.0 / calls.max(f64::MIN_POSITIVE)
             );
         }
@@ -127,7 +127,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
         let mut goals = format!(
             "append goals at 5-byte payloads: append-file {} ns/record = {:.2}× bufwriter-64k \
              (goal ≤ 1.2×: {}), 1/{:.0} of write-per-record (goal ≤ 1/30: {})",
-            iolab::units::three_significant(append),
+            iolab::lab::units::three_significant(append),
             vs_buf,
             verdict(vs_buf <= 1.2),
             vs_write,
@@ -159,7 +159,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
                 "; write calls per record of the buffered strategies: {} (goal ≤ 0.001: {})",
                 buffered
                     .iter()
-                    .map(|(n, c)| format!("{n} {}", iolab::units::three_significant(*c)))
+                    .map(|(n, c)| format!("{n} {}", iolab::lab::units::three_significant(*c)))
                     .collect::<Vec<_>>()
                     .join(", "),
                 verdict(worst <= 0.001)

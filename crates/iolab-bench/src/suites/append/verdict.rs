@@ -4,6 +4,9 @@
 use super::{PAYLOADS, SUITE, SYNC_EVERY_K, Strategy, SyncPolicy};
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
+use iolab::LogOptions;
+use iolab::lab::durable::Policy;
+use iolab::lab::snippet;
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -27,7 +30,7 @@ pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
                 .get("ns_per_record")
                 .and_then(serde_json::Value::as_f64)
                 .map_or(String::new(), |ns| {
-                    format!("{} ns/record", iolab::units::three_significant(ns))
+                    format!("{} ns/record", iolab::lab::units::three_significant(ns))
                 })
         }),
     );
@@ -65,18 +68,17 @@ fn durable_verdicts(rows: &[&Row]) -> Vec<Verdict> {
     )
 }
 
-/// `iolab::durable::Log` with the row's policy.
+/// `iolab::Log` with the row's policy ([`snippet::durable`]): the one-line call when
+/// it is the default's.
 fn durable_usage(row: &Row) -> Usage {
     let policy = key(row, "policy").unwrap_or("prealloc");
-    let variant = policy
-        .parse::<iolab::durable::Policy>()
-        .map_or_else(|_| policy.to_string(), |p| format!("{p:?}"));
+    let library = policy.parse::<Policy>().map_or_else(
+        |_| "—".into(),
+        |p| snippet::durable((p != LogOptions::DEFAULT_POLICY).then_some(p)),
+    );
     Usage {
         cli: format!("— (library only; measured by iolab bench append --methods {policy})"),
-        library: format!(
-            "iolab::durable::LogOptions::new().policy(Policy::{variant}).open(path)?, \
-             then log.append_durable(record)? from every thread"
-        ),
+        library,
         example: "durable_log",
     }
 }
@@ -85,36 +87,10 @@ fn durable_usage(row: &Row) -> Usage {
 /// command: the suite runs the strategies in-process).
 fn usage(row: &Row) -> Usage {
     let durable = key(row, "sync_policy") == Some(SyncPolicy::EveryK.name());
-    let sync = |call: &str| {
-        if durable {
-            format!(", {call} every {SYNC_EVERY_K} records")
-        } else {
-            String::new()
-        }
-    };
-    let library = match row.method.parse::<Strategy>() {
-        Ok(Strategy::AppendFile) => format!(
-            "iolab::file::AppendFile::create(path)?, .append(record)?{}",
-            sync(".sync()?")
-        ),
-        Ok(Strategy::BufWriter64k) => format!(
-            "std::io::BufWriter::with_capacity(64 << 10, file), write_all(record)?{}",
-            sync("flush + sync_data")
-        ),
-        Ok(Strategy::BufWriter8k) => format!(
-            "std::io::BufWriter::new(file), write_all(record)?{}",
-            sync("flush + sync_data")
-        ),
-        Ok(Strategy::WritePerRecord) => format!(
-            "file.write_all(record)? on an O_APPEND file{}",
-            sync("sync_data")
-        ),
-        Ok(Strategy::WritevBatch) => {
-            "iolab::append::append_records(Strategy::WritevBatch, path, syncs, record, |run| run())"
-                .into()
-        }
-        Err(_) => "—".into(),
-    };
+    let library = row.method.parse::<Strategy>().map_or_else(
+        |_| "—".into(),
+        |s| snippet::append(s, durable.then_some(SYNC_EVERY_K)),
+    );
     Usage {
         cli: format!(
             "— (library only; measured by iolab bench append --methods {})",

@@ -23,9 +23,9 @@ use crate::results::Row;
 use crate::runner::{Job, Outcome, parse_count};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Place, Suite};
-use iolab::read::{Method, uring_direct};
-use iolab::sys::fiemap;
-use iolab::units::{format_bytes, format_rate};
+use iolab::lab::read::{Method, uring_direct};
+use iolab::lab::sys::fiemap;
+use iolab::lab::units::{format_bytes, format_rate};
 use serde_json::json;
 
 /// The data set's size by default: 1 GiB, big enough that a warm run takes tens of
@@ -49,7 +49,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: true,
     methods: || {
-        iolab::read::Method::ALL
+        iolab::lab::read::Method::ALL
             .into_iter()
             .map(|m| MethodInfo::new(m.name(), m.availability()))
             .collect()
@@ -72,7 +72,7 @@ pub const ENTRY: Suite = Suite {
     }],
     charts: chart::charts,
     verdict: verdict::verdicts,
-    is_default: |r| r.method == iolab::read::Method::Auto.name(),
+    is_default: |r| r.method == iolab::lab::read::Method::Auto.name(),
     run,
 };
 
@@ -620,16 +620,16 @@ fn parse_total(outcome: &Outcome) -> Option<String> {
 /// Why `cache` cannot be reached for this file, if it cannot.
 fn impossible(cache: CacheState, path: &Path, bytes: u64) -> Option<String> {
     match cache {
-        CacheState::Cold if iolab::sysinfo::is_tmpfs(path.parent()?) => {
+        CacheState::Cold if iolab::lab::sysinfo::is_tmpfs(path.parent()?) => {
             Some("the data set is on tmpfs: it cannot be evicted".into())
         }
         CacheState::Warm => {
-            let available = iolab::sysinfo::mem_available_bytes()?;
+            let available = iolab::lab::sysinfo::mem_available_bytes()?;
             (bytes > available / 10 * 8).then(|| {
                 format!(
                     "the data set ({}) does not fit in 80% of available memory ({})",
-                    iolab::units::format_bytes(bytes),
-                    iolab::units::format_bytes(available)
+                    iolab::lab::units::format_bytes(bytes),
+                    iolab::lab::units::format_bytes(available)
                 )
             })
         }
@@ -646,7 +646,7 @@ fn check_layout(ctx: &mut Context<'_>, path: &Path) {
             "{}: {} of its extents' bytes are compressed or encrypted on disk (FIEMAP \
              ENCODED): cold reads may beat the device's bandwidth",
             path.display(),
-            iolab::units::format_bytes(s.encoded_bytes)
+            iolab::lab::units::format_bytes(s.encoded_bytes)
         )),
         Ok(_) => {}
         Err(e) => ctx.notes.push(format!(

@@ -3,7 +3,8 @@
 
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key, size_arg};
-use iolab::read::Method;
+use iolab::lab::read::Method;
+use iolab::lab::snippet::{self, CountSettings};
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -28,8 +29,8 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// `iolab count --method M … FILE` and `iolab::count_lines(Method::M, …)`, with the row's
-/// settings.
+/// `iolab count --method M … FILE` and the library call ([`snippet::count`]), with the
+/// row's settings.
 pub(super) fn usage(row: &Row) -> Usage {
     let file = match (key(row, "file"), key(row, "input")) {
         (Some(file), _) => file,
@@ -38,30 +39,30 @@ pub(super) fn usage(row: &Row) -> Usage {
     };
     let setting = |k: &str| row.extra.get(k).and_then(serde_json::Value::as_u64);
     let mut cli = String::from("iolab count");
-    let mut options = String::from("ReadOptions::new()");
     if row.method != Method::Auto.name() {
         cli.push_str(&format!(" --method {}", row.method));
     }
     if let Some(t) = setting("threads") {
         cli.push_str(&format!(" --threads {t}"));
-        options.push_str(&format!(".threads({t})"));
     }
     if let Some(q) = setting("queue_depth") {
         cli.push_str(&format!(" --queue-depth {q}"));
-        options.push_str(&format!(".queue_depth({q})"));
     }
     if let Some(b) = setting("block_bytes") {
         cli.push_str(&format!(" --buffer {}", size_arg(b)));
-        options.push_str(&format!(".buffer_size({b})"));
     }
     cli.push_str(&format!(" {file}"));
-    let variant = row
-        .method
-        .parse::<Method>()
-        .map_or_else(|_| row.method.clone(), |m| format!("{m:?}"));
+    let settings = CountSettings {
+        threads: setting("threads"),
+        queue_depth: setting("queue_depth"),
+        buffer_size: setting("block_bytes"),
+    };
     Usage {
         cli,
-        library: format!("iolab::count_lines(Method::{variant}, &Input::open(path)?, &{options})"),
+        library: row
+            .method
+            .parse::<Method>()
+            .map_or_else(|_| "—".into(), |m| snippet::count(m, settings)),
         example: "count_lines",
     }
 }
@@ -79,9 +80,11 @@ mod tests {
         row.extra.insert("threads".into(), serde_json::json!(2));
         let u = usage(&row);
         assert_eq!(u.cli, "iolab count --method mmap-parallel --threads 2 FILE");
-        assert_eq!(
-            u.library,
-            "iolab::count_lines(Method::MmapParallel, &Input::open(path)?, &ReadOptions::new().threads(2))"
+        assert!(
+            u.library
+                .contains(".method(iolab::CountMethod::MmapParallel).threads(2)"),
+            "{}",
+            u.library
         );
         let auto = usage(&Row {
             method: "auto".into(),

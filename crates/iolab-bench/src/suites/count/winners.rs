@@ -1,14 +1,14 @@
 //! The winners `auto` follows: after a complete run over every method, each cache state's
 //! fastest method is remembered for the data set's size class only when it beats the
 //! fastest *other* method beyond the noise (`bench::stats::beats`); a tie removes the
-//! class's previous winner, so `auto` keeps its rule (see [`iolab::read::tuning`]).
+//! class's previous winner, so `auto` keeps its rule (see [`iolab::lab::read::tuning`]).
 
 use crate::context::Context;
 use crate::results::Row;
 use crate::stats;
-use iolab::read::Method;
-use iolab::read::tuning::{self, CountWinner, Decision, SizeClass};
-use iolab::units::format_rate;
+use iolab::lab::read::Method;
+use iolab::lab::read::tuning::{self, CountWinner, Decision, SizeClass};
+use iolab::lab::units::format_rate;
 
 /// Records the decisions of `rows` (the main data set's, `bytes` long) and notes them.
 pub(super) fn remember(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {

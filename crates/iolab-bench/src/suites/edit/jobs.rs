@@ -15,6 +15,7 @@ pub(super) fn jobs_for(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<Ed
             Kernel::Scalar => "mmap",
             Kernel::Avx2 => "mmap-avx2",
             Kernel::Avx512 => "mmap-avx512",
+            _ => "mmap",
         };
         for (strategy, method) in [("mmap", best), ("std-stream", "bufread-chunks")] {
             if !config.wants(strategy) {

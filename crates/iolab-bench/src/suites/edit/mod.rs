@@ -1,5 +1,5 @@
 //! The `edit` suite: in-place edits of a generated CSV by every strategy of
-//! [`iolab::edit`] and by the shell's tools, every timed run on a fresh copy.
+//! [`iolab::lab::edit`] and by the shell's tools, every timed run on a fresh copy.
 //!
 //! **Data sets** (generated once, with manifests, by [`data::csv`]): `small`, 1000 rows ×
 //! 10 columns (about 65 KB), and `large`, 100 columns and about [`DEFAULT_LARGE_SIZE`]
@@ -109,10 +109,10 @@ use crate::runner::{Job, Outcome, parse_count, schedule};
 use crate::stats::Summary;
 use crate::suite::Sizes;
 use crate::suite::{MethodInfo, Suite};
-use iolab::edit::Strategy;
-use iolab::generate::rows_for_size;
-use iolab::kernel::Kernel;
-use iolab::units::{format_bytes, format_duration};
+use iolab::lab::edit::Strategy;
+use iolab::lab::generate::rows_for_size;
+use iolab::lab::kernel::Kernel;
+use iolab::lab::units::{format_bytes, format_duration};
 
 /// The large data set's size by default: 256 MiB, past the caches and big enough that a
 /// warm edit takes tens of milliseconds even at memory speed, small enough that the suite
@@ -147,7 +147,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: true,
     methods: || {
-        iolab::edit::Strategy::ALL
+        iolab::lab::edit::Strategy::ALL
             .into_iter()
             .map(|s| MethodInfo::new(s.name(), s.availability()))
             .collect()
@@ -368,17 +368,17 @@ fn warm_wanted(ctx: &Context<'_>) -> bool {
 
 /// Whether `std-whole` may read a file of `bytes` now (the limit it applies itself).
 fn whole_fits(bytes: u64) -> bool {
-    iolab::sysinfo::mem_available_bytes().is_none_or(|a| bytes <= a / 5 * 4)
+    iolab::lab::sysinfo::mem_available_bytes().is_none_or(|a| bytes <= a / 5 * 4)
 }
 
 /// Why `cache` cannot be reached for the data set, if it cannot.
 fn impossible(cache: CacheState, path: &Path, bytes: u64) -> Option<String> {
     match cache {
-        CacheState::Cold if iolab::sysinfo::is_tmpfs(path.parent()?) => {
+        CacheState::Cold if iolab::lab::sysinfo::is_tmpfs(path.parent()?) => {
             Some("the data set is on tmpfs: it cannot be evicted".into())
         }
         CacheState::Warm => {
-            let available = iolab::sysinfo::mem_available_bytes()?;
+            let available = iolab::lab::sysinfo::mem_available_bytes()?;
             // The data set, its copy and `tr`'s output are all cached at once.
             (bytes.saturating_mul(3) > available / 10 * 8).then(|| {
                 format!(

@@ -6,7 +6,8 @@ use serde_json::json;
 use super::Op;
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
-use iolab::edit::Strategy;
+use iolab::lab::edit::Strategy;
+use iolab::lab::snippet::{self, Edit};
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -40,32 +41,39 @@ pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
         &usage,
         Some(&|r: &Row| {
             r.median_s
-                .map(iolab::units::format_duration)
+                .map(iolab::lab::units::format_duration)
                 .unwrap_or_default()
         }),
     )
 }
 
-/// `iolab edit … --strategy S --no-sync FILE` and `Editor::new(Strategy::S).durable(false)…`.
+/// `iolab edit … --strategy S [--no-sync] FILE` and the library call ([`snippet::edit`]).
 fn usage(row: &Row) -> Usage {
-    let strategy = row
-        .method
-        .parse::<Strategy>()
-        .map_or_else(|_| row.method.clone(), |s| format!("{s:?}"));
-    let (cli, call) = if key(row, "op") == Some(Op::Replace.name()) {
+    let durable = row.extra.get("durable") != Some(&json!(false));
+    let (cli, edit) = if key(row, "op") == Some(Op::Replace.name()) {
         (
             "iolab edit replace --from , --to ';'",
-            "replace_byte(path, b',', b';')",
+            Edit::Replace {
+                from: b',',
+                to: b';',
+            },
         )
     } else {
         (
             "iolab edit truncate-first-line",
-            "truncate_after_first_line(path)",
+            Edit::TruncateAfterFirstLine,
         )
     };
     Usage {
-        cli: format!("{cli} --strategy {} --no-sync FILE", row.method),
-        library: format!("iolab::edit::Editor::new(Strategy::{strategy}).durable(false).{call}"),
+        cli: format!(
+            "{cli} --strategy {}{} FILE",
+            row.method,
+            if durable { "" } else { " --no-sync" }
+        ),
+        library: row
+            .method
+            .parse::<Strategy>()
+            .map_or_else(|_| "—".into(), |s| snippet::edit(edit, Some(s), durable)),
         example: "edit_in_place",
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Sample;
-use iolab::random::{Method, Pattern};
+use iolab::lab::random::{Method, Pattern};
 
 /// The fio engine and `--direct` flag that do what `method` does, if fio has one.
 pub(super) fn engine(method: Method) -> Option<(&'static str, bool)> {
@@ -22,6 +22,8 @@ pub(super) fn engine(method: Method) -> Option<(&'static str, bool)> {
         Method::Mmap => None,
         Method::Uring => Some(("io_uring", false)),
         Method::UringDirect => Some(("io_uring", true)),
+        // A method fio has no engine for is compared with nothing.
+        _ => None,
     }
 }
 

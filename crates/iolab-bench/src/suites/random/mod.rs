@@ -1,5 +1,5 @@
 //! The `random` suite: random block reads of one generated file, every iolab method
-//! (`iolab::random`) against `fio --rw=randread` with the same parameters, in three states.
+//! (`iolab::lab::random`) against `fio --rw=randread` with the same parameters, in three states.
 //!
 //! | file | job |
 //! |---|---|
@@ -55,7 +55,7 @@ use crate::results::Row;
 use crate::runner::{Job, schedule};
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Place, Suite};
-use iolab::random::{DEFAULT_BLOCK, Method, Pattern};
+use iolab::lab::random::{DEFAULT_BLOCK, Method, Pattern};
 
 /// The data set's size by default: 1 GiB.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -97,10 +97,10 @@ const SUITE: &str = "random";
 /// This suite's entry in the suite table (`crate::suites::SUITES`).
 pub const ENTRY: Suite = Suite {
     name: SUITE,
-    description: "Random block reads (`iolab random`, `iolab::file::RandomAccessFile`)",
+    description: "Random block reads (`iolab random`, `iolab::lab::file::RandomAccessFile`)",
     sizes: SIZES,
     methods: || {
-        iolab::random::Method::ALL
+        iolab::lab::random::Method::ALL
             .into_iter()
             .map(|m| MethodInfo::new(m.name(), m.availability()))
             .collect()
@@ -283,7 +283,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 .collect()
         };
         let cgroup = if state != State::Warm
-            && iolab::sysinfo::is_tmpfs(dataset.path.parent().unwrap_or(Path::new("/")))
+            && iolab::lab::sysinfo::is_tmpfs(dataset.path.parent().unwrap_or(Path::new("/")))
         {
             Err("the data set is on tmpfs: it cannot be evicted".to_string())
         } else if state == State::BeyondMemory {

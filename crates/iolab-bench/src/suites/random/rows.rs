@@ -1,5 +1,5 @@
 //! The suite's rows (medians over the rounds), the fio comparison and the winners handed
-//! to [`iolab::file::RandomAccessFile`].
+//! to [`iolab::lab::file::RandomAccessFile`].
 
 use serde_json::{Value, json};
 
@@ -7,8 +7,8 @@ use super::{Outcomes, RandomJob, SUITE, Sample, State, keys};
 use crate::context::Context;
 use crate::results::Row;
 use crate::stats::Summary;
-use iolab::random::{DEFAULT_BLOCK, Pattern};
-use iolab::read::tuning;
+use iolab::lab::random::{DEFAULT_BLOCK, Pattern};
+use iolab::lab::read::tuning;
 
 /// A row that could not run, with the reason.
 pub(super) fn unavailable(
@@ -117,7 +117,7 @@ fn same_params(a: &Row, b: &Row) -> bool {
 pub(super) fn compare_with_fio(ctx: &mut Context<'_>, state: State, rows: &[Row]) {
     let mut ratios = Vec::new();
     for r in rows.iter().filter(|r| !r.baseline && r.verified) {
-        let Ok(method) = r.method.parse::<iolab::random::Method>() else {
+        let Ok(method) = r.method.parse::<iolab::lab::random::Method>() else {
             continue;
         };
         let Some((engine, direct)) = super::fio::engine(method) else {

@@ -3,7 +3,8 @@
 
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
-use iolab::random::Method;
+use iolab::lab::random::{Method, Pattern};
+use iolab::lab::snippet;
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -27,7 +28,7 @@ pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
     )
 }
 
-/// `iolab random --method M --queue-depth N FILE` and `iolab::random::run(…)`.
+/// `iolab random --method M --queue-depth N FILE` and the library call ([`snippet::random`]).
 fn usage(row: &Row) -> Usage {
     let qd = row
         .extra
@@ -40,10 +41,15 @@ fn usage(row: &Row) -> Usage {
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(1);
     let pattern = key(row, "pattern").unwrap_or("uniform");
-    let variant = row
-        .method
-        .parse::<Method>()
-        .map_or_else(|_| row.method.clone(), |m| format!("{m:?}"));
+    let block = row
+        .extra
+        .get("block_bytes")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(4096);
+    let library = match (row.method.parse::<Method>(), pattern.parse::<Pattern>()) {
+        (Ok(m), Ok(p)) => snippet::random(m, block, qd, threads, p),
+        _ => "—".into(),
+    };
     Usage {
         cli: format!(
             "iolab random --method {} --queue-depth {qd}{} --pattern {pattern} FILE",
@@ -54,19 +60,7 @@ fn usage(row: &Row) -> Usage {
                 String::new()
             }
         ),
-        library: format!(
-            "iolab::random::run(Method::{variant}, path, &Options::new().queue_depth({qd}){}{})",
-            if threads > 1 {
-                format!(".threads({threads})")
-            } else {
-                String::new()
-            },
-            if pattern == "zipf" {
-                ".pattern(Pattern::Zipf)"
-            } else {
-                ""
-            }
-        ),
+        library,
         example: "random_reads",
     }
 }

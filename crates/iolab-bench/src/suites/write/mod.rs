@@ -20,7 +20,7 @@
 //! Every method runs into the consumers, `pipe-same-cpu`, `/dev/null` and `file`; the
 //! resized and two-CPU pipes run `raw-fd`, `vmsplice` and the baselines. Each method has a
 //! row as `iolab write` runs it without `--buffer` (`default: true`: into a pipe its writes
-//! adapt, see [`iolab::write::adaptive`]), and rows for the buffer sizes of `sweep_for`.
+//! adapt, see [`iolab::lab::write::adaptive`]), and rows for the buffer sizes of `sweep_for`.
 //!
 //! **Why consumers, unpinned**: the scheduler usually puts a pipeline's consumer on the
 //! other CPU, where small writes stream and a write that fills the pipe makes both sides
@@ -88,8 +88,8 @@ use crate::results::Row;
 use crate::runner::{self, Consumer, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Place, Suite};
-use iolab::units::format_bytes;
-use iolab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
+use iolab::lab::units::format_bytes;
+use iolab::lab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
 
 const SUITE: &str = "write";
 
@@ -100,7 +100,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: false,
     methods: || {
-        iolab::write::Method::ALL
+        iolab::lab::write::Method::ALL
             .into_iter()
             .map(|m| MethodInfo {
                 requirement: m.requirement(),
@@ -161,7 +161,7 @@ pub const SWEEP: [usize; 11] = [
     1 << 20,
 ];
 /// The sizes around the cliff a pipe's reader on another CPU shows (8 KiB streams, 16 KiB
-/// does not; see [`iolab::write::adaptive`]), measured by default into pipes.
+/// does not; see [`iolab::lab::write::adaptive`]), measured by default into pipes.
 const PIPE_SIZES: [usize; 2] = [8 << 10, 16 << 10];
 
 /// The buffer sizes measured into `sink` for a method whose default buffer is `default`:
@@ -225,7 +225,7 @@ struct Facts {
 /// Runs the suite.
 pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let info = iolab::sysinfo::collect(&config.data_dir);
+    let info = iolab::lab::sysinfo::collect(&config.data_dir);
     let facts = Facts {
         l1d: info.cpu.l1d_bytes,
         pipe_default: info

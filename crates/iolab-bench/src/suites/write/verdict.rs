@@ -2,7 +2,8 @@
 
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key, size_arg};
-use iolab::write::Method;
+use iolab::lab::snippet;
+use iolab::lab::write::Method;
 
 /// The sinks with a verdict: where programs' output usually goes, a pipe read by a
 /// consumer process (the splice reader, which never limits the writer) and a file. (`head`
@@ -41,22 +42,10 @@ fn usage(row: &Row) -> Usage {
         Some("file") => " > FILE",
         _ => " | READER",
     });
-    let b = buffer.unwrap_or(64 << 10);
-    let library = match row.method.parse::<Method>() {
-        Ok(Method::Stdout) => format!("std::io::stdout().lock(), write_all of {b}-byte pieces"),
-        Ok(Method::RawFd) => {
-            format!("iolab::write::raw_fd::RawStdout, write_all of {b}-byte buffers")
-        }
-        Ok(Method::Bufwriter) if default => "iolab::write::StdoutWriter::new()?".into(),
-        Ok(Method::Bufwriter) => format!("iolab::write::StdoutWriter::with_capacity({b})?"),
-        Ok(m) if default => {
-            format!("iolab::write::write_zeros(write::Method::{m:?}, n, &WriteOptions::new())")
-        }
-        Ok(Method::Vmsplice) => format!(
-            "iolab::write::write_zeros(write::Method::Vmsplice, n, &WriteOptions::new().buffer_size({b}))"
-        ),
-        Err(_) => "—".into(),
-    };
+    let library = row.method.parse::<Method>().map_or_else(
+        |_| "—".into(),
+        |m| snippet::write(m, buffer.filter(|_| !default)),
+    );
     Usage {
         cli,
         library,

@@ -1,0 +1,84 @@
+//! The laboratory: the machinery `iolab bench`, `iolab trace` and the `iolab` command
+//! drive — every method of every workload (the slow ones kept for comparison), the
+//! benchmark engines (zeros written to standard output, timed appends, the random-read
+//! driver), the kernels, the data-set generators, page-cache control and the system
+//! facts a results file records.
+//!
+//! It is public so that iolab's own crates can reach it; it is not the library's stable
+//! surface (the crate root is), and names here may change between releases. A program
+//! that wants one of these methods uses the root's options builders, which take every
+//! method by name ([`crate::CountMethod`], [`crate::EditStrategy`], [`crate::LogPolicy`]).
+
+/// Read methods and the line-counting task ([`read::count_input`]), `auto`'s rule and the
+/// measured winners it follows ([`read::tuning`]).
+pub mod read {
+    pub use crate::read::*;
+}
+/// Write methods and [`write::write_zeros`], the engine of `iolab write`.
+pub mod write {
+    pub use crate::write::*;
+}
+/// Edit strategies and what an edit reports.
+pub mod edit {
+    pub use crate::edit::*;
+}
+/// Append strategies and [`append::append_records`], the timed engine of `bench append`.
+pub mod append {
+    pub use crate::append::*;
+}
+/// Durable-log policies, their observer and record frames.
+pub mod durable {
+    pub use crate::durable::*;
+}
+/// Random-read methods and [`random::run`], the driver of `iolab random`.
+pub mod random {
+    pub use crate::random::*;
+}
+/// LevelDB-style files.
+pub mod file {
+    pub use crate::file::*;
+}
+/// The line-counting and replacing kernels (scalar, AVX2, AVX-512).
+pub mod kernel {
+    pub use crate::kernel::*;
+}
+/// Data sets: lines, CSV, blocks, trees of files, written atomically.
+pub mod generate {
+    pub use crate::generate::*;
+}
+/// The page cache: evicting and warming files.
+pub mod cache {
+    pub use crate::cache::*;
+}
+/// The machine: CPU, memory, storage, operating system.
+pub mod sysinfo {
+    pub use crate::sysinfo::*;
+}
+/// Sizes, durations and rates, parsed and printed.
+pub mod units {
+    pub use crate::units::*;
+}
+/// Tasks a read method feeds.
+pub mod task {
+    pub use crate::task::*;
+}
+/// Names of the choice enums ([`named::Named`], [`crate::named_enum!`]).
+pub mod named {
+    pub use crate::named::*;
+}
+/// Aligned buffers.
+pub mod buf {
+    pub use crate::buf::*;
+}
+/// System-call helpers (FIEMAP, the SIGBUS guard, leases, io_uring probes).
+pub mod sys {
+    pub use crate::sys::*;
+}
+/// Error helpers.
+pub mod error {
+    pub use crate::error::describe_io;
+}
+/// The library calls iolab hands over, as Rust that compiles.
+pub mod snippet {
+    pub use crate::snippet::*;
+}

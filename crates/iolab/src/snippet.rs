@@ -1,0 +1,397 @@
+//! The library calls iolab hands over, rendered as Rust that compiles: each verdict's
+//! `library` value in `results.json` and each `iolab trace` finding's `library` value
+//! comes from here.
+//!
+//! **The contract**: a snippet is one or more statements that compile as the body of
+//! `fn snippet(path: &std::path::Path) -> iolab::Result<()> { use iolab::prelude::*; …;
+//! Ok(()) }` with nothing else in scope. Names are written out in full (`iolab::…`,
+//! `std::…`), and values of the choice enums come from their types ([`variant`]), so a
+//! renamed method fails to compile in the snippets' test (`tests/snippets.rs`), never in
+//! a user's program. [`all`] lists every snippet these functions can produce.
+//!
+//! [`variant`]: crate::CountMethod::variant
+
+use crate::append::Strategy as AppendStrategy;
+use crate::durable::Policy;
+use crate::edit::Strategy as EditStrategy;
+use crate::file::Backing;
+use crate::random::{Method as RandomMethod, Pattern};
+use crate::read::Method as CountMethod;
+use crate::write::Method as WriteMethod;
+
+/// Settings a count was measured with; `None` keeps the call's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountSettings {
+    /// `threads` of the parallel methods.
+    pub threads: Option<u64>,
+    /// `queue_depth` of `uring-direct`.
+    pub queue_depth: Option<u64>,
+    /// `buffer_size`, in bytes.
+    pub buffer_size: Option<u64>,
+}
+
+/// Counting the lines of `path` with `method` and `settings`.
+pub fn count(method: CountMethod, settings: CountSettings) -> String {
+    let mut call = String::from("iolab::CountOptions::new()");
+    if method != CountMethod::Auto {
+        call.push_str(&format!(
+            ".method(iolab::CountMethod::{})",
+            method.variant()
+        ));
+    }
+    for (name, value) in [
+        ("threads", settings.threads),
+        ("queue_depth", settings.queue_depth),
+        ("buffer_size", settings.buffer_size),
+    ] {
+        if let Some(v) = value {
+            call.push_str(&format!(".{name}({v})"));
+        }
+    }
+    if method == CountMethod::Auto && settings == CountSettings::default() {
+        return "let count = iolab::count_lines(path)?;".into();
+    }
+    format!("let count = {call}.count_lines(path)?;")
+}
+
+/// Writing to standard output with `method`: `buffer` bytes per write (or the buffer's
+/// capacity); `None` for the default's own sizing.
+pub fn write(method: WriteMethod, buffer: Option<u64>) -> String {
+    let b = buffer.unwrap_or(64 << 10);
+    match method {
+        WriteMethod::Stdout => {
+            format!("std::io::Write::write_all(&mut std::io::stdout().lock(), &vec![b'y'; {b}])?;")
+        }
+        WriteMethod::RawFd => {
+            format!("std::io::Write::write_all(&mut iolab::RawStdout, &vec![b'y'; {b}])?;")
+        }
+        WriteMethod::Bufwriter => {
+            let writer = match buffer {
+                None => "iolab::StdoutWriter::new()?".to_string(),
+                Some(b) => format!("iolab::WriteOptions::new().buffer_size({b}).stdout()?"),
+            };
+            format!(
+                "let mut out = {writer};\n\
+                 std::io::Write::write_all(&mut out, b\"one record\\n\")?;\n\
+                 out.finish()?;"
+            )
+        }
+        WriteMethod::Vmsplice => {
+            let options = match buffer {
+                None => "iolab::WriteOptions::new()".to_string(),
+                Some(b) => format!("iolab::WriteOptions::new().buffer_size({b})"),
+            };
+            format!(
+                "iolab::lab::write::write_zeros(iolab::lab::write::Method::Vmsplice, 1 << 30, &{options})?;"
+            )
+        }
+    }
+}
+
+/// An edit of `path` in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edit {
+    /// Every `from` byte replaced by `to`.
+    Replace {
+        /// The byte replaced.
+        from: u8,
+        /// Its replacement.
+        to: u8,
+    },
+    /// Everything after the first line cut off.
+    TruncateAfterFirstLine,
+}
+
+/// Editing `path` with `strategy` (`None`: the default's), synced or not.
+pub fn edit(edit: Edit, strategy: Option<EditStrategy>, durable: bool) -> String {
+    let call = match edit {
+        Edit::Replace { from, to } => format!("replace_byte(path, {}, {})", byte(from), byte(to)),
+        Edit::TruncateAfterFirstLine => "truncate_after_first_line(path)".into(),
+    };
+    if strategy.is_none() && durable {
+        return format!("iolab::{call}?;");
+    }
+    let mut options = String::from("iolab::EditOptions::new()");
+    if let Some(s) = strategy {
+        options.push_str(&format!(".strategy(iolab::EditStrategy::{})", s.variant()));
+    }
+    if !durable {
+        options.push_str(".durable(false)");
+    }
+    format!("{options}.{call}?;")
+}
+
+/// A byte literal: `b','`, `b'\n'`, `b'\''`.
+fn byte(b: u8) -> String {
+    format!("b'{}'", b.escape_ascii())
+}
+
+/// Appending records to `path` with `strategy`, made durable every `sync_every` records
+/// when given.
+pub fn append(strategy: AppendStrategy, sync_every: Option<u64>) -> String {
+    let open = "std::fs::OpenOptions::new().create(true).append(true).open(path)?";
+    let every = |call: &str| match sync_every {
+        Some(k) => format!("\n{call} // every {k} records"),
+        None => String::new(),
+    };
+    match strategy {
+        AppendStrategy::AppendFile => format!(
+            "let mut file = iolab::AppendFile::create(path)?;\n\
+             file.append(b\"one record\\n\")?;{}\n\
+             file.close()?;",
+            every("file.sync()?;")
+        ),
+        AppendStrategy::BufWriter64k | AppendStrategy::BufWriter8k => {
+            let writer = if strategy == AppendStrategy::BufWriter64k {
+                format!("std::io::BufWriter::with_capacity(64 << 10, {open})")
+            } else {
+                format!("std::io::BufWriter::new({open})")
+            };
+            format!(
+                "let mut out = {writer};\n\
+                 std::io::Write::write_all(&mut out, b\"one record\\n\")?;\n\
+                 std::io::Write::flush(&mut out)?;{}",
+                every("out.get_ref().sync_data()?;")
+            )
+        }
+        AppendStrategy::WritePerRecord => format!(
+            "let mut file = {open};\n\
+             std::io::Write::write_all(&mut file, b\"one record\\n\")?;{}",
+            every("file.sync_data()?;")
+        ),
+        AppendStrategy::WritevBatch => format!(
+            "let mut file = {open};\n\
+             // one writev for a batch of records, none copied; it may write fewer bytes\n\
+             // than asked: go on from there until the batch is written\n\
+             let records = [std::io::IoSlice::new(b\"record 1\\n\"), std::io::IoSlice::new(b\"record 2\\n\")];\n\
+             let _written = std::io::Write::write_vectored(&mut file, &records)?;{}",
+            every("file.sync_data()?;")
+        ),
+    }
+}
+
+/// Durable appends to a log at `path` with `policy` (`None`: the default's).
+pub fn durable(policy: Option<Policy>) -> String {
+    let open = match policy {
+        None => "iolab::Log::open(path)?".to_string(),
+        Some(p) => format!(
+            "iolab::LogOptions::new().policy(iolab::LogPolicy::{}).open(path)?",
+            p.variant()
+        ),
+    };
+    format!("let log = {open};\nlog.append_durable(b\"one record\")?; // share `log` among threads")
+}
+
+/// Random reads of `block`-byte blocks of `path` with `method`, `queue_depth` in flight on
+/// each of `threads`, drawn by `pattern`.
+pub fn random(
+    method: RandomMethod,
+    block: u64,
+    queue_depth: u64,
+    threads: u64,
+    pattern: Pattern,
+) -> String {
+    let one_at_a_time = queue_depth <= 1 && threads <= 1;
+    match method {
+        RandomMethod::Pread | RandomMethod::Mmap if one_at_a_time => {
+            let backing = if method == RandomMethod::Mmap {
+                Backing::Mmap
+            } else {
+                Backing::Pread
+            };
+            format!(
+                "let file = iolab::RandomAccessOptions::new().backing(iolab::Backing::{backing:?}).open(path)?;\n\
+                 file.read_at(0, &mut vec![0u8; {block}])?;"
+            )
+        }
+        // The default follows the backing `iolab bench random` measured fastest here (a
+        // map advised `MADV_RANDOM` when that won).
+        RandomMethod::MmapRandom if one_at_a_time => format!(
+            "let file = iolab::RandomAccessFile::open(path)?;\n\
+             file.read_at(0, &mut vec![0u8; {block}])?;"
+        ),
+        m => {
+            let mut options = format!(
+                "iolab::lab::random::Options::new().block({block}).queue_depth({queue_depth})"
+            );
+            if threads > 1 {
+                options.push_str(&format!(".threads({threads})"));
+            }
+            if pattern != Pattern::Uniform {
+                options.push_str(&format!(
+                    ".pattern(iolab::lab::random::Pattern::{})",
+                    pattern.variant()
+                ));
+            }
+            format!(
+                "// the lab's driver: {queue_depth} in flight per thread, each read checked\n\
+                 iolab::lab::random::run(iolab::lab::random::Method::{}, path, &{options})?;",
+                m.variant()
+            )
+        }
+    }
+}
+
+/// Rewriting `path` through a new file: streamed into `path.tmp`, synced, renamed over
+/// `path`, and the folder synced, so a crash leaves the old file or the new one.
+pub fn streamed_rewrite(buffer: u64) -> String {
+    format!(
+        "let tmp = path.with_extension(\"tmp\");\n\
+         let mut reader = std::io::BufReader::with_capacity({buffer}, std::fs::File::open(path)?);\n\
+         let mut out = std::io::BufWriter::with_capacity({buffer}, std::fs::File::create(&tmp)?);\n\
+         // change the bytes on their way here\n\
+         std::io::copy(&mut reader, &mut out)?;\n\
+         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;\n\
+         std::fs::rename(&tmp, path)?;\n\
+         let folder = path.parent().filter(|p| !p.as_os_str().is_empty());\n\
+         std::fs::File::open(folder.unwrap_or(std::path::Path::new(\".\")))?.sync_all()?;"
+    )
+}
+
+/// Writing `path` with `O_DIRECT` kept, in `block`-byte writes from an aligned buffer
+/// (`block` a multiple of the device's logical block size).
+pub fn direct_writes(block: u64) -> String {
+    format!(
+        "use std::os::unix::fs::OpenOptionsExt;\n\
+         let mut file = std::fs::OpenOptions::new()\n    \
+         .write(true)\n    \
+         .custom_flags(0o40000) // O_DIRECT on x86-64 Linux\n    \
+         .open(path)?;\n\
+         let mut block = iolab::lab::buf::AlignedBuf::new({block}, 4096);\n\
+         block.fill(b'y');\n\
+         std::io::Write::write_all(&mut file, &block)?;"
+    )
+}
+
+/// Reading `path` in `buffer`-byte pieces instead of small reads.
+pub fn big_reads(buffer: u64) -> String {
+    format!(
+        "let mut reader = std::io::BufReader::with_capacity({buffer}, std::fs::File::open(path)?);\n\
+         loop {{\n    \
+         let chunk = std::io::BufRead::fill_buf(&mut reader)?;\n    \
+         if chunk.is_empty() {{\n        break;\n    }}\n    \
+         let n = chunk.len(); // use the bytes here\n    \
+         std::io::BufRead::consume(&mut reader, n);\n\
+         }}"
+    )
+}
+
+/// Copying standard input into a new file at `path` in `buffer`-byte pieces: a read and a
+/// write per piece.
+pub fn copy(buffer: u64) -> String {
+    format!(
+        "let mut reader = std::io::BufReader::with_capacity({buffer}, std::io::stdin().lock());\n\
+         let mut out = std::io::BufWriter::with_capacity({buffer}, std::fs::File::create(path)?);\n\
+         std::io::copy(&mut reader, &mut out)?;\n\
+         std::io::Write::flush(&mut out)?;"
+    )
+}
+
+/// Opening `path` once for many appends, instead of an open and a close per record.
+pub fn open_once() -> String {
+    "let mut file = iolab::AppendFile::open(path)?;\n\
+     for record in [&b\"record 1\\n\"[..], b\"record 2\\n\"] {\n    \
+     file.append(record)?;\n\
+     }\n\
+     file.close()?;"
+        .into()
+}
+
+/// Every snippet the functions of this module produce for the settings iolab measures
+/// and its tracer suggests, with a label each.
+pub fn all() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut add = |label: String, code: String| out.push((label, code));
+    for m in CountMethod::ALL {
+        add(format!("count {m}"), count(m, CountSettings::default()));
+        let settings = CountSettings {
+            threads: Some(2),
+            queue_depth: Some(32),
+            buffer_size: Some(1 << 20),
+        };
+        add(format!("count {m} with settings"), count(m, settings));
+    }
+    for m in WriteMethod::ALL {
+        add(format!("write {m}"), write(m, None));
+        add(format!("write {m} 128 KiB"), write(m, Some(128 << 10)));
+    }
+    for s in EditStrategy::ALL.map(Some).into_iter().chain([None]) {
+        for durable in [true, false] {
+            for e in [
+                Edit::Replace {
+                    from: b',',
+                    to: b';',
+                },
+                Edit::Replace {
+                    from: b'\'',
+                    to: b'\n',
+                },
+                Edit::TruncateAfterFirstLine,
+            ] {
+                add(format!("edit {e:?} {s:?} {durable}"), edit(e, s, durable));
+            }
+        }
+    }
+    for s in AppendStrategy::ALL {
+        add(format!("append {s}"), append(s, None));
+        add(format!("append {s} synced"), append(s, Some(1000)));
+    }
+    for p in Policy::ALL.map(Some).into_iter().chain([None]) {
+        add(format!("durable {p:?}"), durable(p));
+    }
+    for m in RandomMethod::ALL {
+        for (qd, threads, pattern) in [(1, 1, Pattern::Uniform), (32, 2, Pattern::Zipf)] {
+            add(
+                format!("random {m} qd {qd}"),
+                random(m, 4096, qd, threads, pattern),
+            );
+        }
+    }
+    add("streamed rewrite".into(), streamed_rewrite(1 << 20));
+    add("direct writes".into(), direct_writes(1 << 20));
+    add("open once".into(), open_once());
+    add("big reads".into(), big_reads(128 << 10));
+    add("copy".into(), copy(1 << 20));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_one_line_calls() {
+        assert!(
+            count(CountMethod::Auto, CountSettings::default())
+                .contains("iolab::count_lines(path)?")
+        );
+        assert_eq!(
+            edit(Edit::TruncateAfterFirstLine, None, true),
+            "iolab::truncate_after_first_line(path)?;"
+        );
+        assert!(durable(None).starts_with("let log = iolab::Log::open(path)?;"));
+    }
+
+    #[test]
+    fn names_come_from_the_types() {
+        let c = count(
+            CountMethod::MmapAvx2,
+            CountSettings {
+                threads: Some(2),
+                ..Default::default()
+            },
+        );
+        assert!(c.contains(".method(iolab::CountMethod::MmapAvx2)"), "{c}");
+        assert!(c.contains(".threads(2)"), "{c}");
+        let e = edit(
+            Edit::Replace {
+                from: b'\'',
+                to: b'\n',
+            },
+            Some(EditStrategy::StdStream),
+            false,
+        );
+        assert!(e.contains("replace_byte(path, b'\\'', b'\\n')"), "{e}");
+        assert!(e.contains("iolab::EditStrategy::StdStream"), "{e}");
+    }
+}
