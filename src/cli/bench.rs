@@ -120,35 +120,6 @@ fn parse_cache(s: &str) -> Result<CacheState, String> {
     }
 }
 
-/// Every method, strategy and baseline name a suite can run.
-fn known_names() -> Vec<&'static str> {
-    let mut names = Vec::new();
-    for suite in SUITES {
-        for name in suite_names(suite) {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
-    names
-}
-
-/// The method, strategy and baseline names of one suite.
-fn suite_names(suite: &iolab_bench::suite::Suite) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = (suite.methods)().into_iter().map(|m| m.name).collect();
-    names.extend(suite.baselines.iter().copied());
-    names
-}
-
-/// The suites that have `method` (for a message).
-fn suites_of(method: &str) -> Vec<&'static str> {
-    SUITES
-        .iter()
-        .filter(|s| suite_names(s).contains(&method))
-        .map(|s| s.name)
-        .collect()
-}
-
 /// Refuses a results folder that cannot take the results, before any measuring: one
 /// that is not a writable folder, or that already holds a file of a results file's name
 /// (the user's own `report.html`, or another run's results): iolab never replaces a file
@@ -260,74 +231,13 @@ pub(crate) fn terminal_width() -> usize {
 pub fn run(mut args: Args) -> Result<i32> {
     // The verdict is printed at the end: refuse before measuring, not after.
     drop(super::stdout()?);
-    if let Some(methods) = &args.methods {
-        let known = known_names();
-        for m in methods {
-            if !known.contains(&m.as_str()) {
-                let unknown = iolab::lab::named::UnknownName {
-                    kind: "method",
-                    name: m.clone(),
-                    expected: known.clone(),
-                };
-                bail!("--methods: {unknown}");
-            }
-        }
-    }
-    let suites: Vec<String> = if args.suites.is_empty() {
-        SUITES
-            .iter()
-            .filter(|s| args.files.is_empty() || s.takes_files)
-            // With --methods, only the suites that have one of them (a suite without
-            // would measure baselines nobody asked for).
-            .filter(|s| {
-                args.methods.as_ref().is_none_or(|methods| {
-                    let names = suite_names(s);
-                    methods.iter().any(|m| names.contains(&m.as_str()))
-                })
-            })
-            .map(|s| s.name.to_string())
-            .collect()
-    } else {
-        args.suites
-    };
-    if let Some(methods) = &args.methods {
-        // Each name must belong to a suite that runs: `bench count --methods vmsplice`
-        // would otherwise measure baselines only and say nothing.
-        let selected: Vec<&'static str> = suites
-            .iter()
-            .filter_map(|name| iolab_bench::suites::find(name))
-            .flat_map(suite_names)
-            .collect();
-        for m in methods {
-            if !selected.contains(&m.as_str()) {
-                let scope = match suites.as_slice() {
-                    [] => "a suite that reads --file".to_string(),
-                    [one] => format!("the {one} suite"),
-                    many => format!("the suites {}", many.join(", ")),
-                };
-                let owners = suites_of(m);
-                bail!(
-                    "--methods: '{m}' is not a method of {scope} (it is one of {}'s: see `iolab methods {}`)",
-                    owners.join("'s, "),
-                    owners.first().copied().unwrap_or("count")
-                );
-            }
-        }
-    }
+    let suites = iolab_bench::suites::select::select(
+        std::mem::take(&mut args.suites),
+        args.methods.as_deref(),
+        !args.files.is_empty(),
+    )
+    .map_err(anyhow::Error::msg)?;
     if !args.files.is_empty() {
-        for suite in &suites {
-            if iolab_bench::suites::find(suite).is_some_and(|s| !s.takes_files) {
-                bail!(
-                    "--file: the {suite} suite does not read a file (suites that do: {})",
-                    SUITES
-                        .iter()
-                        .filter(|s| s.takes_files)
-                        .map(|s| s.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-        }
         let mut seen: Vec<((u64, u64), PathBuf)> = Vec::new();
         let mut files = Vec::new();
         for path in std::mem::take(&mut args.files) {
@@ -353,7 +263,8 @@ pub fn run(mut args: Args) -> Result<i32> {
         None => default_data_dir()?,
     };
     let out_dir = args.out.unwrap_or_else(|| {
-        PathBuf::from("iolab-results").join(iolab::lab::sysinfo::now_rfc3339().replace(':', "-"))
+        PathBuf::from(iolab_results::RESULTS_DIR)
+            .join(iolab::lab::sysinfo::now_rfc3339().replace(':', "-"))
     });
     // The results folder is made first: a name that cannot be one fails now, not after
     // minutes of measuring.

@@ -30,6 +30,7 @@ pub mod stats;
 pub mod suite;
 pub mod suites;
 pub mod verdict;
+mod workdir;
 
 pub use cache_state::{COLD_MAX_RESIDENCY, CacheState, WARM_MIN_RESIDENCY};
 pub use context::{Config, Context, DEFAULT_RUNS, DEFAULT_WARMUP};

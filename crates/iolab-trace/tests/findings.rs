@@ -277,7 +277,7 @@ fn estimates_come_from_a_calibration_and_say_so() {
 /// A `results.json` such as `iolab bench append` writes, with two rows: 64-byte records
 /// written one `write(2)` each (1 µs a record) and through `AppendFile` (20 ns).
 fn fake_append_results(dir: &Path) -> std::path::PathBuf {
-    use iolab_bench::results::{Results, Row, SCHEMA_VERSION, Verdict};
+    use iolab_results::{Results, Row, SCHEMA_VERSION, Verdict};
     let row = |method: &str, ns: f64| {
         let mut r = Row {
             suite: "append".into(),

@@ -424,6 +424,29 @@ impl LineChart {
                 escape(label)
             );
         }
+        self.write_series(&mut svg, &px, &py, w - right, top);
+        let _ = write!(
+            svg,
+            r#"<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text><text x="12" y="{}" class="axis-label" transform="rotate(-90 12 {})" text-anchor="middle">{}</text></svg>"#,
+            (left + w - right) / 2.0,
+            h - 8.0,
+            escape(&self.x_unit),
+            h / 2.0,
+            h / 2.0,
+            escape(&self.y_unit)
+        );
+        svg
+    }
+
+    /// Each series as a line with its points and its legend entry at `legend`.
+    fn write_series(
+        &self,
+        svg: &mut String,
+        px: &dyn Fn(f64) -> f64,
+        py: &dyn Fn(f64) -> f64,
+        legend: f64,
+        top: f64,
+    ) {
         for (i, (name, pts)) in self.series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let path: Vec<String> = pts
@@ -451,24 +474,13 @@ impl LineChart {
             let _ = write!(
                 svg,
                 r#"<rect x="{}" y="{}" width="10" height="10" fill="{colour}"/><text x="{}" y="{}" class="legend">{}</text>"#,
-                w - right + 12.0,
+                legend + 12.0,
                 top + 16.0 * i as f64,
-                w - right + 26.0,
+                legend + 26.0,
                 top + 9.0 + 16.0 * i as f64,
                 escape(name)
             );
         }
-        let _ = write!(
-            svg,
-            r#"<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text><text x="12" y="{}" class="axis-label" transform="rotate(-90 12 {})" text-anchor="middle">{}</text></svg>"#,
-            (left + w - right) / 2.0,
-            h - 8.0,
-            escape(&self.x_unit),
-            h / 2.0,
-            h / 2.0,
-            escape(&self.y_unit)
-        );
-        svg
     }
 }
 

@@ -2,182 +2,34 @@
 //! one of the formats `iolab bench` writes, so it lives with the other exporters
 //! ([`crate::export::html`]).
 //!
-//! [`load`] refuses what it cannot read faithfully: a `schema_version` other than the one
-//! this build writes (a key may mean something else there), and timings that no run can
-//! have produced (negative or not finite), which would otherwise turn into nonsense ratios
-//! and verdicts downstream.
+//! Loading is [`iolab_results::load`]'s; [`load`] adds the verdict to results from
+//! before it.
 
 pub mod compare;
 
-use std::path::{Path, PathBuf};
-
-use serde::Deserialize;
+use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::results::{Results, Row, SCHEMA_VERSION};
+use crate::results::Results;
+pub use iolab_results::load::{RUN_FILES, results_file};
 
-/// The files `iolab bench` writes into a results folder that hold the run itself (every
-/// format but the HTML report, which is rendered from them and may be rendered again).
-pub const RUN_FILES: &[&str] = &["results.json", "results.md", "results.csv"];
-
-/// The `results.json` that [`load`] reads for `path`: `path` itself, or the file of that
-/// name inside it when it is a folder.
-pub fn results_file(path: &Path) -> PathBuf {
-    if path.is_dir() {
-        path.join("results.json")
-    } else {
-        path.to_path_buf()
-    }
-}
-
-/// Loads results from a `results.json` file or a results folder that contains one.
+/// Loads results from a `results.json` file or a results folder that contains one
+/// ([`iolab_results::load::load`]), deciding the verdict of results from before it.
 ///
-/// Fails with [`Error::InvalidResults`] (which names the file) when the file is not JSON of
-/// the results format, has another `schema_version` than [`SCHEMA_VERSION`], or holds a
-/// negative or non-finite time or rate.
+/// Fails with [`Error::InvalidResults`] (which names the file) when the file is not
+/// results of this schema.
 pub fn load(path: &Path) -> Result<Results> {
-    let file = results_file(path);
-    let text = std::fs::read_to_string(&file).map_err(|e| Error::io("cannot read results", e))?;
-    let invalid = |reason: String| Error::InvalidResults {
-        path: file.clone(),
-        reason,
-    };
-    // The version first: a file of another layout may fail to parse, or parse into
-    // something it does not mean, and either way the version is the cause to report.
-    #[derive(Deserialize)]
-    struct Version {
-        schema_version: Option<serde_json::Value>,
-    }
-    if let Ok(Version {
-        schema_version: Some(version),
-    }) = serde_json::from_str::<Version>(&text)
-        && version.as_u64() != Some(u64::from(SCHEMA_VERSION))
-    {
-        return Err(invalid(format!(
-            "schema_version is {version}, but this iolab ({}) reads only schema_version {SCHEMA_VERSION}; use the iolab that wrote it",
-            env!("CARGO_PKG_VERSION")
-        )));
-    }
-    let mut results: Results = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    check_figures(&results).map_err(invalid)?;
+    let mut results = iolab_results::load::load(path).map_err(|e| match e {
+        iolab_results::load::LoadError::Io { source, .. } => {
+            Error::io("cannot read results", source)
+        }
+        iolab_results::load::LoadError::Invalid { path, reason } => {
+            Error::InvalidResults { path, reason }
+        }
+    })?;
     if results.verdict.is_empty() {
         // Results from before the verdict: decide it now, from the same rows.
         results.verdict = crate::suites::decide(&results);
     }
     Ok(results)
-}
-
-/// Checks that every time and rate is a finite number, not below zero: the first one that is
-/// not, as a reason naming the row and the key.
-fn check_figures(results: &Results) -> std::result::Result<(), String> {
-    for (i, row) in results.rows.iter().enumerate() {
-        check_row(row).map_err(|(key, value)| {
-            let cache = row.cache.as_deref().map(|c| format!(", {c}")).unwrap_or_default();
-            format!(
-                "row {} ({} {}{cache}): {key} is {value}, which no run can measure (corrupt results?)",
-                i + 1,
-                row.suite,
-                row.method
-            )
-        })?;
-    }
-    for v in &results.verdict {
-        for (key, value) in [
-            ("median_s", v.median_s),
-            ("ratio_to_best_baseline", v.ratio_to_best_baseline),
-            ("of_limit", v.of_limit),
-        ] {
-            if let Some(x) = value
-                && !plausible(x)
-            {
-                return Err(format!(
-                    "verdict ({} {}): {key} is {x}, which no run can measure (corrupt results?)",
-                    v.suite, v.condition
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The first implausible figure of `row`, as (key, value).
-fn check_row(row: &Row) -> std::result::Result<(), (&'static str, f64)> {
-    let check = |key: &'static str, value: Option<f64>| match value {
-        Some(x) if !plausible(x) => Err((key, x)),
-        _ => Ok(()),
-    };
-    check("median_s", row.median_s)?;
-    for &run in &row.runs {
-        check("runs", Some(run))?;
-    }
-    check("throughput_bytes_per_s", row.throughput_bytes_per_s)?;
-    check("user_s", row.user_s)?;
-    check("sys_s", row.sys_s)?;
-    if let Some(s) = &row.stats {
-        check("stats.median", Some(s.median))?;
-        check("stats.min", Some(s.min))?;
-        check("stats.max", Some(s.max))?;
-        check("stats.mean", Some(s.mean))?;
-        check("stats.stddev", Some(s.stddev))?;
-        check("stats.mad", Some(s.mad))?;
-    }
-    Ok(())
-}
-
-/// Whether `x` can be a measured time, rate or ratio: finite and not negative.
-fn plausible(x: f64) -> bool {
-    x.is_finite() && x >= 0.0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
-        let mut doc = serde_json::json!({
-            "schema_version": SCHEMA_VERSION, "iolab_version": "0", "command": [],
-            "started_at": "", "finished_at": "", "partial": false, "config": {},
-            "sysinfo": serde_json::to_value(iolab::lab::sysinfo::collect(Path::new("."))).unwrap(),
-            "rows": [{"suite": "count", "method": "mmap", "cache": "warm", "bytes": 100,
-                      "runs": [1.0, 1.0], "median_s": 1.0, "verified": true}],
-            "warnings": [], "notes": []
-        });
-        edit(&mut doc);
-        let path = dir.join("results.json");
-        std::fs::write(&path, doc.to_string()).unwrap();
-        path
-    }
-
-    #[test]
-    fn loads_results_of_this_schema() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), |_| {});
-        assert_eq!(load(dir.path()).unwrap().rows.len(), 1);
-    }
-
-    #[test]
-    fn refuses_another_schema_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = write(dir.path(), |d| d["schema_version"] = 999.into());
-        let e = load(&path).unwrap_err().to_string();
-        assert!(e.contains("results.json") && e.contains("999"), "{e}");
-        assert!(
-            e.contains(&format!("schema_version {SCHEMA_VERSION}")),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn refuses_negative_times() {
-        let dir = tempfile::tempdir().unwrap();
-        for key in ["median_s", "user_s", "throughput_bytes_per_s"] {
-            let path = write(dir.path(), |d| d["rows"][0][key] = (-0.5).into());
-            let e = load(&path).unwrap_err().to_string();
-            assert!(e.contains(key) && e.contains("-0.5"), "{e}");
-        }
-        let path = write(dir.path(), |d| {
-            d["rows"][0]["runs"] = serde_json::json!([1.0, -2])
-        });
-        assert!(load(&path).is_err());
-    }
 }

@@ -13,6 +13,8 @@ pub mod edit;
 pub mod random;
 pub mod write;
 
+pub mod select;
+
 use crate::context::Context;
 use crate::error::Result;
 use crate::results::{Results, Row};

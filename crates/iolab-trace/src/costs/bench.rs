@@ -18,14 +18,13 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_bench::results::{Results, Row, Verdict};
-use serde_json::Value;
+use iolab::lab::append::Strategy as AppendStrategy;
+use iolab::lab::random::{Method as RandomMethod, Pattern};
+use iolab::lab::write::Method as WriteMethod;
+use iolab_results::{RESULTS_DIR, Results, Row, Verdict, newest_run};
 
 use super::{Figure, Need, SyncCall};
 use crate::model::Kind;
-
-/// Where `iolab bench` writes its runs by default.
-pub const RESULTS_DIR: &str = "iolab-results";
 
 /// Loaded results.
 pub struct Bench {
@@ -33,31 +32,6 @@ pub struct Bench {
     pub path: PathBuf,
     results: Results,
     label: String,
-}
-
-/// The newest run folder under `dir` that holds a `results.json` (run folders are named
-/// by their UTC start time, so the newest sorts last).
-fn newest_run(dir: &Path) -> Option<PathBuf> {
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("results.json").is_file())
-        .collect();
-    runs.sort();
-    runs.pop()
-}
-
-fn extra_u64(row: &Row, key: &str) -> Option<u64> {
-    row.extra.get(key).and_then(Value::as_u64)
-}
-
-fn extra_f64(row: &Row, key: &str) -> Option<f64> {
-    row.extra.get(key).and_then(Value::as_f64)
-}
-
-fn extra_str<'a>(row: &'a Row, key: &str) -> Option<&'a str> {
-    row.extra.get(key).and_then(Value::as_str)
 }
 
 /// Bytes for a basis: `5 B`, `64 B`, `4.0 KiB`.
@@ -75,12 +49,12 @@ impl Bench {
             Some(p) if p.is_dir() && !p.join("results.json").exists() => newest_run(p)
                 .map(|d| d.join("results.json"))
                 .ok_or_else(|| format!("no results.json in {} or its run folders", p.display()))?,
-            Some(p) => iolab_bench::report::results_file(p),
+            Some(p) => iolab_results::load::results_file(p),
             None => newest_run(Path::new(RESULTS_DIR))
                 .map(|d| d.join("results.json"))
                 .ok_or_else(|| format!("no iolab bench results under ./{RESULTS_DIR}"))?,
         };
-        let results = iolab_bench::report::load(&file).map_err(|e| e.to_string())?;
+        let results = iolab_results::load(&file).map_err(|e| e.to_string())?;
         let label = file
             .parent()
             .and_then(|p| p.file_name())
@@ -110,14 +84,14 @@ impl Bench {
     /// log distance).
     fn append_row(&self, methods: &[&str], policy: &str, size: u64) -> Option<&Row> {
         let distance = |r: &&Row| {
-            let p = extra_u64(r, "payload_bytes").unwrap_or(1).max(1) as f64;
+            let p = r.payload_bytes().unwrap_or(1).max(1) as f64;
             ((p / size.max(1) as f64).ln().abs() * 1000.0) as u64
         };
         let candidates: Vec<&Row> = self
             .rows("append")
             .filter(|r| methods.contains(&r.method.as_str()))
-            .filter(|r| extra_str(r, "sync_policy") == Some(policy))
-            .filter(|r| extra_f64(r, "ns_per_record").is_some())
+            .filter(|r| r.sync_policy() == Some(policy))
+            .filter(|r| r.ns_per_record().is_some())
             .collect();
         let best = candidates.iter().map(distance).min()?;
         candidates
@@ -125,16 +99,16 @@ impl Bench {
             .filter(|r| distance(r) == best)
             .min_by(|a, b| {
                 let (x, y) = (
-                    extra_f64(a, "ns_per_record").unwrap_or(f64::MAX),
-                    extra_f64(b, "ns_per_record").unwrap_or(f64::MAX),
+                    a.ns_per_record().unwrap_or(f64::MAX),
+                    b.ns_per_record().unwrap_or(f64::MAX),
                 );
                 x.total_cmp(&y)
             })
     }
 
     fn per_record(&self, row: &Row, what: &str) -> Figure {
-        let ns = extra_f64(row, "ns_per_record").unwrap_or(0.0);
-        let payload = extra_u64(row, "payload_bytes").unwrap_or(0);
+        let ns = row.ns_per_record().unwrap_or(0.0);
+        let payload = row.payload_bytes().unwrap_or(0);
         Figure::new(
             ns * 1e-9,
             0.0,
@@ -172,14 +146,22 @@ impl Bench {
                 kind: Kind::File,
                 size,
             } => {
-                let row = self.append_row(&["write-per-record"], "none", *size)?;
+                let row =
+                    self.append_row(&[AppendStrategy::WritePerRecord.name()], "none", *size)?;
                 Some(self.per_record(row, ", one write(2) each"))
             }
             Need::BufferedWrite {
                 kind: Kind::File,
                 size,
             } => {
-                let row = self.append_row(&["append-file", "bufwriter-64k"], "none", *size)?;
+                let row = self.append_row(
+                    &[
+                        AppendStrategy::AppendFile.name(),
+                        AppendStrategy::BufWriter64k.name(),
+                    ],
+                    "none",
+                    *size,
+                )?;
                 let mut f = self.per_record(row, "");
                 if let Some(v) = self.verdict("append", "tiny") {
                     f.library = Some(v.library.clone());
@@ -188,95 +170,32 @@ impl Bench {
             }
             Need::BufferedWrite {
                 kind: Kind::Pipe, ..
-            } => {
-                let row = self.rows("write").find(|r| {
-                    r.method == "bufwriter"
-                        && extra_str(r, "sink") == Some("splice-reader")
-                        && r.extra.get("default").and_then(Value::as_bool) == Some(true)
-                })?;
-                let t = row.median_s?;
-                Some(Figure::new(
-                    0.0,
-                    t / row.bytes.max(1) as f64,
+            } => self.pipe_write(),
+            Need::BigRead => self.per_byte_winner(
+                "count",
+                "warm",
+                |r| r.cache.as_deref() == Some("warm"),
+                |row, per_byte| {
                     format!(
-                        "iolab bench {}: write, StdoutWriter::new() into a pipe: {}",
-                        self.label,
-                        super::rate(row.bytes as f64 / t)
-                    ),
-                ))
-            }
-            Need::BigRead => {
-                let v = self.verdict("count", "warm")?;
-                let row = self.verdict_row(v, |r| r.cache.as_deref() == Some("warm"))?;
-                let per_byte = row.median_s? / row.bytes.max(1) as f64;
-                Some(Self::with_fix(
-                    Figure::new(
-                        0.0,
-                        per_byte,
-                        format!(
-                            "iolab bench {}: count, warm cache, {}: {} (line counting included)",
-                            self.label,
-                            row.method,
-                            super::rate(1.0 / per_byte)
-                        ),
-                    ),
-                    v,
-                ))
-            }
-            Need::RandomRead { cold, .. } => {
-                let state = |r: &Row| {
-                    let s = extra_str(r, "state").or(r.cache.as_deref()).unwrap_or("");
-                    if *cold { s != "warm" } else { s == "warm" }
-                };
-                let row = self.rows("random").find(|r| {
-                    r.method == "pread"
-                        && extra_u64(r, "queue_depth") == Some(1)
-                        && extra_u64(r, "threads").unwrap_or(1) == 1
-                        && extra_str(r, "pattern") == Some("uniform")
-                        && state(r)
-                })?;
-                let t = row.median_s?;
-                Some(Figure::new(
-                    t,
-                    0.0,
-                    format!(
-                        "iolab bench {}: random, pread at depth 1, {}: {} per read",
-                        self.label,
-                        extra_str(row, "state").unwrap_or("warm"),
-                        super::seconds(t)
-                    ),
-                ))
-            }
-            Need::BestRandomRead { cold, .. } => {
-                let v = if *cold {
-                    self.verdict("random", "cold")
-                        .or_else(|| self.verdict("random", "beyond-memory"))?
-                } else {
-                    self.verdict("random", "warm")?
-                };
-                let t = v.median_s?;
-                let method = v.winner.clone().or(v.tied.first().cloned())?;
-                Some(Self::with_fix(
-                    Figure::new(
-                        t,
-                        0.0,
-                        format!(
-                            "iolab bench {}: random, {}, {method}: {} per read",
-                            self.label,
-                            v.condition,
-                            super::seconds(t)
-                        ),
-                    ),
-                    v,
-                ))
-            }
+                        "count, warm cache, {}: {} (line counting included)",
+                        row.method,
+                        super::rate(1.0 / per_byte)
+                    )
+                },
+            ),
+            Need::RandomRead { cold, .. } => self.random_read(*cold),
+            Need::BestRandomRead { cold, .. } => self.best_random_read(*cold),
             Need::Sync {
                 call: SyncCall::Fdatasync,
                 every: 1,
                 record,
                 ..
             } => {
-                let row = self.append_row(&["write-per-record"], "every-record", *record)?;
+                let row = self.append_row(
+                    &[AppendStrategy::WritePerRecord.name()],
+                    "every-record",
+                    *record,
+                )?;
                 Some(self.per_record(row, ", fdatasync after each (the bench's data folder)"))
             }
             Need::Sync {
@@ -285,11 +204,11 @@ impl Bench {
                 ..
             } => {
                 let names = [
-                    "write-per-record",
-                    "bufwriter-8k",
-                    "bufwriter-64k",
-                    "writev-batch",
-                    "append-file",
+                    AppendStrategy::WritePerRecord.name(),
+                    AppendStrategy::BufWriter8k.name(),
+                    AppendStrategy::BufWriter64k.name(),
+                    AppendStrategy::WritevBatch.name(),
+                    AppendStrategy::AppendFile.name(),
                 ];
                 let row = self.append_row(&names, "every-K", *record)?;
                 let mut f =
@@ -299,30 +218,111 @@ impl Bench {
                 }
                 Some(f)
             }
-            Need::InPlaceEdit => {
-                let v = self.verdict("edit", "replace")?;
-                let row = self.verdict_row(v, |r| {
-                    extra_str(r, "op") == Some("replace")
-                        && r.cache.as_deref() == Some("warm")
-                        && !r.baseline
-                })?;
-                let per_byte = row.median_s? / row.bytes.max(1) as f64;
-                Some(Self::with_fix(
-                    Figure::new(
-                        0.0,
-                        per_byte,
-                        format!(
-                            "iolab bench {}: edit replace, {}: {} for {}",
-                            self.label,
-                            row.method,
-                            super::seconds(row.median_s?),
-                            size(row.bytes)
-                        ),
-                    ),
-                    v,
-                ))
-            }
+            Need::InPlaceEdit => self.in_place_edit(),
             _ => None,
         }
+    }
+
+    /// The default `StdoutWriter` into a pipe: its time per byte.
+    fn pipe_write(&self) -> Option<Figure> {
+        let row = self.rows("write").find(|r| {
+            r.method == WriteMethod::Bufwriter.name()
+                && r.sink() == Some("splice-reader")
+                && r.is_default()
+        })?;
+        let t = row.median_s?;
+        Some(Figure::new(
+            0.0,
+            t / row.bytes.max(1) as f64,
+            format!(
+                "iolab bench {}: write, StdoutWriter::new() into a pipe: {}",
+                self.label,
+                super::rate(row.bytes as f64 / t)
+            ),
+        ))
+    }
+
+    /// `pread` at depth 1 in the `cold` (or warm) state: its time per read.
+    fn random_read(&self, cold: bool) -> Option<Figure> {
+        let state = |r: &Row| {
+            let s = r.state().or(r.cache.as_deref()).unwrap_or("");
+            if cold { s != "warm" } else { s == "warm" }
+        };
+        let row = self.rows("random").find(|r| {
+            r.method == RandomMethod::Pread.name()
+                && r.queue_depth() == Some(1)
+                && r.threads().unwrap_or(1) == 1
+                && r.pattern() == Some(Pattern::Uniform.name())
+                && state(r)
+        })?;
+        let t = row.median_s?;
+        Some(Figure::new(
+            t,
+            0.0,
+            format!(
+                "iolab bench {}: random, pread at depth 1, {}: {} per read",
+                self.label,
+                row.state().unwrap_or("warm"),
+                super::seconds(t)
+            ),
+        ))
+    }
+
+    /// The random verdict's winner in the `cold` (or warm) state: its time per read.
+    fn best_random_read(&self, cold: bool) -> Option<Figure> {
+        let v = if cold {
+            self.verdict("random", "cold")
+                .or_else(|| self.verdict("random", "beyond-memory"))?
+        } else {
+            self.verdict("random", "warm")?
+        };
+        let t = v.median_s?;
+        let method = v.winner.clone().or(v.tied.first().cloned())?;
+        Some(Self::with_fix(
+            Figure::new(
+                t,
+                0.0,
+                format!(
+                    "iolab bench {}: random, {}, {method}: {} per read",
+                    self.label,
+                    v.condition,
+                    super::seconds(t)
+                ),
+            ),
+            v,
+        ))
+    }
+
+    /// The edit verdict's replace winner, warm: its time per byte.
+    fn in_place_edit(&self) -> Option<Figure> {
+        self.per_byte_winner(
+            "edit",
+            "replace",
+            |r| r.op() == Some("replace") && r.cache.as_deref() == Some("warm") && !r.baseline,
+            |row, per_byte| {
+                format!(
+                    "edit replace, {}: {} for {}",
+                    row.method,
+                    super::seconds(per_byte * row.bytes.max(1) as f64),
+                    size(row.bytes)
+                )
+            },
+        )
+    }
+
+    /// The time per byte of the row of `suite`'s `condition` verdict that `row_of` picks,
+    /// with the verdict's fix; `basis` says what it is.
+    fn per_byte_winner(
+        &self,
+        suite: &str,
+        condition: &str,
+        row_of: impl Fn(&Row) -> bool,
+        basis: impl Fn(&Row, f64) -> String,
+    ) -> Option<Figure> {
+        let v = self.verdict(suite, condition)?;
+        let row = self.verdict_row(v, row_of)?;
+        let per_byte = row.median_s? / row.bytes.max(1) as f64;
+        let basis = format!("iolab bench {}: {}", self.label, basis(row, per_byte));
+        Some(Self::with_fix(Figure::new(0.0, per_byte, basis), v))
     }
 }

@@ -146,47 +146,7 @@ pub fn render(report: &Report) -> String {
         out.push('\n');
     }
     for (i, f) in shown.iter().take(MAX_FINDINGS).enumerate() {
-        let _ = writeln!(
-            out,
-            "{}. {}: {} ({})",
-            i + 1,
-            f.kind,
-            short(&f.path, 70),
-            f.target_kind.name()
-        );
-        let _ = writeln!(out, "   {}", f.evidence);
-        match (f.estimated_fixed_s, f.saving_s) {
-            (Some(fixed), Some(saving)) => {
-                let _ = writeln!(
-                    out,
-                    "   costs ≈ {} here; with the fix ≈ {}: saves ≈ {}{}",
-                    seconds(f.estimated_s),
-                    seconds(fixed),
-                    seconds(saving),
-                    f.share
-                        .map(|s| format!(", {:.0}% of the run", s * 100.0))
-                        .unwrap_or_default()
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    "   costs ≈ {} here; the fix was not measured (see --json's costs)",
-                    seconds(f.estimated_s)
-                );
-            }
-        }
-        for b in &f.basis {
-            let _ = writeln!(out, "     basis: {b}");
-        }
-        for w in &f.warnings {
-            let _ = writeln!(out, "   note: {w}");
-        }
-        let _ = writeln!(out, "   fix: {}", f.fix);
-        let _ = writeln!(out, "     {}", f.cli);
-        for line in f.library.lines() {
-            let _ = writeln!(out, "     {line}");
-        }
+        write_finding(&mut out, i + 1, f);
     }
     if shown.len() > MAX_FINDINGS {
         let _ = writeln!(out, "   ({} more in --json)", shown.len() - MAX_FINDINGS);
@@ -222,35 +182,85 @@ pub fn render(report: &Report) -> String {
             target_row(&mut out, t);
         }
     }
-    let s = &report.sources;
     if !shown.is_empty() {
-        let mut line = String::from("\nestimates: ");
-        match (&s.results, s.calibration) {
-            (Some(r), Some(c)) => {
-                let _ = write!(
-                    line,
-                    "iolab bench results {}, and a calibration that ran here for {} for the rest",
-                    r.display(),
-                    seconds(c.as_secs_f64())
-                );
-            }
-            (Some(r), None) => {
-                let _ = write!(line, "iolab bench results {}", r.display());
-            }
-            (None, Some(c)) => {
-                let _ = write!(
-                    line,
-                    "a calibration that ran here for {} ({}; `iolab bench` measures more)",
-                    seconds(c.as_secs_f64()),
-                    s.no_results.as_deref().unwrap_or("no results")
-                );
-            }
-            (None, None) => line.push_str("none measured"),
-        }
-        let _ = writeln!(out, "{line}");
-        let _ = writeln!(out, "times: {}", o.timing_note);
+        write_sources(&mut out, report);
     }
     out
+}
+
+/// Finding number `n`: what, the evidence, the estimate and its basis, the fix.
+fn write_finding(out: &mut String, n: usize, f: &Finding) {
+    let _ = writeln!(
+        out,
+        "{}. {}: {} ({})",
+        n,
+        f.kind,
+        short(&f.path, 70),
+        f.target_kind.name()
+    );
+    let _ = writeln!(out, "   {}", f.evidence);
+    match (f.estimated_fixed_s, f.saving_s) {
+        (Some(fixed), Some(saving)) => {
+            let _ = writeln!(
+                out,
+                "   costs ≈ {} here; with the fix ≈ {}: saves ≈ {}{}",
+                seconds(f.estimated_s),
+                seconds(fixed),
+                seconds(saving),
+                f.share
+                    .map(|s| format!(", {:.0}% of the run", s * 100.0))
+                    .unwrap_or_default()
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "   costs ≈ {} here; the fix was not measured (see --json's costs)",
+                seconds(f.estimated_s)
+            );
+        }
+    }
+    for b in &f.basis {
+        let _ = writeln!(out, "     basis: {b}");
+    }
+    for w in &f.warnings {
+        let _ = writeln!(out, "   note: {w}");
+    }
+    let _ = writeln!(out, "   fix: {}", f.fix);
+    let _ = writeln!(out, "     {}", f.cli);
+    for line in f.library.lines() {
+        let _ = writeln!(out, "     {line}");
+    }
+}
+
+/// Where the estimates came from, and what the times include.
+fn write_sources(out: &mut String, report: &Report) {
+    let s = &report.sources;
+    let mut line = String::from("\nestimates: ");
+    match (&s.results, s.calibration) {
+        (Some(r), Some(c)) => {
+            let _ = write!(
+                line,
+                "iolab bench results {}, and a calibration that ran here for {} for the rest",
+                r.display(),
+                seconds(c.as_secs_f64())
+            );
+        }
+        (Some(r), None) => {
+            let _ = write!(line, "iolab bench results {}", r.display());
+        }
+        (None, Some(c)) => {
+            let _ = write!(
+                line,
+                "a calibration that ran here for {} ({}; `iolab bench` measures more)",
+                seconds(c.as_secs_f64()),
+                s.no_results.as_deref().unwrap_or("no results")
+            );
+        }
+        (None, None) => line.push_str("none measured"),
+    }
+    let _ = writeln!(out, "{line}");
+    let _ = writeln!(out, "times: {}", report.outcome.timing_note);
 }
 
 #[cfg(test)]

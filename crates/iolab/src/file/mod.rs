@@ -51,12 +51,4 @@ pub(crate) fn open_error(op: &'static str, source: io::Error) -> Error {
     Error::from_io(op, source, 0)
 }
 
-/// Retries `f` while it fails with `EINTR`.
-pub(crate) fn retry_eintr<T>(mut f: impl FnMut() -> io::Result<T>) -> io::Result<T> {
-    loop {
-        match f() {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
-}
+pub(crate) use crate::sys::retry_eintr;

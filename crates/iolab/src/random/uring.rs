@@ -137,49 +137,15 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
                 retry_eintr(|| ring.submit_and_wait(1))
                     .map_err(|e| Error::io("io_uring wait failed", e))?;
             }
-            let done: Vec<(u64, i32)> = ring
-                .completion()
-                .map(|c| (c.user_data(), c.result()))
-                .collect();
-            let now = Instant::now();
-            batching.reaped(done.len(), now);
-            // Every reaped completion settles its slot before a failure is returned: a slot
-            // left in flight would make `drain` wait for a completion already taken.
-            let mut failed = None;
-            for (b, result) in done {
-                let i = b as usize % depth;
-                let Some(read) = slots[i] else { continue };
-                if failed.is_some() {
-                    slots[i] = None;
-                    continue;
-                }
-                if result == -libc::EINTR || result == -libc::EAGAIN {
-                    // Queued again; the next submission hands it over.
-                    queue(
-                        &mut ring,
-                        &mut buffers[read.buffer],
-                        read.buffer,
-                        read.offset,
-                        ring_plan,
-                        registered,
-                    )?;
-                    continue;
-                }
-                slots[i] = None;
-                if result < 0 {
-                    failed = Some(result);
-                    continue;
-                }
-                let n = (result as usize).min(read.want);
-                let ns = (now - read.since).as_nanos() as u64;
-                unchecked.push((read.buffer, read.offset, read.want, n, ns));
-            }
-            if let Some(result) = failed {
-                return Err(Error::io(
-                    "io_uring read failed",
-                    std::io::Error::from_raw_os_error(-result),
-                ));
-            }
+            let now = reap(
+                &mut ring,
+                &mut slots,
+                &mut buffers,
+                ring_plan,
+                registered,
+                &mut batching,
+                &mut unchecked,
+            )?;
             if deadline.is_some_and(|d| now >= d) {
                 stopping = true;
             }
@@ -191,6 +157,65 @@ pub(crate) fn run_ring(plan: &Plan<'_>, ring_plan: &RingPlan<'_>, t: usize) -> R
         std::mem::forget(ring);
     }
     result.map(|()| tally)
+}
+
+/// Reaps the completions ready: each settles its slot (a read interrupted is queued
+/// again), and a finished read waits in `unchecked` to be checked after the next
+/// submissions. Returns when they were reaped; the first failed read fails it.
+fn reap(
+    ring: &mut IoUring,
+    slots: &mut [Option<InFlight>],
+    buffers: &mut [AlignedBuf],
+    ring_plan: &RingPlan<'_>,
+    registered: bool,
+    batching: &mut Batching,
+    unchecked: &mut Vec<(usize, u64, usize, usize, u64)>,
+) -> Result<Instant> {
+    let depth = slots.len();
+    let done: Vec<(u64, i32)> = ring
+        .completion()
+        .map(|c| (c.user_data(), c.result()))
+        .collect();
+    let now = Instant::now();
+    batching.reaped(done.len(), now);
+    // Every reaped completion settles its slot before a failure is returned: a slot
+    // left in flight would make `drain` wait for a completion already taken.
+    let mut failed = None;
+    for (b, result) in done {
+        let i = b as usize % depth;
+        let Some(read) = slots[i] else { continue };
+        if failed.is_some() {
+            slots[i] = None;
+            continue;
+        }
+        if result == -libc::EINTR || result == -libc::EAGAIN {
+            // Queued again; the next submission hands it over.
+            queue(
+                ring,
+                &mut buffers[read.buffer],
+                read.buffer,
+                read.offset,
+                ring_plan,
+                registered,
+            )?;
+            continue;
+        }
+        slots[i] = None;
+        if result < 0 {
+            failed = Some(result);
+            continue;
+        }
+        let n = (result as usize).min(read.want);
+        let ns = (now - read.since).as_nanos() as u64;
+        unchecked.push((read.buffer, read.offset, read.want, n, ns));
+    }
+    if let Some(result) = failed {
+        return Err(Error::io(
+            "io_uring read failed",
+            std::io::Error::from_raw_os_error(-result),
+        ));
+    }
+    Ok(now)
 }
 
 /// Queues a read of a whole block at `offset` into buffer `i` (its user data); returns

@@ -494,12 +494,4 @@ pub fn count_input(method: Method, input: &Input, options: &ReadOptions) -> Resu
     })
 }
 
-/// Retries `f` while it fails with `EINTR`.
-pub(crate) fn retry_eintr<T>(mut f: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
-    loop {
-        match f() {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
-}
+pub(crate) use crate::sys::retry_eintr;

@@ -1,10 +1,4 @@
-//! The `append` suite's data: the records appended, and the folder the files live in.
-
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
-
-use crate::error::{Error, Result};
+//! The `append` suite's data: the records appended (their folder is a `WorkDir`).
 
 /// The record content repeats every 256 records: record *i* starts at `i mod 256` in a
 /// pattern of the bytes 0, 1, 2, …
@@ -30,68 +24,6 @@ impl Records {
     pub fn get(&self, i: u64) -> &[u8] {
         let start = (i % PATTERN_PERIOD as u64) as usize;
         &self.pattern[start..start + self.payload]
-    }
-}
-
-/// A folder of our own inside the data folder, holding only files this suite created;
-/// they (and it) are removed when it is dropped.
-pub(super) struct WorkDir {
-    path: PathBuf,
-    files: Vec<PathBuf>,
-}
-
-/// How many folder names to try when `append-PID` is taken.
-const WORK_DIR_ATTEMPTS: u32 = 100;
-
-impl WorkDir {
-    pub(super) fn create(data_dir: &Path) -> Result<WorkDir> {
-        let pid = std::process::id();
-        for attempt in 0..WORK_DIR_ATTEMPTS {
-            let path = data_dir.join(format!(".append-{pid}-{attempt}"));
-            match fs::create_dir(&path) {
-                Ok(()) => {
-                    return Ok(WorkDir {
-                        path,
-                        files: Vec::new(),
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io("cannot create a folder for the append runs", e)),
-            }
-        }
-        Err(Error::io(
-            "cannot create a folder for the append runs",
-            io::ErrorKind::AlreadyExists.into(),
-        ))
-    }
-
-    /// The folder.
-    pub(super) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The path of a file of ours called `name`, remembered for removal.
-    pub(super) fn file(&mut self, name: &str) -> PathBuf {
-        let path = self.path.join(name);
-        if !self.files.contains(&path) {
-            self.files.push(path.clone());
-        }
-        path
-    }
-
-    /// Removes one of our files now (it may not exist: a run that failed early).
-    pub(super) fn remove(&mut self, path: &Path) {
-        let _ = fs::remove_file(path);
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        for file in &self.files {
-            let _ = fs::remove_file(file);
-        }
-        // Fails, leaving it, only if someone else put a file in our folder.
-        let _ = fs::remove_dir(&self.path);
     }
 }
 

@@ -25,7 +25,6 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::SUITE;
-use super::data::WorkDir;
 use super::durable_goals;
 use super::pg_test_fsync::{self, PG_ROUNDS, PG_TEST_FSYNC, pg_version, run_pg_test_fsync};
 use crate::context::Context;
@@ -33,6 +32,7 @@ use crate::interrupt;
 use crate::progress::{self, Progress};
 use crate::results::Row;
 use crate::runner::schedule;
+use crate::workdir::WorkDir;
 use iolab::lab::durable::{HEADER_LEN, LogOptions, Policy, read_records};
 
 /// Record payload sizes: a tiny record, a typical one, and PostgreSQL's 8 KiB page.

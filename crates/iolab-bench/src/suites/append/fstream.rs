@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::Section;
-use super::data::WorkDir;
 use super::measure::Sample;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::peers::{version_line, which};
 use crate::runner::Job;
+use crate::workdir::WorkDir;
 
 /// C++ compilers tried for the `fstream` baseline, in order.
 const CXX_COMPILERS: &[&str] = &["c++", "g++", "clang++"];

@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 
-use super::data::{Records, WorkDir};
+use super::data::Records;
 use super::fstream::{self, FSTREAM, Fstream};
 use super::verify::{WRONG, verify};
 use super::{Section, Strategy, rows};
@@ -19,6 +19,7 @@ use crate::interrupt;
 use crate::progress::Progress;
 use crate::results::Row;
 use crate::runner::schedule;
+use crate::workdir::WorkDir;
 use iolab::lab::append::{Syncs, append_records};
 
 /// One run's figures.

@@ -249,7 +249,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         .into_iter()
         .filter(|s| config.wants(s.name()))
         .collect();
-    let mut work = data::WorkDir::create(&config.data_dir)?;
+    let mut work = crate::workdir::WorkDir::create(&config.data_dir, ".append")?;
     let fstream = if config.baselines {
         match fstream::build(&mut work) {
             Ok(baseline) => Some(baseline),

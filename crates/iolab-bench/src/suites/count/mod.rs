@@ -264,7 +264,7 @@ fn run_input(
         }));
         let total = dataset.bytes;
         let mut sampler = probe_here.then(|| probe(cache, &dataset.paths[0], total, cores, config));
-        if let Some(reason) = impossible(cache, &dataset.paths[0], total) {
+        if let Some(reason) = crate::cache_state::impossible(cache, &dataset.paths[0], total, 1) {
             for m in &jobs {
                 let mut row = Row::unavailable(SUITE, &m.job.name, reason.clone());
                 row.cache = Some(cache.name().to_string());
@@ -296,16 +296,7 @@ fn run_input(
             .ceiling_bytes_per_s
             .filter(|l| input.ceiling && l.is_finite() && *l > 0.0 && dataset.bytes > 0);
         if let Some(limit) = limit {
-            for row in &mut measured {
-                if let Some(t) = row.throughput_bytes_per_s {
-                    row.extra.insert("ceiling_bytes_per_s".into(), json!(limit));
-                    row.extra
-                        .insert("ceiling_pct".into(), json!(100.0 * t / limit));
-                    if let Some(note) = above_ceiling(cache, 100.0 * t / limit) {
-                        row.notes.push(note);
-                    }
-                }
-            }
+            mark_ceiling(&mut measured, cache, limit);
         }
         if let Some(line) = verdict(cache, &measured, limit) {
             ctx.notes.push(match &label {
@@ -316,6 +307,20 @@ fn run_input(
         rows.extend(measured);
     }
     Ok(rows)
+}
+
+/// Gives each measured row its share of the ceiling `limit` (and a note when above it).
+fn mark_ceiling(rows: &mut [Row], cache: CacheState, limit: f64) {
+    for row in rows {
+        if let Some(t) = row.throughput_bytes_per_s {
+            row.extra.insert("ceiling_bytes_per_s".into(), json!(limit));
+            row.extra
+                .insert("ceiling_pct".into(), json!(100.0 * t / limit));
+            if let Some(note) = above_ceiling(cache, 100.0 * t / limit) {
+                row.notes.push(note);
+            }
+        }
+    }
 }
 
 /// Counted runs per row: `--runs`, at most [`BIG_RUNS`] on a big data set unless `--sweep`.
@@ -615,26 +620,6 @@ fn parse_total(outcome: &Outcome) -> Option<String> {
         .ends_with(" total")
         .then(|| parse_count(last).map(|n| n.to_string()))
         .flatten()
-}
-
-/// Why `cache` cannot be reached for this file, if it cannot.
-fn impossible(cache: CacheState, path: &Path, bytes: u64) -> Option<String> {
-    match cache {
-        CacheState::Cold if iolab::lab::sysinfo::is_tmpfs(path.parent()?) => {
-            Some("the data set is on tmpfs: it cannot be evicted".into())
-        }
-        CacheState::Warm => {
-            let available = iolab::lab::sysinfo::mem_available_bytes()?;
-            (bytes > available / 10 * 8).then(|| {
-                format!(
-                    "the data set ({}) does not fit in 80% of available memory ({})",
-                    iolab::lab::units::format_bytes(bytes),
-                    iolab::lab::units::format_bytes(available)
-                )
-            })
-        }
-        _ => None,
-    }
 }
 
 /// Warns when the file's extents are compressed or encrypted: then a cold read can be

@@ -2,15 +2,33 @@
 //! operation on a data set, and how each is invoked.
 
 use super::*;
+use crate::context::Config;
 
 /// The jobs of `op` on `plan`'s data set, in row order.
 pub(super) fn jobs_for(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
     let config = ctx.config;
+    let mut jobs = if op == Op::Count {
+        count_jobs(config)
+    } else {
+        strategy_jobs(config, plan, op)
+    };
+    if config.baselines {
+        jobs.extend(baseline_jobs(ctx, plan, op));
+    }
+    jobs
+}
+
+/// An argument of the command line, as text.
+fn text(s: &str) -> Arg {
+    Arg::Text(OsString::from(s))
+}
+
+/// Counting the lines of a cold copy: the `mmap` kernel's read and std's, as the write-up's
+/// "count" operation.
+fn count_jobs(config: &Config) -> Vec<EditJob> {
     let iolab = config.iolab_exe.clone();
-    let text = |s: &str| Arg::Text(OsString::from(s));
     let mut jobs = Vec::new();
-    let whole_fits = whole_fits(plan.dataset.bytes);
-    if op == Op::Count {
+    {
         let best = match Kernel::best() {
             Kernel::Scalar => "mmap",
             Kernel::Avx2 => "mmap-avx2",
@@ -37,7 +55,16 @@ pub(super) fn jobs_for(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<Ed
                 max_runs: usize::MAX,
             });
         }
-    } else {
+    }
+    jobs
+}
+
+/// Every strategy, without and with the final sync, editing a copy through `iolab edit`.
+fn strategy_jobs(config: &Config, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
+    let iolab = config.iolab_exe.clone();
+    let whole_fits = whole_fits(plan.dataset.bytes);
+    let mut jobs = Vec::new();
+    {
         for strategy in Strategy::ALL {
             if !config.wants(strategy.name()) {
                 continue;
@@ -84,9 +111,13 @@ pub(super) fn jobs_for(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<Ed
             }
         }
     }
-    if !config.baselines {
-        return jobs;
-    }
+    jobs
+}
+
+/// The peers: `head` (with `wc` and `truncate`), `tr` and `sed -i`, `wc -l`; one skipped
+/// with a note when a program it needs is missing.
+fn baseline_jobs(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
+    let config = ctx.config;
     // sed -i runs at about 60 MB/s: on the large data set a single run is a tenth of the
     // whole bench, and it cannot be the best baseline (tr is 10× faster), so only --sweep
     // runs it there; the small data set has it always.
@@ -190,6 +221,5 @@ pub(super) fn jobs_for(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<Ed
             false,
         )],
     };
-    jobs.extend(found.into_iter().flatten());
-    jobs
+    found.into_iter().flatten().collect()
 }

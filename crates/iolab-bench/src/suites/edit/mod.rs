@@ -330,7 +330,10 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                 let reason = space
                     .clone()
                     .filter(|_| op != Op::Count)
-                    .or_else(|| impossible(cache, &dataset.path, dataset.bytes));
+                    // The data set, its copy and `tr`'s output are cached at once.
+                    .or_else(|| {
+                        crate::cache_state::impossible(cache, &dataset.path, dataset.bytes, 3)
+                    });
                 let selected: Vec<&EditJob> = jobs
                     .iter()
                     .filter(|j| cache == CacheState::Warm || j.cold || !warm_wanted(ctx))
@@ -369,28 +372,6 @@ fn warm_wanted(ctx: &Context<'_>) -> bool {
 /// Whether `std-whole` may read a file of `bytes` now (the limit it applies itself).
 fn whole_fits(bytes: u64) -> bool {
     iolab::lab::sysinfo::mem_available_bytes().is_none_or(|a| bytes <= a / 5 * 4)
-}
-
-/// Why `cache` cannot be reached for the data set, if it cannot.
-fn impossible(cache: CacheState, path: &Path, bytes: u64) -> Option<String> {
-    match cache {
-        CacheState::Cold if iolab::lab::sysinfo::is_tmpfs(path.parent()?) => {
-            Some("the data set is on tmpfs: it cannot be evicted".into())
-        }
-        CacheState::Warm => {
-            let available = iolab::lab::sysinfo::mem_available_bytes()?;
-            // The data set, its copy and `tr`'s output are all cached at once.
-            (bytes.saturating_mul(3) > available / 10 * 8).then(|| {
-                format!(
-                    "three copies of the data set ({} each) do not fit in 80% of available \
-                     memory ({})",
-                    format_bytes(bytes),
-                    format_bytes(available)
-                )
-            })
-        }
-        _ => None,
-    }
 }
 
 /// Why the working copies cannot be made in `dir`, if they cannot: a copy and `tr`'s

@@ -3,50 +3,34 @@
 
 use super::*;
 
-/// This process's working folder in the data folder: the copies live here, and the whole
-/// folder is removed when it is dropped (also on an error or Ctrl-C).
+/// This process's working folder in the data folder (`edit-work-PID`), with the copy an
+/// edit changes and the output a peer writes; all removed when it is dropped.
 pub(super) struct WorkDir {
-    path: PathBuf,
+    work: crate::workdir::WorkDir,
+    copy: PathBuf,
+    output: PathBuf,
 }
-
-/// How many names to try for the working folder when `edit-work-PID` is taken.
-pub(super) const WORK_DIR_ATTEMPTS: u32 = 100;
 
 impl WorkDir {
     pub(super) fn create(data_dir: &Path) -> Result<WorkDir> {
-        fs::create_dir_all(data_dir).map_err(|e| Error::io("cannot create the data folder", e))?;
-        let pid = std::process::id();
-        for attempt in 0..WORK_DIR_ATTEMPTS {
-            let mut name = format!("edit-work-{pid}");
-            if attempt > 0 {
-                name.push_str(&format!("-{attempt}"));
-            }
-            let path = data_dir.join(name);
-            match fs::create_dir(&path) {
-                Ok(()) => return Ok(WorkDir { path }),
-                // Someone else's (a run that died with the same pid): not ours to touch.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io("cannot create a working folder", e)),
-            }
-        }
-        Err(Error::io(
-            "cannot create a working folder",
-            io::Error::from(io::ErrorKind::AlreadyExists),
-        ))
+        let mut work = crate::workdir::WorkDir::create(data_dir, "edit-work")?;
+        let copy = work.file("copy.csv");
+        let output = work.file("out.csv");
+        Ok(WorkDir { work, copy, output })
     }
 
     pub(super) fn copy(&self) -> PathBuf {
-        self.path.join("copy.csv")
+        self.copy.clone()
     }
 
     pub(super) fn output(&self) -> PathBuf {
-        self.path.join("out.csv")
+        self.output.clone()
     }
 
     /// Removes the copy and the output of the last run.
     pub(super) fn clean(&self) {
-        let _ = fs::remove_file(self.copy());
-        let _ = fs::remove_file(self.output());
+        self.work.remove(&self.copy);
+        self.work.remove(&self.output);
     }
 
     /// A fresh, synced copy of `source`; the first copy notes how copies are made.
@@ -60,12 +44,6 @@ impl WorkDir {
             ctx.notes.push(note);
         }
         Ok(target)
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.path);
     }
 }
 

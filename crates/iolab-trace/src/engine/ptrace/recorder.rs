@@ -118,6 +118,15 @@ pub struct Recorder {
     stop_costs: Option<StopCosts>,
 }
 
+/// A call that finished: who made it, what it was, what it returned and how long it took.
+struct Done<'a> {
+    tid: i32,
+    tgid: i32,
+    call: &'a Pending,
+    ret: i64,
+    ns: u64,
+}
+
 impl Recorder {
     /// An empty recorder, streaming every call to `log` when given.
     pub fn new(log: Option<std::fs::File>) -> Recorder {
@@ -478,46 +487,87 @@ impl Recorder {
                 );
                 r
             }
-            Role::Sync => self.fd(tid, tgid, a[0] as i32).map(|f| {
+            Role::Sync | Role::Msync | Role::Seek => self.apply_sync_or_seek(&Done {
+                tid,
+                tgid,
+                call,
+                ret,
+                ns,
+            }),
+            Role::Open { .. } | Role::Close | Role::CloseRange | Role::Fcntl | Role::Dup => self
+                .apply_descriptor(&Done {
+                    tid,
+                    tgid,
+                    call,
+                    ret,
+                    ns,
+                }),
+            Role::Mmap => {
+                let anonymous = a[3] as i32 & libc::MAP_ANONYMOUS != 0;
+                if anonymous || ret < 0 && ret > -4096 {
+                    return None;
+                } else {
+                    self.fd(tid, tgid, a[4] as i32).map(|f| {
+                        let t = &mut self.trace.targets[f.target];
+                        t.count(sys, ns, failed);
+                        t.mmaps += 1;
+                        t.mmap_bytes += a[1];
+                        self.procs
+                            .entry(tgid)
+                            .or_default()
+                            .maps
+                            .insert(ret as u64, (a[1], f.target));
+                        f.target
+                    })
+                }
+            }
+            Role::Munmap => {
+                if let Some(p) = self.procs.get_mut(&tgid) {
+                    let end = a[0].saturating_add(a[1]);
+                    let gone: Vec<u64> = p.maps.range(a[0]..end).map(|(&s, _)| s).collect();
+                    for s in gone {
+                        p.maps.remove(&s);
+                    }
+                }
+                return None;
+            }
+            Role::RingEnter => self.fd(tid, tgid, a[0] as i32).map(|f| {
                 let t = &mut self.trace.targets[f.target];
                 t.count(sys, ns, failed);
-                if ret < 0 {
-                    t.errors += 1;
-                } else {
-                    t.syncs += 1;
-                    t.sync_ns += ns;
-                }
+                t.ring_enters += 1;
+                t.ring_submissions += a[1] & 0xffff_ffff;
                 f.target
             }),
-            Role::Msync => {
-                let found = self.procs.get(&tgid).and_then(|p| {
-                    p.maps
-                        .range(..=a[0])
-                        .next_back()
-                        .filter(|(start, (len, _))| a[0] < *start + *len)
-                        .map(|(_, &(_, t))| t)
-                });
-                if let Some(i) = found {
-                    let t = &mut self.trace.targets[i];
-                    t.count(sys, ns, failed);
-                    t.syncs += 1;
-                    t.sync_ns += ns;
+            Role::SyncAll => None,
+            Role::Ptrace => {
+                let request = a[0];
+                if matches!(request, PTRACE_TRACEME | PTRACE_ATTACH | PTRACE_SEIZE)
+                    && ret == -(libc::EPERM as i64)
+                    && !self.warned_ptrace
+                {
+                    self.warned_ptrace = true;
+                    self.trace.warnings.push(
+                        "the command tried to trace a process (ptrace) and the kernel refused: \
+                         a process has one tracer, and the ptrace backend is it; run as root \
+                         (or with CAP_BPF and CAP_PERFMON) for the bpf backend, which leaves \
+                         ptrace to the command"
+                            .to_string(),
+                    );
                 }
-                found
+                return None;
             }
-            Role::Seek => {
-                let fd = a[0] as i32;
-                self.fd(tid, tgid, fd).map(|mut f| {
-                    let i = f.target;
-                    self.trace.targets[i].count(sys, ns, failed);
-                    self.trace.targets[i].seeks += 1;
-                    if ret >= 0 {
-                        f.pos = ret as u64;
-                        self.store_fd(tgid, fd, f);
-                    }
-                    i
-                })
-            }
+        };
+        if target.is_none() {
+            self.trace.count_other(sys, ns, failed);
+        }
+        target
+    }
+
+    /// An open, close, `fcntl` or `dup`: the descriptor table kept up to date; the target it names.
+    fn apply_descriptor(&mut self, d: &Done<'_>) -> Option<usize> {
+        let (tid, tgid, call, ret, ns) = (d.tid, d.tgid, d.call, d.ret, d.ns);
+        let (a, sys, failed) = (call.args, call.sys, ret < 0);
+        match call.sys.role() {
             Role::Open { flags, creat } => {
                 if ret < 0 {
                     // A failed open names no target: it counts among the other calls.
@@ -585,64 +635,56 @@ impl Recorder {
                 // Counted on the target of the descriptor duplicated.
                 self.count_on(tid, tgid, a[0] as i32, sys, ns, failed)
             }
-            Role::Mmap => {
-                let anonymous = a[3] as i32 & libc::MAP_ANONYMOUS != 0;
-                if anonymous || ret < 0 && ret > -4096 {
-                    return None;
-                } else {
-                    self.fd(tid, tgid, a[4] as i32).map(|f| {
-                        let t = &mut self.trace.targets[f.target];
-                        t.count(sys, ns, failed);
-                        t.mmaps += 1;
-                        t.mmap_bytes += a[1];
-                        self.procs
-                            .entry(tgid)
-                            .or_default()
-                            .maps
-                            .insert(ret as u64, (a[1], f.target));
-                        f.target
-                    })
-                }
-            }
-            Role::Munmap => {
-                if let Some(p) = self.procs.get_mut(&tgid) {
-                    let end = a[0].saturating_add(a[1]);
-                    let gone: Vec<u64> = p.maps.range(a[0]..end).map(|(&s, _)| s).collect();
-                    for s in gone {
-                        p.maps.remove(&s);
-                    }
-                }
-                return None;
-            }
-            Role::RingEnter => self.fd(tid, tgid, a[0] as i32).map(|f| {
+            _ => None,
+        }
+    }
+
+    /// A sync (of a descriptor or a map) or a seek: counted on its target.
+    fn apply_sync_or_seek(&mut self, d: &Done<'_>) -> Option<usize> {
+        let (tid, tgid, call, ret, ns) = (d.tid, d.tgid, d.call, d.ret, d.ns);
+        let (a, sys, failed) = (call.args, call.sys, ret < 0);
+        match call.sys.role() {
+            Role::Sync => self.fd(tid, tgid, a[0] as i32).map(|f| {
                 let t = &mut self.trace.targets[f.target];
                 t.count(sys, ns, failed);
-                t.ring_enters += 1;
-                t.ring_submissions += a[1] & 0xffff_ffff;
+                if ret < 0 {
+                    t.errors += 1;
+                } else {
+                    t.syncs += 1;
+                    t.sync_ns += ns;
+                }
                 f.target
             }),
-            Role::SyncAll => None,
-            Role::Ptrace => {
-                let request = a[0];
-                if matches!(request, PTRACE_TRACEME | PTRACE_ATTACH | PTRACE_SEIZE)
-                    && ret == -(libc::EPERM as i64)
-                    && !self.warned_ptrace
-                {
-                    self.warned_ptrace = true;
-                    self.trace.warnings.push(
-                        "the command tried to trace a process (ptrace) and the kernel refused: \
-                         a process has one tracer, and the ptrace backend is it; run as root \
-                         (or with CAP_BPF and CAP_PERFMON) for the bpf backend, which leaves \
-                         ptrace to the command"
-                            .to_string(),
-                    );
+            Role::Msync => {
+                let found = self.procs.get(&tgid).and_then(|p| {
+                    p.maps
+                        .range(..=a[0])
+                        .next_back()
+                        .filter(|(start, (len, _))| a[0] < *start + *len)
+                        .map(|(_, &(_, t))| t)
+                });
+                if let Some(i) = found {
+                    let t = &mut self.trace.targets[i];
+                    t.count(sys, ns, failed);
+                    t.syncs += 1;
+                    t.sync_ns += ns;
                 }
-                return None;
+                found
             }
-        };
-        if target.is_none() {
-            self.trace.count_other(sys, ns, failed);
+            Role::Seek => {
+                let fd = a[0] as i32;
+                self.fd(tid, tgid, fd).map(|mut f| {
+                    let i = f.target;
+                    self.trace.targets[i].count(sys, ns, failed);
+                    self.trace.targets[i].seeks += 1;
+                    if ret >= 0 {
+                        f.pos = ret as u64;
+                        self.store_fd(tgid, fd, f);
+                    }
+                    i
+                })
+            }
+            _ => None,
         }
-        target
     }
 }

@@ -302,58 +302,64 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
         if !libc::WIFSTOPPED(status) {
             continue;
         }
-        recorder.task_started(pid);
-        let sig = libc::WSTOPSIG(status);
-        let event = status >> 16;
-        let mut deliver = 0;
-        match event {
-            libc::PTRACE_EVENT_SECCOMP => {
-                if let Some(info) = syscall_info(pid)
-                    && info.op == OP_SECCOMP
-                {
-                    let mut args = [0u64; 6];
-                    args.copy_from_slice(&info.data[1..7]);
-                    recorder.enter(pid, info.data[0] as i64, args);
-                    if recorder.stop_costs().is_some()
-                        && let Some(own) = pinned.take()
-                    {
-                        own.apply();
-                    }
-                }
-            }
-            libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
-                recorder.task_started(event_message(pid));
-            }
-            libc::PTRACE_EVENT_EXEC => recorder.exec(pid, event_message(pid)),
-            libc::PTRACE_EVENT_STOP => {
-                if matches!(
-                    sig,
-                    libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
-                ) {
-                    // A group stop (Ctrl-Z): stay stopped until SIGCONT, as untraced.
-                    resume(libc::PTRACE_LISTEN as libc::c_uint, pid, 0);
-                    continue;
-                }
-            }
-            0 if sig == libc::SIGTRAP | 0x80 => {
-                if let Some(info) = syscall_info(pid)
-                    && info.op == OP_EXIT
-                {
-                    recorder.exit(pid, info.data[0] as i64);
-                }
-            }
-            0 => deliver = sig,
-            _ => {}
-        }
-        // Between a followed call's entry and exit, stop again at its exit.
-        let request = if recorder.in_call(pid) {
-            libc::PTRACE_SYSCALL
-        } else {
-            libc::PTRACE_CONT
-        };
-        resume(request as libc::c_uint, pid, deliver);
+        on_stop(&mut recorder, &mut pinned, pid, status);
     }
     let _ = recorder.finish();
+}
+
+/// One stop of tracee `pid` (a followed call's entry or exit, a new task, an exec, a
+/// group stop, a signal): recorded, then the tracee resumed as it would run untraced.
+fn on_stop(recorder: &mut Recorder, pinned: &mut Option<CpuSet>, pid: i32, status: i32) {
+    recorder.task_started(pid);
+    let sig = libc::WSTOPSIG(status);
+    let event = status >> 16;
+    let mut deliver = 0;
+    match event {
+        libc::PTRACE_EVENT_SECCOMP => {
+            if let Some(info) = syscall_info(pid)
+                && info.op == OP_SECCOMP
+            {
+                let mut args = [0u64; 6];
+                args.copy_from_slice(&info.data[1..7]);
+                recorder.enter(pid, info.data[0] as i64, args);
+                if recorder.stop_costs().is_some()
+                    && let Some(own) = pinned.take()
+                {
+                    own.apply();
+                }
+            }
+        }
+        libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
+            recorder.task_started(event_message(pid));
+        }
+        libc::PTRACE_EVENT_EXEC => recorder.exec(pid, event_message(pid)),
+        libc::PTRACE_EVENT_STOP => {
+            if matches!(
+                sig,
+                libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+            ) {
+                // A group stop (Ctrl-Z): stay stopped until SIGCONT, as untraced.
+                resume(libc::PTRACE_LISTEN as libc::c_uint, pid, 0);
+                return;
+            }
+        }
+        0 if sig == libc::SIGTRAP | 0x80 => {
+            if let Some(info) = syscall_info(pid)
+                && info.op == OP_EXIT
+            {
+                recorder.exit(pid, info.data[0] as i64);
+            }
+        }
+        0 => deliver = sig,
+        _ => {}
+    }
+    // Between a followed call's entry and exit, stop again at its exit.
+    let request = if recorder.in_call(pid) {
+        libc::PTRACE_SYSCALL
+    } else {
+        libc::PTRACE_CONT
+    };
+    resume(request as libc::c_uint, pid, deliver);
 }
 
 /// The message for the command's end: the trace so far (noting the processes it left
