@@ -1,20 +1,17 @@
-//! The AVX2 kernel: 32 bytes per compare, four vectors per iteration.
+//! The AVX2 kernels: 32-byte registers for [`super::vector`]'s algorithms.
 //!
-//! `vpcmpeqb` yields `0xFF` (-1) for each matching byte; subtracting it from an 8-bit
-//! accumulator adds one. An 8-bit lane overflows after 255 additions, so every block of at
-//! most 255 iterations is folded into 64-bit lanes with `vpsadbw` against zero.
+//! Count: `vpcmpeqb` yields `0xFF` (-1) for each matching byte, and subtracting it from an
+//! accumulator adds one. Replace: `vpblendvb` takes `to` where `vpcmpeqb` matched, stored
+//! back only when `vpmovmskb` shows a match (AVX2 has no byte-masked store). Tails go to
+//! the portable kernels.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-/// Bytes per loop iteration: four 32-byte vectors.
 #[cfg(target_arch = "x86_64")]
-const STEP: usize = 4 * 32;
-/// Iterations per block: an 8-bit lane counts at most 255 matches before it must be folded.
-#[cfg(target_arch = "x86_64")]
-const MAX_ITERATIONS: usize = 255;
+use super::vector::{self, Vector};
 
-/// Whether this CPU can run the AVX2 kernel.
+/// Whether this CPU can run the AVX2 kernels.
 pub fn is_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -26,6 +23,66 @@ pub fn is_available() -> bool {
     }
 }
 
+// SAFETY: every method is only reached from the `avx2` entry points below, whose callers
+// checked the CPU.
+#[cfg(target_arch = "x86_64")]
+unsafe impl Vector for __m256i {
+    const BYTES: usize = 32;
+
+    #[inline(always)]
+    unsafe fn splat(b: u8) -> Self {
+        // SAFETY: AVX2 is available (the trait's contract).
+        unsafe { _mm256_set1_epi8(b as i8) }
+    }
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: as above.
+        unsafe { _mm256_setzero_si256() }
+    }
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller guarantees 32 readable bytes at `p`; the load is unaligned.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn add_matches(acc: Self, v: Self, needle: Self) -> Self {
+        // SAFETY: AVX2 is available.
+        unsafe { _mm256_sub_epi8(acc, _mm256_cmpeq_epi8(v, needle)) }
+    }
+
+    #[inline(always)]
+    unsafe fn fold(sums: Self, acc: Self) -> Self {
+        // SAFETY: AVX2 is available.
+        unsafe { _mm256_add_epi64(sums, _mm256_sad_epu8(acc, _mm256_setzero_si256())) }
+    }
+
+    #[inline(always)]
+    unsafe fn sum_u64(self) -> u64 {
+        let mut lanes = [0u64; 4];
+        // SAFETY: `lanes` is 32 bytes, exactly one unaligned 256-bit store.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), self) };
+        lanes.iter().sum()
+    }
+
+    #[inline(always)]
+    unsafe fn replace_at(p: *mut u8, from: Self, to: Self) -> u64 {
+        // SAFETY: the caller guarantees 32 readable and writable bytes at `p`.
+        unsafe {
+            let v = _mm256_loadu_si256(p.cast());
+            let eq = _mm256_cmpeq_epi8(v, from);
+            let bits = _mm256_movemask_epi8(eq) as u32;
+            if bits == 0 {
+                return 0;
+            }
+            _mm256_storeu_si256(p.cast(), _mm256_blendv_epi8(v, to, eq));
+            u64::from(bits.count_ones())
+        }
+    }
+}
+
 /// The number of bytes in `haystack` equal to `needle`.
 ///
 /// # Safety
@@ -34,50 +91,20 @@ pub fn is_available() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub unsafe fn count(haystack: &[u8], needle: u8) -> u64 {
-    let splat = _mm256_set1_epi8(needle as i8);
-    let zero = _mm256_setzero_si256();
-    let mut sums = _mm256_setzero_si256();
-    let mut blocks = haystack.chunks_exact(STEP);
-    let mut pending = 0usize;
-    let (mut a0, mut a1, mut a2, mut a3) = (zero, zero, zero, zero);
-    for block in &mut blocks {
-        let p = block.as_ptr() as *const __m256i;
-        // SAFETY: `block` is STEP = 128 bytes long, so the four unaligned 32-byte loads at
-        // p, p+1, p+2 and p+3 (in units of 32 bytes) stay inside it.
-        let (v0, v1, v2, v3) = unsafe {
-            (
-                _mm256_loadu_si256(p),
-                _mm256_loadu_si256(p.add(1)),
-                _mm256_loadu_si256(p.add(2)),
-                _mm256_loadu_si256(p.add(3)),
-            )
-        };
-        a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(v0, splat));
-        a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(v1, splat));
-        a2 = _mm256_sub_epi8(a2, _mm256_cmpeq_epi8(v2, splat));
-        a3 = _mm256_sub_epi8(a3, _mm256_cmpeq_epi8(v3, splat));
-        pending += 1;
-        if pending == MAX_ITERATIONS {
-            sums = fold(sums, a0, a1, a2, a3);
-            (a0, a1, a2, a3) = (zero, zero, zero, zero);
-            pending = 0;
-        }
-    }
-    sums = fold(sums, a0, a1, a2, a3);
-    let mut lanes = [0u64; 4];
-    // SAFETY: `lanes` is 32 bytes, exactly one unaligned 256-bit store.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, sums) };
-    lanes.iter().sum::<u64>() + super::scalar::count(blocks.remainder(), needle)
+    // SAFETY: the caller checked AVX2.
+    unsafe { vector::count::<__m256i>(haystack, needle) }
 }
 
-/// Adds the byte counts of four 8-bit accumulators into the four 64-bit lanes of `sums`.
+/// Replaces every `from` byte of `buf` by `to`; returns how many bytes changed.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 ([`is_available`] returned `true`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn fold(sums: __m256i, a0: __m256i, a1: __m256i, a2: __m256i, a3: __m256i) -> __m256i {
-    let zero = _mm256_setzero_si256();
-    let s01 = _mm256_add_epi64(_mm256_sad_epu8(a0, zero), _mm256_sad_epu8(a1, zero));
-    let s23 = _mm256_add_epi64(_mm256_sad_epu8(a2, zero), _mm256_sad_epu8(a3, zero));
-    _mm256_add_epi64(sums, _mm256_add_epi64(s01, s23))
+pub unsafe fn replace(buf: &mut [u8], from: u8, to: u8) -> u64 {
+    // SAFETY: the caller checked AVX2.
+    unsafe { vector::replace::<__m256i>(buf, from, to) }
 }
 
 /// Stand-in on other architectures; never called because [`is_available`] is `false`.
@@ -87,5 +114,15 @@ fn fold(sums: __m256i, a0: __m256i, a1: __m256i, a2: __m256i, a3: __m256i) -> __
 /// Never safe to call: [`is_available`] is `false` on this architecture.
 #[cfg(not(target_arch = "x86_64"))]
 pub unsafe fn count(_haystack: &[u8], _needle: u8) -> u64 {
-    unreachable!("the AVX2 kernel exists only on x86-64")
+    unreachable!("the AVX2 kernels exist only on x86-64")
+}
+
+/// Stand-in on other architectures; never called because [`is_available`] is `false`.
+///
+/// # Safety
+///
+/// Never safe to call: [`is_available`] is `false` on this architecture.
+#[cfg(not(target_arch = "x86_64"))]
+pub unsafe fn replace(_buf: &mut [u8], _from: u8, _to: u8) -> u64 {
+    unreachable!("the AVX2 kernels exist only on x86-64")
 }

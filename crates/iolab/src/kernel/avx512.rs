@@ -1,22 +1,17 @@
-//! The AVX-512 (F + BW) kernel: 64 bytes per compare, four vectors per iteration.
+//! The AVX-512 (F + BW) kernels: 64-byte registers for [`super::vector`]'s algorithms.
 //!
-//! `vpcmpeqb` writes a 64-bit mask; a masked `vpsubb` of -1 adds one to the 8-bit lanes
-//! that matched (two instructions per 64 bytes, where a `kmov` + `popcnt` per mask would
-//! be three and bottleneck on the mask-to-GPR port). Every block of at most 255 iterations
-//! is folded into 64-bit lanes with `vpsadbw`, as in the AVX2 kernel. The tail (under 256
-//! bytes) uses masked loads, which cannot fault on the bytes they leave out.
+//! Count: `vpcmpeqb` writes a 64-bit mask, and a masked `vpsubb` of -1 adds one to the
+//! lanes that matched (two instructions per 64 bytes, where `kmov` + `popcnt` per mask
+//! would be three and bottleneck on the mask-to-GPR port). Replace: a byte-masked store of
+//! `to`. Tails use masked loads and stores, which cannot fault on the bytes they leave out.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-/// Bytes per loop iteration: four 64-byte vectors.
 #[cfg(target_arch = "x86_64")]
-const STEP: usize = 4 * 64;
-/// Iterations per block: an 8-bit lane counts at most 255 matches before it must be folded.
-#[cfg(target_arch = "x86_64")]
-const MAX_ITERATIONS: usize = 255;
+use super::vector::{self, Vector};
 
-/// Whether this CPU can run the AVX-512 kernel (it needs AVX-512 F and BW).
+/// Whether this CPU can run the AVX-512 kernels (they need AVX-512 F and BW).
 pub fn is_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -28,6 +23,127 @@ pub fn is_available() -> bool {
     }
 }
 
+/// The matches of `needle` in the `keep` bytes at `p`, and the register loaded.
+///
+/// # Safety
+///
+/// AVX-512 F and BW; `p` valid for reads of the bytes whose `keep` bit is set (masked-off
+/// bytes are neither read nor faulted on).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn masked_eq(p: *const u8, keep: __mmask64, needle: __m512i) -> (__m512i, __mmask64) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let v = _mm512_maskz_loadu_epi8(keep, p.cast());
+        (v, _mm512_mask_cmpeq_epi8_mask(keep, v, needle))
+    }
+}
+
+/// A mask of the low `len` bits (`len` is 1..=64).
+#[cfg(target_arch = "x86_64")]
+fn low_bits(len: usize) -> __mmask64 {
+    u64::MAX >> (64 - len)
+}
+
+// SAFETY: every method is only reached from the `avx512f,avx512bw` entry points below,
+// whose callers checked the CPU.
+#[cfg(target_arch = "x86_64")]
+unsafe impl Vector for __m512i {
+    const BYTES: usize = 64;
+
+    #[inline(always)]
+    unsafe fn splat(b: u8) -> Self {
+        // SAFETY: AVX-512 is available (the trait's contract).
+        unsafe { _mm512_set1_epi8(b as i8) }
+    }
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: as above.
+        unsafe { _mm512_setzero_si512() }
+    }
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller guarantees 64 readable bytes at `p`; the load is unaligned.
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn add_matches(acc: Self, v: Self, needle: Self) -> Self {
+        // SAFETY: AVX-512 is available.
+        unsafe {
+            let hit = _mm512_cmpeq_epi8_mask(v, needle);
+            _mm512_mask_sub_epi8(acc, hit, acc, _mm512_set1_epi8(-1))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn fold(sums: Self, acc: Self) -> Self {
+        // SAFETY: AVX-512 is available.
+        unsafe { _mm512_add_epi64(sums, _mm512_sad_epu8(acc, _mm512_setzero_si512())) }
+    }
+
+    #[inline(always)]
+    unsafe fn sum_u64(self) -> u64 {
+        // SAFETY: AVX-512 is available.
+        unsafe { _mm512_reduce_add_epi64(self) as u64 }
+    }
+
+    #[inline(always)]
+    unsafe fn count_tail(tail: &[u8], needle: u8) -> u64 {
+        let mut n = 0;
+        for part in tail.chunks(64) {
+            // SAFETY: the mask keeps the `part.len()` bytes of `part`.
+            let (_, hit) =
+                unsafe { masked_eq(part.as_ptr(), low_bits(part.len()), Self::splat(needle)) };
+            n += u64::from(hit.count_ones());
+        }
+        n
+    }
+
+    #[inline(always)]
+    unsafe fn replace_at(p: *mut u8, from: Self, to: Self) -> u64 {
+        // SAFETY: the caller guarantees 64 readable and writable bytes at `p`.
+        unsafe { replace_masked(p, u64::MAX, from, to) }
+    }
+
+    #[inline(always)]
+    unsafe fn replace_tail(tail: &mut [u8], from: u8, to: u8) -> u64 {
+        if tail.is_empty() {
+            return 0;
+        }
+        // SAFETY: the mask keeps the `tail.len()` bytes of `tail`.
+        unsafe {
+            replace_masked(
+                tail.as_mut_ptr(),
+                low_bits(tail.len()),
+                Self::splat(from),
+                Self::splat(to),
+            )
+        }
+    }
+}
+
+/// Writes `to` over the `keep` bytes at `p` equal to `from`; returns how many.
+///
+/// # Safety
+///
+/// AVX-512 F and BW; `p` valid for reads and writes of the bytes whose `keep` bit is set.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn replace_masked(p: *mut u8, keep: __mmask64, from: __m512i, to: __m512i) -> u64 {
+    // SAFETY: the caller's contract; the store writes only the matching bytes.
+    unsafe {
+        let (_, hit) = masked_eq(p, keep, from);
+        if hit == 0 {
+            return 0;
+        }
+        _mm512_mask_storeu_epi8(p.cast(), hit, to);
+        u64::from(hit.count_ones())
+    }
+}
+
 /// The number of bytes in `haystack` equal to `needle`.
 ///
 /// # Safety
@@ -36,57 +152,20 @@ pub fn is_available() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn count(haystack: &[u8], needle: u8) -> u64 {
-    let splat = _mm512_set1_epi8(needle as i8);
-    let minus_one = _mm512_set1_epi8(-1);
-    let zero = _mm512_setzero_si512();
-    let mut sums = zero;
-    let (mut a0, mut a1, mut a2, mut a3) = (zero, zero, zero, zero);
-    let mut pending = 0usize;
-    let mut blocks = haystack.chunks_exact(STEP);
-    for block in &mut blocks {
-        let p = block.as_ptr();
-        // SAFETY: `block` is STEP = 256 bytes long, so the four unaligned 64-byte loads at
-        // offsets 0, 64, 128 and 192 stay inside it.
-        let (v0, v1, v2, v3) = unsafe {
-            (
-                _mm512_loadu_si512(p as *const __m512i),
-                _mm512_loadu_si512(p.add(64) as *const __m512i),
-                _mm512_loadu_si512(p.add(128) as *const __m512i),
-                _mm512_loadu_si512(p.add(192) as *const __m512i),
-            )
-        };
-        a0 = _mm512_mask_sub_epi8(a0, _mm512_cmpeq_epi8_mask(v0, splat), a0, minus_one);
-        a1 = _mm512_mask_sub_epi8(a1, _mm512_cmpeq_epi8_mask(v1, splat), a1, minus_one);
-        a2 = _mm512_mask_sub_epi8(a2, _mm512_cmpeq_epi8_mask(v2, splat), a2, minus_one);
-        a3 = _mm512_mask_sub_epi8(a3, _mm512_cmpeq_epi8_mask(v3, splat), a3, minus_one);
-        pending += 1;
-        if pending == MAX_ITERATIONS {
-            sums = fold(sums, a0, a1, a2, a3);
-            (a0, a1, a2, a3) = (zero, zero, zero, zero);
-            pending = 0;
-        }
-    }
-    sums = fold(sums, a0, a1, a2, a3);
-    let mut n = _mm512_reduce_add_epi64(sums) as u64;
-    for tail in blocks.remainder().chunks(64) {
-        // A mask with the low `tail.len()` bits set (tail.len() is 1..=64).
-        let keep: __mmask64 = u64::MAX >> (64 - tail.len());
-        // SAFETY: a masked load reads only the bytes whose mask bit is set, here the
-        // `tail.len()` bytes of `tail`; masked-off bytes are neither read nor faulted on.
-        let v = unsafe { _mm512_maskz_loadu_epi8(keep, tail.as_ptr() as *const i8) };
-        n += u64::from(_mm512_mask_cmpeq_epi8_mask(keep, v, splat).count_ones());
-    }
-    n
+    // SAFETY: the caller checked AVX-512 F and BW.
+    unsafe { vector::count::<__m512i>(haystack, needle) }
 }
 
-/// Adds the byte counts of four 8-bit accumulators into the eight 64-bit lanes of `sums`.
+/// Replaces every `from` byte of `buf` by `to`; returns how many bytes changed.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F and BW ([`is_available`] returned `true`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn fold(sums: __m512i, a0: __m512i, a1: __m512i, a2: __m512i, a3: __m512i) -> __m512i {
-    let zero = _mm512_setzero_si512();
-    let s01 = _mm512_add_epi64(_mm512_sad_epu8(a0, zero), _mm512_sad_epu8(a1, zero));
-    let s23 = _mm512_add_epi64(_mm512_sad_epu8(a2, zero), _mm512_sad_epu8(a3, zero));
-    _mm512_add_epi64(sums, _mm512_add_epi64(s01, s23))
+pub unsafe fn replace(buf: &mut [u8], from: u8, to: u8) -> u64 {
+    // SAFETY: the caller checked AVX-512 F and BW.
+    unsafe { vector::replace::<__m512i>(buf, from, to) }
 }
 
 /// Stand-in on other architectures; never called because [`is_available`] is `false`.
@@ -96,5 +175,15 @@ fn fold(sums: __m512i, a0: __m512i, a1: __m512i, a2: __m512i, a3: __m512i) -> __
 /// Never safe to call: [`is_available`] is `false` on this architecture.
 #[cfg(not(target_arch = "x86_64"))]
 pub unsafe fn count(_haystack: &[u8], _needle: u8) -> u64 {
-    unreachable!("the AVX-512 kernel exists only on x86-64")
+    unreachable!("the AVX-512 kernels exist only on x86-64")
+}
+
+/// Stand-in on other architectures; never called because [`is_available`] is `false`.
+///
+/// # Safety
+///
+/// Never safe to call: [`is_available`] is `false` on this architecture.
+#[cfg(not(target_arch = "x86_64"))]
+pub unsafe fn replace(_buf: &mut [u8], _from: u8, _to: u8) -> u64 {
+    unreachable!("the AVX-512 kernels exist only on x86-64")
 }

@@ -1,16 +1,13 @@
 //! Byte-counting kernels: what a task does with the bytes once they are in memory.
 //!
-//! Counting lines the way `wc -l` does is counting `0x0A` bytes. The algorithm is written
-//! three times, once per instruction set:
+//! Counting lines the way `wc -l` does is counting `0x0A` bytes; editing replaces one byte
+//! by another. Each algorithm is written twice: [`scalar`], the
+//! portable kernels, and once over a SIMD register ([`vector`]), which [`avx2`] (32-byte
+//! registers) and [`avx512`] (64-byte registers and masks) instantiate.
 //!
-//! - [`scalar`]: a plain byte loop, the portable reference every other kernel must equal;
-//! - [`avx2`]: 32-byte compares accumulated in 8-bit lanes, summed with `vpsadbw`
-//!   every 255 iterations so no lane can overflow (bytecount's trick);
-//! - [`avx512`]: 64-byte compares into mask registers and `popcnt`, with a masked load
-//!   for the tail so no scalar loop is needed.
-//!
-//! A [`Kernel`] names an instruction-set tier; a [`ByteCounter`] is the capability: it can
-//! only be built for a kernel this CPU supports, so calling it is always safe.
+//! A [`Kernel`] names an instruction-set tier; [`Kernels`] is the capability: it can only
+//! be built for a kernel this CPU supports, so calling it is always safe
+//! ([`ByteCounter`] and [`replace::Replacer`] are its names for each use).
 //! [`count_byte`] dispatches to the best kernel; the choice is made once per process and
 //! kept in a `OnceLock` (memchr's pattern), so later calls cost one load and one indirect
 //! jump. The kernels against `bytecount` and `memchr` (`cargo bench --bench kernels`):
@@ -20,6 +17,7 @@ pub mod avx2;
 pub mod avx512;
 pub mod replace;
 pub mod scalar;
+mod vector;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -65,42 +63,55 @@ impl Kernel {
     }
 }
 
-/// The proof that a kernel can run here, with its entry point.
+/// The proof that a kernel can run here, with its entry points.
 ///
-/// Built only by [`ByteCounter::new`], which checks the CPU first; so [`ByteCounter::count`]
-/// is safe even though the kernels behind it are `unsafe fn`s with `target_feature`s.
+/// Built only by [`Kernels::new`], which checks the CPU first; so [`Kernels::count`] and
+/// [`Kernels::replace`] are safe even though the kernels behind them are `unsafe fn`s
+/// with `target_feature`s.
 #[derive(Clone, Copy)]
-pub struct ByteCounter {
+pub struct Kernels {
     kernel: Kernel,
     count: unsafe fn(&[u8], u8) -> u64,
+    replace: unsafe fn(&mut [u8], u8, u8) -> u64,
 }
 
-impl fmt::Debug for ByteCounter {
+/// [`Kernels`] used to count.
+pub type ByteCounter = Kernels;
+
+impl fmt::Debug for Kernels {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ByteCounter")
+        f.debug_struct("Kernels")
             .field("kernel", &self.kernel)
             .finish()
     }
 }
 
-impl ByteCounter {
-    /// A counter running `kernel`, or `None` when this CPU lacks the kernel's features.
-    pub fn new(kernel: Kernel) -> Option<ByteCounter> {
+impl Kernels {
+    /// The kernels of `kernel`, or `None` when this CPU lacks its features.
+    pub fn new(kernel: Kernel) -> Option<Kernels> {
         kernel.availability().ok()?;
-        let count: unsafe fn(&[u8], u8) -> u64 = match kernel {
-            Kernel::Scalar => scalar::count_unsafe,
-            Kernel::Avx2 => avx2::count,
-            Kernel::Avx512 => avx512::count,
+        type Pair = (
+            unsafe fn(&[u8], u8) -> u64,
+            unsafe fn(&mut [u8], u8, u8) -> u64,
+        );
+        let (count, replace): Pair = match kernel {
+            Kernel::Scalar => (scalar::count_unsafe, scalar::replace_unsafe),
+            Kernel::Avx2 => (avx2::count, avx2::replace),
+            Kernel::Avx512 => (avx512::count, avx512::replace),
         };
-        Some(ByteCounter { kernel, count })
+        Some(Kernels {
+            kernel,
+            count,
+            replace,
+        })
     }
 
-    /// A counter running the fastest kernel this CPU has, detected once per process.
-    pub fn best() -> ByteCounter {
+    /// The fastest kernels this CPU has, detected once per process.
+    pub fn best() -> Kernels {
         *best_counter()
     }
 
-    /// The kernel behind this counter.
+    /// The instruction-set tier behind these kernels.
     pub fn kernel(&self) -> Kernel {
         self.kernel
     }
@@ -108,27 +119,34 @@ impl ByteCounter {
     /// The number of bytes in `haystack` equal to `needle`.
     #[inline]
     pub fn count(&self, haystack: &[u8], needle: u8) -> u64 {
-        // SAFETY: `new` only builds a counter after checking that the CPU supports the
-        // kernel's target features, which is the only precondition of every kernel.
+        // SAFETY: `new` only builds kernels after checking that the CPU supports their
+        // target features, which is the only precondition of every kernel.
         unsafe { (self.count)(haystack, needle) }
+    }
+
+    /// Replaces every `from` byte of `buf` by `to`; returns how many bytes changed.
+    #[inline]
+    pub fn replace(&self, buf: &mut [u8], from: u8, to: u8) -> u64 {
+        // SAFETY: as for `count`.
+        unsafe { (self.replace)(buf, from, to) }
     }
 }
 
 /// The fastest counter this CPU has, chosen by the first call (memchr's pattern): later
 /// calls load it and jump through its function pointer, with no feature detection.
-static BEST: OnceLock<ByteCounter> = OnceLock::new();
+static BEST: OnceLock<Kernels> = OnceLock::new();
 
 /// How many times the CPU was asked which kernel to use: once per process.
 static DETECTIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// The counter in [`BEST`], detecting it on the first call.
-fn best_counter() -> &'static ByteCounter {
+fn best_counter() -> &'static Kernels {
     BEST.get_or_init(|| {
         DETECTIONS.fetch_add(1, Ordering::Relaxed);
         Kernel::ALL
             .into_iter()
             .rev()
-            .find_map(ByteCounter::new)
+            .find_map(Kernels::new)
             .expect("the scalar kernel is always available")
     })
 }

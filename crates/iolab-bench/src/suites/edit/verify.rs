@@ -38,7 +38,7 @@ pub(super) fn expected_results(dataset: &Dataset) -> Result<Expected> {
                 None => first_line.feed(chunk),
             }
         }
-        iolab::lab::kernel::replace::scalar::replace(chunk, b',', b';');
+        iolab::lab::kernel::scalar::replace(chunk, b',', b';');
         replaced.feed(chunk);
     }
     Ok(Expected {
