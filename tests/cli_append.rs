@@ -88,7 +88,7 @@ fn a_quick_append_bench_writes_verified_rows_and_cleans_up() {
     }
     assert!(
         notes.iter().any(|n| n.contains("xsputn_2")),
-        "the write-up's question is answered: {notes:?}"
+        "the append write-up's question is answered: {notes:?}"
     );
     let rows: Vec<&serde_json::Value> = rows.iter().collect();
     let (rows, durable_rows): (Vec<_>, Vec<_>) =

@@ -94,15 +94,28 @@ fn sizes() -> Vec<u64> {
 fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     let dir = common::scratch();
     let options = WriteOptions::new().buffer_size(BUFFER);
+    // In turn: each redirects descriptor 1, which is the process's.
+    into_regular_files(&dir, &options);
+    into_pipes(&options);
+    default_buffer_and_pipe_size();
+    stdout_writer_into_a_pipe();
+    stdout_writer_with_any_piece_sizes(&dir);
+    a_full_device(&options);
+    a_write_that_took_nothing_fails();
+    a_failed_write_all_keeps_nothing_of_its_piece(&dir);
+    a_pipe_without_a_reader(&options);
+    a_read_only_descriptor(&dir, &options);
+}
 
-    // Into a regular file: every method but vmsplice, exact and all zeros.
+/// Into a regular file: every method but vmsplice, exact and all zeros.
+fn into_regular_files(dir: &tempfile::TempDir, options: &WriteOptions) {
     for method in Method::ALL {
         for bytes in sizes() {
             let path = dir.path().join(format!("{method}-{bytes}"));
             let file = File::create(&path).unwrap();
             let result = {
                 let _redirect = Redirect::to(&file);
-                write_zeros(method, bytes, &options)
+                write_zeros(method, bytes, options)
             };
             if method == Method::Vmsplice {
                 let e = result.unwrap_err();
@@ -119,11 +132,13 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
             assert!(content.iter().all(|&b| b == 0), "{method} {bytes}");
         }
     }
+}
 
-    // Into a pipe with a counting reader: every method, vmsplice included.
+/// Into a pipe with a counting reader: every method, vmsplice included.
+fn into_pipes(options: &WriteOptions) {
     for method in Method::ALL {
         for bytes in sizes() {
-            let (result, total, zeros) = through_pipe(|| write_zeros(method, bytes, &options));
+            let (result, total, zeros) = through_pipe(|| write_zeros(method, bytes, options));
             let done = result.unwrap_or_else(|e| panic!("{method} {bytes}: {e}"));
             assert_eq!(done.bytes, bytes, "{method}");
             assert_eq!(total, bytes, "{method} {bytes}");
@@ -132,8 +147,10 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
             assert!(done.destination.pipe_capacity.unwrap() >= 4096);
         }
     }
+}
 
-    // The default buffer follows the rule; a requested pipe size is applied.
+/// The default buffer follows the rule; a requested pipe size is applied.
+fn default_buffer_and_pipe_size() {
     let (result, total, _) = through_pipe(|| {
         write_zeros(
             Method::RawFd,
@@ -145,8 +162,10 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     assert_eq!(total, 12_345);
     assert_eq!(done.destination.pipe_capacity, Some(256 << 10));
     assert_eq!(done.buffer_size, default_buffer_size(&done.destination));
+}
 
-    // The library writer: small pieces, not line-buffered, flushed on drop.
+/// The library writer: small pieces, not line-buffered, flushed on drop.
+fn stdout_writer_into_a_pipe() {
     let (capacity, total, zeros) = through_pipe(|| {
         let mut out = StdoutWriter::new().unwrap();
         assert_eq!(
@@ -175,9 +194,11 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     // and "tail" waited in the buffer for finish().
     assert_eq!(result.unwrap(), 2500);
     assert_eq!(total, 2505);
+}
 
-    // The writer's own buffer: any mix of piece sizes, through `write` and `write_all`,
-    // comes out whole and in order, and `written` never runs ahead of what was given.
+/// The writer's own buffer: any mix of piece sizes, through `write` and `write_all`,
+/// comes out whole and in order, and `written` never runs ahead of what was given.
+fn stdout_writer_with_any_piece_sizes(dir: &tempfile::TempDir) {
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     let mut next = move |below: u64| {
         seed ^= seed << 13;
@@ -227,15 +248,17 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
             "case {case}: more than a buffer was held back"
         );
     }
+}
 
-    // A full device: ENOSPC, classified, for every method that can write there.
+/// A full device: ENOSPC, classified, for every method that can write there.
+fn a_full_device(options: &WriteOptions) {
     let full = File::options().write(true).open("/dev/full").unwrap();
     for method in [Method::RawFd, Method::Bufwriter, Method::Stdout] {
         let result = {
             let _redirect = Redirect::to(&full);
             // 1 MiB in 4 KiB pieces: std's stdout passes pieces larger than its 1 KiB
             // buffer straight through, so nothing stays buffered in it after the failure.
-            write_zeros(method, 1 << 20, &options)
+            write_zeros(method, 1 << 20, options)
         };
         let e = result.unwrap_err();
         assert!(
@@ -259,9 +282,12 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     );
     // The write was larger than the buffer, so it bypassed it: nothing is left to flush.
     assert!(finish_error.is_ok(), "{finish_error:?}");
+}
 
-    // `write` fails only when it took nothing: a buffer it completed that cannot be
-    // written stays buffered, the next call reports it, and so does `finish`.
+/// `write` fails only when it took nothing: a buffer it completed that cannot be
+/// written stays buffered, the next call reports it, and so does `finish`.
+fn a_write_that_took_nothing_fails() {
+    let full = File::options().write(true).open("/dev/full").unwrap();
     let (first, second, third, finished) = {
         let _redirect = Redirect::to(&full);
         let mut out = StdoutWriter::with_capacity(10).unwrap();
@@ -280,9 +306,12 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
         matches!(finished, Err(Error::StdoutNoSpace { written: 0, .. })),
         "{finished:?}"
     );
+}
 
-    // `write_all` that fails while writing out the buffer it topped up keeps nothing of its
-    // piece: what was buffered before still goes out later, the piece does not.
+/// `write_all` that fails while writing out the buffer it topped up keeps nothing of its
+/// piece: what was buffered before still goes out later, the piece does not.
+fn a_failed_write_all_keeps_nothing_of_its_piece(dir: &tempfile::TempDir) {
+    let full = File::options().write(true).open("/dev/full").unwrap();
     let path = dir.path().join("given-back");
     let file = File::create(&path).unwrap();
     let (mut out, failed) = {
@@ -299,14 +328,16 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
     }
     drop(out);
     assert_eq!(std::fs::read(&path).unwrap(), b"abcd");
+}
 
-    // A pipe without a reader: EPIPE, classified (Rust ignores SIGPIPE).
+/// A pipe without a reader: EPIPE, classified (Rust ignores SIGPIPE).
+fn a_pipe_without_a_reader(options: &WriteOptions) {
     for method in Method::ALL {
         let (reader, writer) = io::pipe().unwrap();
         drop(reader);
         let result = {
             let _redirect = Redirect::to(&writer);
-            write_zeros(method, 1 << 20, &options)
+            write_zeros(method, 1 << 20, options)
         };
         let e = result.unwrap_err();
         assert!(e.is_broken_pipe(), "{method}: {e:?}");
@@ -320,14 +351,16 @@ fn write_methods_and_the_stdout_writer_into_real_descriptors() {
         assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
         drop(out); // flush on drop must not panic on EPIPE
     }
+}
 
-    // Descriptor 1 open for reading only: refused before anything is written.
+/// Descriptor 1 open for reading only: refused before anything is written.
+fn a_read_only_descriptor(dir: &tempfile::TempDir, options: &WriteOptions) {
     let read_only = File::open(dir.path().join("raw-fd-1")).unwrap();
     let results: Vec<Result<_, Error>> = {
         let _redirect = Redirect::to(&read_only);
         let mut results: Vec<Result<(), Error>> = Method::ALL
             .into_iter()
-            .map(|m| write_zeros(m, 10, &options).map(|_| ()))
+            .map(|m| write_zeros(m, 10, options).map(|_| ()))
             .collect();
         results.push(StdoutWriter::new().map(|_| ()));
         results

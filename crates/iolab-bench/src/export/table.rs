@@ -1,4 +1,4 @@
-//! Tables of results, like the write-up's "for the impatient" table: one per suite and
+//! Tables of results, like the line-count write-up's "for the impatient" table: one per suite and
 //! section (cache state, sink, …), fastest first, each row relative to the section's
 //! reference baseline. Rendered as aligned text for the terminal or as Markdown.
 

@@ -6,7 +6,7 @@
 //! them into a buffer costs more than describing them; for 5-byte records the kernel's
 //! per-`iovec` work makes it slower than a copying buffer.
 //! **Limits**: Linux refuses more than `IOV_MAX` (1024) `iovec`s per call with `EINVAL`;
-//! the write-up's `writev` benchmark passed one per record to a single call and so wrote
+//! the append write-up's `writev` benchmark passed one per record to a single call and so wrote
 //! nothing. The records must stay alive until their batch is sent.
 //! **How it fails**: the first failed `writev` or `fdatasync` is returned; earlier batches
 //! are in the file, that one may be partly.

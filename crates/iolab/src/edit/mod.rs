@@ -66,7 +66,7 @@ crate::named_enum! {
     pub enum Strategy: "strategy" {
         /// Through a shared memory map, flushed with `msync`.
         Mmap = "mmap",
-        /// Read the whole file into memory, change it, write it back (the write-up's "std").
+        /// Read the whole file into memory, change it, write it back (the edit write-up's "std").
         StdWhole = "std-whole",
         /// `pread`/`pwrite` one fixed-size buffer at a time, in place.
         StdStream = "std-stream",

@@ -1,9 +1,9 @@
 //! `std-whole`: the whole file read into one buffer, changed there, written back.
 //!
-//! This is the write-up's "standard I/O" version, made correct. **System calls**: `read(2)`
+//! This is the edit write-up's "standard I/O" version, made correct. **System calls**: `read(2)`
 //! until end of file into a buffer reserved at the file's size, then (replace) one
 //! `pwrite(2)` of the new contents at offset 0, or (truncate) one `ftruncate(2)`, then
-//! (durable) `fdatasync(2)`. The write-up called `write_all` on the descriptor it had just
+//! (durable) `fdatasync(2)`. The edit write-up called `write_all` on the descriptor it had just
 //! read to the end, which *appends* the new contents after the old ones instead of
 //! replacing them; writing at offset 0 leaves exactly the new contents, whatever the file
 //! position, and a replace never sets the length, so bytes another process appended are
@@ -14,7 +14,7 @@
 //! Before reading, the size is checked against the memory it may use: by default 80% of
 //! `MemAvailable` (see [`super::EditOptions::memory_limit`]); a larger file is refused with
 //! [`Error::TooBigForMemory`] instead of the process being killed for it, as happened to
-//! the write-up's version on an 18 GB file. A truncation reads the whole file too, to keep
+//! the edit write-up's version on an 18 GB file. A truncation reads the whole file too, to keep
 //! one line.
 //! **How it fails**: an interrupted write-back leaves a prefix of the new contents over the
 //! old ones; both operations are idempotent, so running the edit again completes it. If

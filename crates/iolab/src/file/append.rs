@@ -7,7 +7,7 @@
 //! at least as large as the buffer, one `write` per [`flush`](AppendFile::flush) of a
 //! non-empty buffer, and `fdatasync` per [`sync`](AppendFile::sync).
 //!
-//! **Where libstdc++'s `writev` fits in** — the write-up's question was where `fstream`'s
+//! **Where libstdc++'s `writev` fits in** — the append write-up's question was where `fstream`'s
 //! `writev` comes from. `basic_filebuf::xsputn` (a template in `<bits/fstream.tcc>`)
 //! copies a write into its 8 KiB buffer while it fits; when it does not (or is at least
 //! 1 KiB), it calls `std::__basic_file<char>::xsputn_2`, compiled into `libstdc++.so`

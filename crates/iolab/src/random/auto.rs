@@ -9,9 +9,8 @@
 //!
 //! **The rule** otherwise: `pread`. It is never far behind warm (a system call and a 4 KiB
 //! copy, about a microsecond, against a `memcpy` from a map), holds beyond memory where a
-//! map collapses (CIDR 2022; on the 2-core VM plain `mmap` fell to a few hundred reads per
-//! second cold, its read-ahead wasted), and needs no map slot (evidence:
-//! docs/findings/random.md).
+//! map collapses (CIDR 2022: cold, a map's read-ahead is wasted), and needs no map slot
+//! (evidence: docs/findings/random.md).
 //!
 //! **System calls**: a read of `/proc/meminfo` and of the small tuning file.
 

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::task::Task;
 
-/// The `BufReader` capacity: 64 KiB, as the write-up settled on after readers' advice.
+/// The `BufReader` capacity: 64 KiB, as the line-count write-up settled on after readers' advice.
 pub const DEFAULT_BUFFER_SIZE: usize = 64 * 1024;
 
 /// Feeds all of `input` to `task`, one filled buffer at a time.

@@ -2,7 +2,7 @@
 //!
 //! **System calls**: `read(2)` of [`DEFAULT_BUFFER_SIZE`] bytes into the `BufReader`.
 //! **Cost**: per line, a heap allocation, a copy and UTF-8 validation; it is the slowest
-//! method, kept as the write-up's starting point.
+//! method, kept as the line-count write-up's starting point.
 //! **When it wins**: never on speed; it is the idiom people write first.
 //!
 //! `lines().count()` has two traps, both avoided here. It counts a last line without `\n`,
@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::task::Task;
 
-/// The `BufReader` capacity: 16 KiB, as in the write-up.
+/// The `BufReader` capacity: 16 KiB, as in the line-count write-up.
 pub const DEFAULT_BUFFER_SIZE: usize = 16 * 1024;
 
 /// Feeds every line of `input`, terminator included, to `task`.

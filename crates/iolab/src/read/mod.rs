@@ -49,7 +49,7 @@ crate::named_enum! {
     /// A way of getting a file's bytes into memory, by its kebab-case name.
     #[non_exhaustive]
     pub enum Method: "method" {
-        /// `BufReader::lines()`: a `String` per line (the write-up's first method).
+        /// `BufReader::lines()`: a `String` per line (the line-count write-up's first method).
         BufreadLines = "bufread-lines",
         /// `BufReader::fill_buf`/`consume`: no per-line work.
         BufreadChunks = "bufread-chunks",

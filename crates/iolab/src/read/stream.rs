@@ -26,10 +26,8 @@ use crate::input::{FileKind, Input};
 use crate::task::Task;
 
 /// Bytes per read: 16 KiB, as GNU `wc` reads. Small reads leave the kernel's asynchronous
-/// read-ahead in charge (a read waits only for the pages it needs). Measured cold on this
-/// machine's virtual disk, 1 GiB, 8 interleaved runs: 16 KiB 468 ms, 256 KiB 606 ms
-/// (each large read waits for its whole range, and its system time was three times as
-/// high).
+/// read-ahead in charge (a read waits only for the pages it needs), where a large read
+/// waits for its whole range (docs/findings/count.md, "Larger `stream` reads").
 pub const DEFAULT_BUFFER_SIZE: usize = 16 << 10;
 /// The read-ahead window asked for ahead of the reads with the `readahead` hint: 32 MiB.
 pub const WINDOW: u64 = 32 << 20;

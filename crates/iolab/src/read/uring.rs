@@ -1,10 +1,10 @@
-//! `uring`: io_uring with one `READ` in flight, as the write-up had it.
+//! `uring`: io_uring with one `READ` in flight, as the line-count write-up had it.
 //!
 //! **System calls**: `io_uring_setup(2)` once, then one `io_uring_enter(2)` per read of
 //! [`DEFAULT_BUFFER_SIZE`] bytes that submits the read and waits for its completion.
 //! **When it wins**: it does not, with one read in flight: it is `pread` with a ring in
 //! between. It is the baseline for the deep-queue io_uring methods.
-//! **Correctness**: a completion's result is checked before use (the write-up cast a
+//! **Correctness**: a completion's result is checked before use (the line-count write-up cast a
 //! negative errno to `usize`); short reads continue at the next offset; the end is a read
 //! that returns 0.
 //! **How it fails**: io_uring unavailable (kernel without it, `kernel.io_uring_disabled`,

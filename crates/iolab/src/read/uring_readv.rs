@@ -3,7 +3,7 @@
 //! **System calls**: `io_uring_setup(2)` once, then one `io_uring_enter(2)` per `READV` of
 //! [`DEFAULT_BUFFERS`] × [`DEFAULT_BUFFER_SIZE`] bytes.
 //! **When it wins**: as `readv`, it moves much per call; the ring adds nothing with one
-//! operation in flight. Kept because the write-up measured it.
+//! operation in flight. Kept because the line-count write-up measured it.
 //! **Correctness**: the bytes of a partly filled `READV` are handed on buffer by buffer,
 //! exactly as many as the completion reports; errors in a completion are reported, not
 //! cast to a size.

@@ -4,7 +4,7 @@
 //! repeated after a short write for the rest, retried on `EINTR`, and after a `poll` on
 //! `EAGAIN` (a non-blocking descriptor inherited from the caller).
 //! **When it wins**: whenever the data is already in a buffer: nothing is copied in user
-//! space, and the number of system calls is `N / B`. This is the write-up's fix for Rust's
+//! space, and the number of system calls is `N / B`. This is the stdout write-up's fix for Rust's
 //! line-buffered stdout (`File::from_raw_fd(1)`), without taking ownership of descriptor 1:
 //! [`RawStdout`] borrows it and never closes it.
 //! Without `--buffer`, into a pipe, the size of each `write` is chosen by measuring

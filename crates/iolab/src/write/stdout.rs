@@ -3,7 +3,7 @@
 //! **System calls**: `write(1, …)` of each buffer of `B` bytes, like `raw-fd`; but every
 //! buffer first goes through std's `LineWriter`: it is searched for a newline
 //! (`memrchr`) and, when smaller than the `LineWriter`'s 1 KiB, copied into its buffer.
-//! That is the write-up's finding: Rust's stdout is line-buffered even when it is a pipe
+//! That is the stdout write-up's finding: Rust's stdout is line-buffered even when it is a pipe
 //! or a file, so a program writing big buffers through it pays a scan (or a copy) per
 //! byte that a raw descriptor does not.
 //! **When it wins**: never on throughput; it is here for contrast, written exactly as the

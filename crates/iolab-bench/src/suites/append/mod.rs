@@ -1,62 +1,8 @@
 //! The `append` suite: N tiny appends to a file, five ways, with and without `fdatasync`,
-//! and C++ `std::fstream` as the baseline — the write-up's experiment, verified and with
+//! and C++ `std::fstream` as the baseline — the append write-up's experiment, verified and with
 //! the system calls counted.
 //!
-//! The strategies are the library's ([`iolab::lab::append`]: `write-per-record`, `bufwriter-8k`,
-//! `bufwriter-64k`, `writev-batch`, `append-file`, each documented in its own file); this
-//! suite only measures them, next to the baseline `fstream` (`std::fstream::write`;
-//! libstdc++ makes one `writev` of buffer + record per 8 KiB).
-//!
-//! | file | job |
-//! |---|---|
-//! | `mod.rs` | the plan: sections (payload, records, sync policy) and the run |
-//! | `data.rs` | the records and the working folder |
-//! | `measure.rs` | the interleaved rounds, timing and system-call counting |
-//! | `fstream.rs` | the C++ baseline: built at bench time, run as a child |
-//! | `verify.rs` | reading each file back |
-//! | `rows.rs` | rows and the run's notes |
-//! | `chart.rs` | the report's ns-per-record charts |
-//!
-//! Every file is opened with `O_APPEND` in a fresh folder inside the data folder and
-//! removed after its run; the suite touches no other file.
-//!
-//! **Sections** (one table each): sync policy `none` at payloads of 5, 64, 512 and 4096
-//! bytes, with `min(1 M, 16 MiB / payload)` records (1 M for the write-up's 5 bytes; the
-//! byte cap keeps a run of big records as short as the 5-byte one); then 5-byte records
-//! with `every-K` (an `fdatasync` every [`SYNC_EVERY_K`] records, over
-//! [`EVERY_K_RECORDS`]) and `every-record` (an `fdatasync` after each of
-//! [`EVERY_RECORD_RECORDS`]): `fdatasync` costs milliseconds on a virtual disk, so those
-//! runs are short. `--quick` divides the counts by 5 to 16.
-//!
-//! Then the **durable** section ([`durable`]): records made durable before each
-//! acknowledgement by the library's [`Log`](iolab::lab::durable::Log), for every durability
-//! policy × record size × writer count, with and without group commit, beside
-//! PostgreSQL's `pg_test_fsync`.
-//!
-//! **Measurement**: iolab's strategies run in this process, one at a time, in interleaved
-//! rounds ([`schedule`](crate::runner::schedule)); the timer covers the append loop and the final flush (and the
-//! syncs), not opening the file. System calls are *measured*: the `syscw` counter of
-//! `/proc/thread-self/io` (write-family calls made by this thread: `write`, `writev`,
-//! `pwrite`, …; not `fdatasync`) is read before and after the loop; `fdatasync` calls are
-//! counted by the suite. CPU times are this thread's (`getrusage(RUSAGE_THREAD)`). The
-//! `fstream` baseline is compiled at bench time (`c++ -O2`) from `append_fstream.cpp` and
-//! run as a child process that measures its own loop the same way and prints the figures;
-//! it runs in the `none` sections only (`fstream` has no portable `fdatasync`). After every
-//! run, warm-up included, the file is read back with [`iolab::lab::file::SequentialFile`] and must hold
-//! exactly the N records in order; record *i* is the bytes `(i + j) mod 256`, so a lost,
-//! repeated or reordered record is caught.
-//!
-//! **The write-up's question** — where does `fstream`'s `writev` come from, when no header
-//! mentions it? From libstdc++'s buffering, not from the kernel: `basic_filebuf::xsputn`
-//! (`<bits/fstream.tcc>`) copies a write into its 8 KiB buffer while it fits; when it does
-//! not (or the write is 1 KiB or more) it calls `std::__basic_file<char>::xsputn_2`, which
-//! is compiled into `libstdc++.so` (`config/io/basic_file_stdio.cc`) and issues one `writev`
-//! of the buffered bytes plus the new ones (`objdump -d libstdc++.so.6` shows the call).
-//! So 5-byte writes cost one system call per 1639 records (8190 buffered bytes and the one
-//! that did not fit), and 4 KiB writes one each. The write-up's own `writev` benchmark
-//! passed one `iovec` per iteration to a single `writev`; Linux refuses more than
-//! `IOV_MAX` (1024) of them with `EINVAL`, so it timed building the vector and wrote
-//! nothing. `writev-batch` here sends 1024 per call.
+//! How it measures (data sets, rows, baselines, budget): docs/suites.md#append.
 
 pub mod chart;
 mod data;
@@ -126,9 +72,9 @@ pub const ENTRY: Suite = Suite {
     run,
 };
 
-/// Records per run with sync policy `none`: the write-up's 1 M (capped by [`MAX_RUN_BYTES`]).
+/// Records per run with sync policy `none`: the append write-up's 1 M (capped by [`MAX_RUN_BYTES`]).
 pub const DEFAULT_RECORDS: u64 = 1_000_000;
-/// Payload sizes swept with sync policy `none`; the first is the write-up's 5 bytes, used
+/// Payload sizes swept with sync policy `none`; the first is the append write-up's 5 bytes, used
 /// by the sync sections too.
 pub const PAYLOADS: [usize; 4] = [5, 64, 512, 4096];
 /// Bytes per run at most: 16 MiB keeps each big-record run about as short as the 5-byte
@@ -159,7 +105,7 @@ const QUICK_EVERY_RECORD_RECORDS: u64 = 10;
 /// When the records are made durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncPolicy {
-    /// Never: the records end in the page cache (the write-up's experiment).
+    /// Never: the records end in the page cache (the append write-up's experiment).
     None,
     /// `fdatasync` after every [`SYNC_EVERY_K`] records.
     EveryK,

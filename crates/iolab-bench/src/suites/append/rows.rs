@@ -1,4 +1,4 @@
-//! The `append` suite's rows and the run's notes (how it measured, the write-up's
+//! The `append` suite's rows and the run's notes (how it measured, the append write-up's
 //! question answered with this run's figures, the goals).
 
 use std::fmt::Write as _;
@@ -66,7 +66,7 @@ fn median_u64(samples: &[u64]) -> Option<f64> {
     crate::stats::Summary::of(&floats).map(|s| s.median)
 }
 
-/// The report's notes: how the suite measures, the write-up's question answered with
+/// The report's notes: how the suite measures, the append write-up's question answered with
 /// this run's figures, and the goals.
 pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
     let figure = |method: &str, key: &str| -> Option<f64> {
@@ -87,7 +87,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
          writev-batch sends {WRITEV_BATCH} records per writev"
     )];
     let mut answer = String::from(
-        "append: where fstream's writev comes from (the write-up's question): libstdc++'s \
+        "append: where fstream's writev comes from (the append write-up's question): libstdc++'s \
          basic_filebuf::xsputn (bits/fstream.tcc) copies a write into its 8 KiB buffer while it \
          fits; when it does not, or is 1 KiB or more, it calls std::__basic_file<char>::xsputn_2, \
          compiled into libstdc++.so (config/io/basic_file_stdio.cc, so no header mentions writev), \
@@ -109,7 +109,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
         ", and one per record at 4 KiB. append-file buffers 64 KiB and writes it in whole \
          64 KiB pieces (writes ending mid-page are slower here), keeping libstdc++'s \
          writev of buffer + data for appends of 64 KiB or more. \
-         The write-up's writev benchmark handed one iovec per iteration to a single writev, \
+         The append write-up's writev benchmark handed one iovec per iteration to a single writev, \
          which Linux refuses beyond IOV_MAX (1024) iovecs with EINVAL: it timed building the \
          vector and wrote nothing.",
     );

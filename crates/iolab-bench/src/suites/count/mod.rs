@@ -80,9 +80,8 @@ pub const ENTRY: Suite = Suite {
 /// "big": every run of a method reads it all from the device, seconds each, so unless
 /// `--methods` says otherwise the suite measures only the cold candidates [`BIG_METHODS`]
 /// and the baselines, without the parameter sweeps, [`BIG_RUNS`] counted runs each, with
-/// the device probe's samples between them. The write-up's 22 GiB took 14 min 21 s with
-/// every method and one run each; 12 min 23 s with these methods at 5 runs and the probe
-/// before them; 7 min 52 s now, the data set's generation (about a minute) included.
+/// the device probe's samples between them (how long the line-count write-up's 22 GiB
+/// takes: docs/findings/machine.md).
 pub const BIG_SET: u64 = 8 << 30;
 /// Counted runs per row on a big data set, unless `--sweep`: 3 (each is a read of the whole
 /// file from the device, and the device probe's samples fall between them).
@@ -623,7 +622,7 @@ fn parse_total(outcome: &Outcome) -> Option<String> {
 }
 
 /// Warns when the file's extents are compressed or encrypted: then a cold read can be
-/// "faster than the disk", as in the write-up's btrfs surprise.
+/// "faster than the disk", as in the line-count write-up's btrfs surprise.
 fn check_layout(ctx: &mut Context<'_>, path: &Path) {
     let Ok(file) = File::open(path) else { return };
     match fiemap::summarize(&file) {

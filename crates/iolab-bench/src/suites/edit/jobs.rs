@@ -1,8 +1,13 @@
 //! The `edit` suite's jobs: which strategies, variants and baselines run for an
 //! operation on a data set, and how each is invoked.
 
-use super::*;
+use super::{Arg, Check, EditJob, Op, Plan, SED_LARGE_MAX_RUNS, whole_fits};
 use crate::context::Config;
+use crate::context::Context;
+use crate::peers::{version_line, which};
+use iolab::lab::edit::Strategy;
+use iolab::lab::kernel::Kernel;
+use std::ffi::OsString;
 
 /// The jobs of `op` on `plan`'s data set, in row order.
 pub(super) fn jobs_for(ctx: &mut Context<'_>, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
@@ -23,7 +28,7 @@ fn text(s: &str) -> Arg {
     Arg::Text(OsString::from(s))
 }
 
-/// Counting the lines of a cold copy: the `mmap` kernel's read and std's, as the write-up's
+/// Counting the lines of a cold copy: the `mmap` kernel's read and std's, as the edit write-up's
 /// "count" operation.
 fn count_jobs(config: &Config) -> Vec<EditJob> {
     let iolab = config.iolab_exe.clone();

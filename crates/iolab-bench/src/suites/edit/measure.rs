@@ -1,7 +1,15 @@
 //! The `edit` suite's measurement: interleaved rounds, a fresh copy and the cache
 //! prepared before every run, the result read after it, the phases of `--timings-json`.
 
-use super::*;
+use super::{Check, EditJob, Op, Plan, WorkDir, digest_file, expected_for, to_row};
+use crate::cache_state::{COLD_MAX_RESIDENCY, CacheState, WARM_MIN_RESIDENCY};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::interrupt;
+use crate::progress::Progress;
+use crate::results::Row;
+use crate::runner::{Outcome, parse_count, schedule};
+use std::path::Path;
 
 /// What one job accumulated over the runs of one cache state.
 #[derive(Default)]

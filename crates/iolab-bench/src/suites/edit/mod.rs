@@ -1,78 +1,7 @@
 //! The `edit` suite: in-place edits of a generated CSV by every strategy of
 //! [`iolab::lab::edit`] and by the shell's tools, every timed run on a fresh copy.
 //!
-//! **Data sets** (generated once, with manifests, by [`data::csv`]): `small`, 1000 rows ×
-//! 10 columns (about 65 KB), and `large`, 100 columns and about [`DEFAULT_LARGE_SIZE`]
-//! (1 GiB; `--size` sets it, `--quick` makes it [`QUICK_LARGE_SIZE`]), the write-up's two
-//! shapes at a size this machine measures in seconds.
-//!
-//! **Operations and methods**: each row is one (operation, method, durability, data set,
-//! cache state).
-//!
-//! | op | iolab rows | baselines (no sync) |
-//! |---|---|---|
-//! | `truncate-first-line` | `iolab edit truncate-first-line --strategy S [--no-sync] --timings-json COPY` | `head`: `sh -c 'n=$(head -n 1 "$1" \| wc -c) && exec truncate -s "$n" "$1"' sh COPY` |
-//! | `replace` (`,` → `;`) | `iolab edit replace --from , --to ';' --strategy S [--no-sync] --timings-json COPY` | `tr`: `sh -c 'exec tr , ";" < "$1" > "$2"' sh COPY OUT` (a new file); `sed`: `sed -i 's/,/;/g' COPY` |
-//! | `count` | `mmap`: `iolab count --method mmap-<best kernel> DATA`; `std-stream`: `iolab count --method bufread-chunks DATA` | `wc -l DATA` |
-//!
-//! Every strategy runs twice: `durable` (the default: `msync`/`fdatasync` before exit) and
-//! `no-sync` (`--no-sync`); the row's `variant` says which. The baselines do not sync, so
-//! the goal ratios compare them with the no-sync rows. `count` edits nothing, so it reads
-//! the data set itself (a copy would only add time), and has no `std-whole` row: `iolab
-//! count` has no read-everything method.
-//!
-//! **Copies**: before each run (outside the timer) the data set is copied into a working
-//! folder of this process inside the data folder (`edit-work-PID`), with `FICLONE` (a
-//! reflink: instant, and the edit then pays the copy-on-write) where the file system has
-//! it, else `copy_file_range(2)` (a real copy on ext4), and `fdatasync`ed, so the edit
-//! meets a file that is on the device, as edited files usually are: an unsynced copy
-//! would make the durable runs also allocate and write the copy. The copy (and `tr`'s
-//! output) is deleted after the run is checked; the folder is removed at the end, also on
-//! Ctrl-C or an error. Nothing else in the data folder is written.
-//!
-//! **Cache states**: `cold` evicts the fresh copy (it was just synced, so eviction drops
-//! every page); `warm` checks it is resident (a copy through the page cache is) and reads
-//! it otherwise. The residency is measured before each run, as in the `count` suite.
-//!
-//! **Verification** (outside the timer): after each run the edited file (`tr`: its output)
-//! is hashed, and must equal the digest of the reference result, computed once per data
-//! set from the original with the portable kernel; `count` must print the manifest's line
-//! count. So the rows of one operation are verified identical to each other, baselines
-//! included.
-//!
-//! **Phases**: each iolab run prints its steps' durations (`--timings-json`); a row's
-//! `phases` holds each step's median over the counted runs, in seconds (empty for
-//! baselines and `count`, whose processes do not report any). The notes column repeats
-//! them for the table. Each iolab run also reports its peak memory (`VmHWM`), and the row
-//! keeps the highest as `peak_rss_bytes`: the bound `std-stream` promises.
-//!
-//! **Budget**: the small data set gets the configured runs and warm-up, every row in every
-//! cache state. On the large one each run also costs about a second outside the timer (a
-//! 1 GiB copy, its sync, the check, the deletion), so to keep the suite near a minute on a
-//! 2-core machine it gets one counted run per [`LARGE_RUNS_DIVISOR`] configured (so one by
-//! default; `--runs 15` gives three) and no warm-up, and:
-//! - durable variants run warm only: their cold cost is the cold read, which the no-sync
-//!   rows measure, plus the write-back, which the warm rows measure;
-//! - `std-whole` runs without sync only: its durable step is `std-stream`'s, one
-//!   `fdatasync` of the same dirty pages (the small data set has both);
-//! - `sed -i`, at about 60 MB/s (18 s per GiB here, a third of the suite), runs only with
-//!   `--sweep` ([`SED_LARGE_MAX_RUNS`] time, warm only): it cannot be the best baseline.
-//!
-//! **`--file PATH`**: the user's files replace both data sets; each is measured like the
-//! large one, on fresh copies; the original is only read (to copy it, for the reference
-//! results, and by the `count` rows, whose cold state evicts it without `fdatasync`).
-//!
-//! `--quick` data is small enough for every row.
-//!
-//! | file | job |
-//! |---|---|
-//! | `mod.rs` | the plan: data sets, operations, cache states, and the run |
-//! | `jobs.rs` | which strategies, variants and baselines run, and how |
-//! | `workdir.rs` | the working folder and fresh, synced copies of the data sets |
-//! | `measure.rs` | the interleaved rounds and the phases of `--timings-json` |
-//! | `verify.rs` | the reference results and the file digest |
-//! | `rows.rs` | rows and the verdicts in the notes |
-//! | `chart.rs` | the report's phase charts |
+//! How it measures (data sets, rows, baselines, budget): docs/suites.md#edit.
 
 pub mod chart;
 mod jobs;
@@ -82,14 +11,12 @@ pub(crate) mod verdict;
 mod verify;
 mod workdir;
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read};
+use std::fs::{self, File};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use jobs::jobs_for;
 use measure::{Accumulator, measure};
@@ -97,26 +24,22 @@ use rows::{base_row, to_row, verdicts};
 use verify::{digest_file, expected_for, expected_results};
 use workdir::WorkDir;
 
-use crate::cache_state::{COLD_MAX_RESIDENCY, CacheState, WARM_MIN_RESIDENCY};
+use crate::cache_state::CacheState;
 use crate::context::Context;
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::peers::{version_line, which};
-use crate::progress::Progress;
 use crate::results::Row;
-use crate::runner::{Job, Outcome, parse_count, schedule};
-use crate::stats::Summary;
+use crate::runner::Job;
 use crate::suite::Sizes;
 use crate::suite::{MethodInfo, Suite};
 use iolab::lab::edit::Strategy;
 use iolab::lab::generate::rows_for_size;
-use iolab::lab::kernel::Kernel;
-use iolab::lab::units::{format_bytes, format_duration};
+use iolab::lab::units::format_bytes;
 
 /// The large data set's size by default: 256 MiB, past the caches and big enough that a
 /// warm edit takes tens of milliseconds even at memory speed, small enough that the suite
-/// stays near 25 s (`--size` sets it, e.g. to the write-up's 18 GB).
+/// stays near 25 s (`--size` sets it, e.g. to the edit write-up's 18 GB).
 pub const DEFAULT_LARGE_SIZE: u64 = 256 << 20;
 /// The large data set's size for `--quick`.
 pub const QUICK_LARGE_SIZE: u64 = 4 << 20;
@@ -126,11 +49,11 @@ pub const SIZES: Sizes = Sizes {
     quick: QUICK_LARGE_SIZE,
     follows_size_option: true,
 };
-/// The small data set: the write-up's 1000 rows × 10 columns.
+/// The small data set: the edit write-up's 1000 rows × 10 columns.
 pub const SMALL_ROWS: u64 = 1000;
 /// See [`SMALL_ROWS`].
 pub const SMALL_COLS: u32 = 10;
-/// Columns of the large data set: the write-up's 100.
+/// Columns of the large data set: the edit write-up's 100.
 pub const LARGE_COLS: u32 = 100;
 /// On the large data set (outside `--quick`), one counted run per this many configured
 /// runs, at least one: one by default (`--runs 5`), three with `--runs 15`.

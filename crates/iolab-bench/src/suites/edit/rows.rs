@@ -1,6 +1,13 @@
 //! The `edit` suite's rows and its verdicts (the goal ratios) for the notes.
 
-use super::*;
+use super::{Accumulator, EditJob, Op, Plan, SUITE};
+use crate::cache_state::CacheState;
+use crate::context::Context;
+use crate::results::Row;
+use crate::stats::Summary;
+use iolab::lab::units::format_duration;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// The row's keys that do not depend on the runs.
 pub(super) fn base_row(plan: &Plan<'_>, op: Op, job: &EditJob, cache_state: CacheState) -> Row {

@@ -1,7 +1,12 @@
 //! The `edit` suite's verification: the reference results computed from the original
 //! file, and the digest every edited file must match.
 
-use super::*;
+use super::{Expected, IO_CHUNK, Op};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
 
 pub(super) fn expected_for(expected: &Expected, op: Op) -> &str {
     match op {

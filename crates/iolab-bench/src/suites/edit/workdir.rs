@@ -1,7 +1,13 @@
 //! The `edit` suite's working copies: a folder of its own in the data folder and fresh,
 //! synced copies of the data sets (reflink, else `copy_file_range`, else read and write).
 
-use super::*;
+use super::FICLONE;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{self};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 
 /// This process's working folder in the data folder (`edit-work-PID`), with the copy an
 /// edit changes and the output a peer writes; all removed when it is dropped.

@@ -1,35 +1,7 @@
 //! The `random` suite: random block reads of one generated file, every iolab method
 //! (`iolab::lab::random`) against `fio --rw=randread` with the same parameters, in three states.
 //!
-//! | file | job |
-//! |---|---|
-//! | `mod.rs` | the plan (states, patterns, queue depths) and the interleaved rounds |
-//! | `cgroup.rs` | the `beyond-memory` state's memory cgroup |
-//! | `fio.rs` | the fio baseline: engines, arguments, its JSON |
-//! | `rows.rs` | rows, the fio comparison notes, the winners for `RandomAccessFile` |
-//! | `chart.rs` | IOPS against queue depth, and latency CDFs |
-//!
-//! **Data**: [`crate::data::blocks`], offset-derived bytes, so every read of every
-//! iolab run is verified by the child (`iolab random --json` reports `verified`); a wrong
-//! offset or a torn read fails the row. fio does not check what it reads.
-//!
-//! **States**: `warm` (the file in the page cache), `cold` (evicted with
-//! `POSIX_FADV_DONTNEED` before every run, outside the timer) and `beyond-memory` (evicted,
-//! then the child runs in a memory cgroup limited to a quarter of the file (plus
-//! [`PROCESS_HEADROOM`] for the reader itself), its cache
-//! pre-filled to the limit: every miss evicts; root only, otherwise unavailable with the
-//! reason). `--cache` selects among warm and cold; `beyond-memory` runs with cold. Each
-//! state gets a short run by default (`RandomAccessFile` follows warm and beyond memory).
-//!
-//! **Plan**: 4 KiB blocks; the synchronous methods at queue depth 1, the io_uring methods at
-//! [`DEEP_QUEUE`], each beside its fio twin (`--numjobs` for threads). `--sweep` adds the
-//! queue depths of [`SWEEP_QUEUE_DEPTHS`] and one thread per core (the synchronous
-//! methods at depth 1, the io_uring ones at [`DEEP_QUEUE`]). Uniform offsets everywhere, and Zipfian
-//! ones (θ = 0.99) beyond memory, where a skewed working set can fit the cache. Each run
-//! reads for [`RUN_SECONDS`] (a quarter with `--quick`); rounds interleave every job, and a
-//! row gives the medians over its rounds: `--runs` of them when the suite runs alone, at
-//! most [`MAX_ROUNDS`] in a run of several suites. `--quick` (a smoke run) measures `warm` and
-//! `beyond-memory` with uniform offsets only.
+//! How it measures (data sets, rows, baselines, budget): docs/suites.md#random.
 
 mod cgroup;
 pub mod chart;

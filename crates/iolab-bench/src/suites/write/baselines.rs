@@ -2,7 +2,12 @@
 //! made to move exactly N bytes into the sink (or given an `unavailable` row where nothing
 //! can stop it).
 
-use super::*;
+use super::{DD_BLOCK, Entry, Sink, sink_row};
+use crate::context::Context;
+use crate::peers::{version_line, which};
+use crate::results::Row;
+use crate::runner::Job;
+use iolab::lab::write::DestinationKind;
 
 /// `yes`, `fyes`, `dd` and `pv`, as installed; `yes` first, so that it is the pipe tables'
 /// reference.

@@ -2,7 +2,17 @@
 //! child process timed until it exits and the pipe is drained, and its delivered bytes
 //! checked (the verification).
 
-use super::*;
+use super::{ConsumerKind, Entry, Facts, Sink, to_row};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::interrupt;
+use crate::progress::Progress;
+use crate::results::Row;
+use crate::runner::{Outcome, schedule};
+use iolab::lab::units::format_bytes;
+use iolab::lab::write::Destination;
+use std::fs;
+use std::io;
 
 /// Per-entry accumulation over the rounds.
 #[derive(Default)]

@@ -1,60 +1,7 @@
 //! The `write` suite: every write method, at its default and over buffer sizes, and the
 //! baselines `yes`, `fyes`, `dd` and `pv`, writing zeros into pipes, `/dev/null` and a file.
 //!
-//! **Sinks** (one table each):
-//! - where users write, a pipe read by a consumer *process*, started as a shell starts
-//!   `WRITER | CONSUMER`, neither side pinned ([`runner::Stdout::Consumer`]): `splice-reader`
-//!   (`iolab drain`: `splice(2)` to `/dev/null`, never copying, so the writer is what is
-//!   measured and `vmsplice` can show its zero-copy path), `head` (`head -c N >
-//!   /dev/null`: `read` and `write`, the common shell consumer) and `pv` (when installed).
-//!   The verdict and the defaults are read here.
-//! - diagnostics (`role: diagnostic`), a pipe drained by the bench process itself
-//!   ([`runner::PIPE_READER`]) with both sides pinned, which isolates one placement:
-//!   `pipe-same-cpu`, `pipe-resized` (the same, the pipe enlarged by `F_SETPIPE_SZ` to
-//!   `/proc/sys/fs/pipe-max-size`) and `pipe-two-cpus`.
-//! - `/dev/null`: the cost of the system calls and of user space alone.
-//! - `file`: a regular file in the data folder, created fresh before every run (not
-//!   truncated: ext4 starts writeback on close of a file truncated to zero) and deleted at
-//!   the end; the page cache, not the disk (no `fsync`).
-//!
-//! Every method runs into the consumers, `pipe-same-cpu`, `/dev/null` and `file`; the
-//! resized and two-CPU pipes run `raw-fd`, `vmsplice` and the baselines. Each method has a
-//! row as `iolab write` runs it without `--buffer` (`default: true`: into a pipe its writes
-//! adapt, see [`iolab::lab::write::adaptive`]), and rows for the buffer sizes of `sweep_for`.
-//!
-//! **Why consumers, unpinned**: the scheduler usually puts a pipeline's consumer on the
-//! other CPU, where small writes stream and a write that fills the pipe makes both sides
-//! sleep (the write module's docs give the figures); a run may also land on one CPU, where
-//! the order turns over. Unpinned is what users get, so those are the main tables, with
-//! the spread to show the regimes; the pinned pipes say which regime did what. Each row
-//! carries both sides' context switches per GiB, the evidence of which regime it ran in.
-//!
-//! **Same bytes for everyone**: every writer moves exactly `N` bytes into the sink. `yes`
-//! never stops, so in a pipe the reader stops after `N` bytes and closes the pipe, and `yes`
-//! ends by `SIGPIPE` (the few KiB it had already pushed into the pipe are dropped); into
-//! `/dev/null` or a file nothing could stop it, so it has no row there. `pv -S -s N
-//! /dev/zero` and `dd if=/dev/zero bs=128k count=N/128k` stop by themselves.
-//!
-//! **Verified** means every run, warm-up included, delivered exactly `N` bytes: counted by
-//! the pipe's reader, or the file's size after the run; `/dev/null` and `head -c` count
-//! nothing, so there the writer's own report is checked (`iolab write --verbose`, `dd`'s
-//! summary, `pv -n -b`; `yes` into `head` by its `SIGPIPE`, see `measure::delivered`).
-//!
-//! **Rows** carry `sink`, `buffer_bytes` (bytes per system call, or `bufwriter`'s capacity),
-//! `default`, `role`, `pipe_capacity_bytes`, `cpus` and `reader` for pipes, the context
-//! switches per GiB, `record_bytes` for `bufwriter`; the notes column marks the buffer size
-//! equal to the L1d cache and to `st_blksize × 32` (`pv`'s rule), and says what a default
-//! did.
-//!
-//! | file | job |
-//! |---|---|
-//! | `mod.rs` | the plan: sinks, the buffer sweep, sizes, and the run |
-//! | `sinks.rs` | the sinks and the consumer processes |
-//! | `baselines.rs` | `yes`, `fyes`, `dd`, `pv` as jobs |
-//! | `sinkfile.rs` | the `file` sink |
-//! | `measure.rs` | the interleaved rounds and the delivered bytes (the verification) |
-//! | `rows.rs` | rows and the buffer notes |
-//! | `chart.rs` | the report's sweep and best-of charts |
+//! How it measures (data sets, rows, baselines, budget): docs/suites.md#write.
 
 mod baselines;
 pub mod chart;
@@ -68,9 +15,7 @@ use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-
-use serde_json::json;
+use std::path::Path;
 
 use baselines::baselines;
 pub use measure::reported_bytes;
@@ -80,16 +25,14 @@ use sinkfile::SinkFile;
 use sinks::{ConsumerKind, Sink};
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::interrupt;
-use crate::peers::{version_line, which};
-use crate::progress::Progress;
 use crate::results::Row;
-use crate::runner::{self, Consumer, CpuPlacement, Job, Outcome, PipeSink, Stdout, schedule};
+use crate::runner::{self, CpuPlacement, Job};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Place, Suite};
 use iolab::lab::units::format_bytes;
-use iolab::lab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
+use iolab::lab::write::{self, Destination, DestinationKind, Method};
 
 const SUITE: &str = "write";
 
@@ -146,7 +89,7 @@ pub const SIZES: Sizes = Sizes {
     follows_size_option: false,
 };
 
-/// The buffer sizes swept: 1 KiB to 1 MiB, powers of two (the write-up's range).
+/// The buffer sizes swept: 1 KiB to 1 MiB, powers of two (the stdout write-up's range).
 pub const SWEEP: [usize; 11] = [
     1 << 10,
     2 << 10,

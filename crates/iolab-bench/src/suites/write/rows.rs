@@ -1,6 +1,11 @@
 //! The `write` suite's rows: timings, the sink's keys and the buffer notes.
 
-use super::*;
+use super::{Accumulator, Entry, Facts, SUITE, Sink};
+use crate::results::Row;
+use crate::runner::{self, CpuPlacement};
+use iolab::lab::units::format_bytes;
+use iolab::lab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
+use serde_json::json;
 
 pub(super) fn to_row(
     sink: &Sink,

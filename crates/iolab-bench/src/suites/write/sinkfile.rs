@@ -1,7 +1,10 @@
 //! The `write` suite's `file` sink: a regular file in the data folder, created fresh
 //! before each run and removed at the end.
 
-use super::*;
+use crate::error::{Error, Result};
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// The file sink: a name in the data folder that did not exist before, removed on drop
 /// (the suite never touches a file it did not create).

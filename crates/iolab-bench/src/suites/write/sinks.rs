@@ -1,7 +1,12 @@
 //! The `write` suite's sinks: consumer processes reading a pipe, the pinned diagnostic
 //! pipes, `/dev/null` and the file, and what a writer's standard output is in each.
 
-use super::*;
+use super::Facts;
+use crate::peers::which;
+use crate::runner::{Consumer, CpuPlacement, PipeSink, Stdout};
+use iolab::lab::write::DestinationKind;
+use std::ffi::OsString;
+use std::path::PathBuf;
 
 /// A place the writers write to.
 #[derive(Clone, Debug, PartialEq, Eq)]

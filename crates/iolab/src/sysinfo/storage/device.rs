@@ -1,7 +1,11 @@
 //! The block device behind a file system: `st_dev` to `/sys/dev/block/MAJOR:MINOR`, a
 //! partition resolved to its disk, or the mount's source when the device is anonymous.
 
-use super::*;
+use super::{BlockDevice, MountEntry};
+use crate::sys::procfs::{bracketed, read_trimmed, read_u64};
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
 
 /// The block device behind device number `dev`, resolved to its disk.
 pub(super) fn block_device(

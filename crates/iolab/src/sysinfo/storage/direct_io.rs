@@ -2,7 +2,13 @@
 //! for its alignment ([`crate::sys::dio::alignment`]), reopened with `O_DIRECT` to see
 //! whether the file system accepts the flag, and removed.
 
-use super::*;
+use super::{DirectIo, describe};
+use crate::sys::dio as direct;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// An empty file created for the probe, removed when dropped.
 pub(super) struct ProbeFile {

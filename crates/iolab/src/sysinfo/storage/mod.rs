@@ -13,13 +13,12 @@
 //! [`direct::alignment`], reopened with `O_DIRECT` to see
 //! whether the file system accepts the flag, and removed.
 
-use std::ffi::{CString, OsString};
-use std::fs::{self, File, OpenOptions};
+use std::ffi::CString;
+use std::fs;
 use std::io;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -27,8 +26,6 @@ mod device;
 mod direct_io;
 mod mountinfo;
 
-use crate::sys::dio as direct;
-use crate::sys::procfs::{bracketed, read_trimmed, read_u64};
 use crate::units::{bytes_exact, or_dash as opt};
 use device::block_device;
 use direct_io::probe_direct_io;

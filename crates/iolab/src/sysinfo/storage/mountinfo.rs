@@ -2,7 +2,10 @@
 //! holds a path (the longest mount point containing it, the topmost where several are
 //! stacked).
 
-use super::*;
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
 
 /// One parsed line of `/proc/self/mountinfo` (see proc_pid_mountinfo(5)).
 #[derive(Debug)]

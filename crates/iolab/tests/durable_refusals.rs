@@ -1,5 +1,5 @@
-//! Review regressions for `iolab::lab::durable::Log`: cases the other durable tests did not
-//! reach.
+//! What a `Log` refuses to do: go on after a write or sync that did not finish, zero a file
+//! that is not a regular one, acknowledge records whose name was never synced.
 //!
 //! - Without group commit, a write or sync whose [`Observer`] panicked must fail the log,
 //!   as it does with group commit: the next append must not write over the unfinished
