@@ -6,7 +6,14 @@ use std::collections::BTreeMap;
 
 use super::{Change, Comparison};
 use crate::results::Row;
-use crate::stats::{MIN_THRESHOLD, NOISE_SIGMAS};
+use crate::stats::NOISE_SIGMAS;
+
+/// The smallest change a comparison of two runs judges: 12%. Between two runs on a shared
+/// host, rows do not all drift with their group (`read`-bound and memory-bound rows, rows on
+/// one core and on all of them), so a 5% floor cried wolf on runs of one binary; 12% did
+/// not, and still flags a 1.5× slowdown of any row whose noise is under ±15%
+/// (docs/methodology.md#comparing-runs, `tools/compare_trust.py`).
+pub const FLOOR: f64 = 0.12;
 
 /// Converts a MAD into an estimate of a normal distribution's standard deviation.
 const MAD_TO_SIGMA: f64 = 1.4826;
@@ -69,8 +76,8 @@ pub(super) fn decide(judged: &[(usize, String, &Row, &Row)], out: &mut [Comparis
                 .collect();
             let (drift, tau) = drift_of(&others);
             let (sa, sb) = (spread(a), spread(b));
-            let threshold = MIN_THRESHOLD
-                .max((NOISE_SIGMAS * (sa * sa + sb * sb + tau * tau).sqrt()).exp() - 1.0);
+            let threshold =
+                FLOOR.max((NOISE_SIGMAS * (sa * sa + sb * sb + tau * tau).sqrt()).exp() - 1.0);
             let adjusted = (log_ratio - drift).exp();
             let c = &mut out[index];
             c.ratio = Some(log_ratio.exp());

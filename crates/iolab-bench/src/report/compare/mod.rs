@@ -18,7 +18,7 @@
 //! baselines'), and the threshold adds to the row's own spread in A and B the spread with
 //! which the others drifted:
 //!
-//! `threshold = max(MIN_THRESHOLD, exp(NOISE_SIGMAS · sqrt(σA² + σB² + τ²)) − 1)`
+//! `threshold = max(FLOOR, exp(NOISE_SIGMAS · sqrt(σA² + σB² + τ²)) − 1)`, [`drift::FLOOR`] 12%,
 //!
 //! where σ is a row's robust relative spread (`1.4826 · MAD / median`) and τ the robust
 //! spread of the other rows' log ratios around the drift (with fewer than three, the size
