@@ -130,10 +130,21 @@ fn a_quick_append_bench_writes_verified_rows_and_cleans_up() {
         "append rows have no cache state"
     );
 
-    // The durable section: every policy (or its reason), 1 and 8 writers with group
-    // commit and 8 alone, 512-byte records, every row verified; pg_test_fsync's rows or
-    // the note that it is missing.
-    let durable = durable_rows;
+    check_durable_rows(&durable_rows, &notes);
+
+    // Only the bystander is left, unchanged.
+    let names: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["not-ours.log"]);
+    assert_eq!(std::fs::read(&bystander).unwrap(), b"keep");
+}
+
+/// The durable section: every policy (or its reason), 1 and 8 writers with group
+/// commit and 8 alone, 512-byte records, every row verified; pg_test_fsync's rows or
+/// the note that it is missing.
+fn check_durable_rows(durable: &[&serde_json::Value], notes: &[&str]) {
     for policy in POLICIES {
         for (writers, group) in [(1, true), (8, true), (8, false)] {
             let row = durable
@@ -176,14 +187,6 @@ fn a_quick_append_bench_writes_verified_rows_and_cleans_up() {
             );
         }
     }
-
-    // Only the bystander is left, unchanged.
-    let names: Vec<String> = std::fs::read_dir(&data)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names, ["not-ours.log"]);
-    assert_eq!(std::fs::read(&bystander).unwrap(), b"keep");
 }
 
 fn check_row(row: &serde_json::Value) {

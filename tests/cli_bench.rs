@@ -367,29 +367,7 @@ fn a_quick_run_starts_with_the_verdict_fits_a_screen_and_logs_each_section() {
         // The terminal's verdict table names it, in the order of results.json.
         assert!(stdout.contains(&named), "{named} not in:\n{stdout}");
     }
-    // Each command works as given: FILE a small CSV of ours (FILE... two of them), READER a pipe's reader, and
-    // `iolab write` told to stop after 1 MiB.
-    let exe = assert_cmd::cargo::cargo_bin("iolab");
-    for v in verdict {
-        let cli = v["cli"].as_str().unwrap();
-        let Some(rest) = cli.strip_prefix("iolab ") else {
-            continue;
-        };
-        let file = dir.path().join("verdict.csv");
-        std::fs::write(&file, "a,b\nc,d\n").unwrap();
-        let rest = rest
-            .replacen("write ", "write --bytes 1M ", 1)
-            .replace("FILE...", &format!("{0} {0}", file.display()))
-            .replace("FILE", &file.display().to_string())
-            .replace("READER", "cat > /dev/null");
-        let status = Command::new("sh")
-            .arg("-c")
-            .arg(format!("{} {rest}", exe.display()))
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "`{cli}` failed");
-    }
+    every_verdict_command_works(verdict, dir.path());
     assert_eq!(json["verdict"][0]["suite"], "count");
     assert!(
         stdout.lines().nth(3).unwrap().starts_with("count"),
@@ -425,6 +403,32 @@ fn a_quick_run_starts_with_the_verdict_fits_a_screen_and_logs_each_section() {
                 .any(|l| l.starts_with(&format!("{suite} (all): "))),
             "{stderr}"
         );
+    }
+}
+
+/// Each verdict's command works as given: FILE a small CSV of ours (FILE... two of them),
+/// READER a pipe's reader, and `iolab write` told to stop after 1 MiB.
+fn every_verdict_command_works(verdict: &[serde_json::Value], dir: &Path) {
+    let exe = assert_cmd::cargo::cargo_bin("iolab");
+    for v in verdict {
+        let cli = v["cli"].as_str().unwrap();
+        let Some(rest) = cli.strip_prefix("iolab ") else {
+            continue;
+        };
+        let file = dir.join("verdict.csv");
+        std::fs::write(&file, "a,b\nc,d\n").unwrap();
+        let rest = rest
+            .replacen("write ", "write --bytes 1M ", 1)
+            .replace("FILE...", &format!("{0} {0}", file.display()))
+            .replace("FILE", &file.display().to_string())
+            .replace("READER", "cat > /dev/null");
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{} {rest}", exe.display()))
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "`{cli}` failed");
     }
 }
 

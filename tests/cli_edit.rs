@@ -522,39 +522,7 @@ fn a_quick_bench_writes_verified_edit_rows_with_every_key_and_cleans_up() {
                     assert!(row.get("unavailable").is_some());
                     continue;
                 }
-                for key in [
-                    "suite",
-                    "op",
-                    "method",
-                    "durable",
-                    "dataset",
-                    "phases",
-                    "bytes",
-                    "runs",
-                    "median_s",
-                    "throughput_bytes_per_s",
-                    "user_s",
-                    "sys_s",
-                    "verified",
-                    "cache",
-                    "residency_before",
-                    "result",
-                ] {
-                    assert!(row.get(key).is_some(), "{key} missing in {row}");
-                }
-                assert_eq!(row["verified"], true, "{row}");
-                assert_eq!(
-                    row["runs"].as_array().unwrap().len(),
-                    2,
-                    "--quick: 2 runs: {row}"
-                );
-                let phases = row["phases"].as_object().unwrap();
-                let reports = op != "count" && STRATEGIES.contains(&method);
-                assert_eq!(phases.contains_key("open"), reports, "{row}");
-                if reports {
-                    assert_eq!(phases.contains_key("sync"), durable == Some(true), "{row}");
-                    assert!(row["variant"].is_string(), "{row}");
-                }
+                check_edit_row(row, op, method, durable);
             }
         }
         // Every edit of one operation produced the same bytes.
@@ -581,4 +549,42 @@ fn a_quick_bench_writes_verified_edit_rows_with_every_key_and_cleans_up() {
         "{names:?}"
     );
     assert_eq!(fs::read(&bystander).unwrap(), b"mine,not,yours\n");
+}
+
+/// A measured edit row of `op` by `method`: every documented key, verified, two runs, and
+/// the phases an iolab strategy reports.
+fn check_edit_row(row: &serde_json::Value, op: &str, method: &str, durable: Option<bool>) {
+    for key in [
+        "suite",
+        "op",
+        "method",
+        "durable",
+        "dataset",
+        "phases",
+        "bytes",
+        "runs",
+        "median_s",
+        "throughput_bytes_per_s",
+        "user_s",
+        "sys_s",
+        "verified",
+        "cache",
+        "residency_before",
+        "result",
+    ] {
+        assert!(row.get(key).is_some(), "{key} missing in {row}");
+    }
+    assert_eq!(row["verified"], true, "{row}");
+    assert_eq!(
+        row["runs"].as_array().unwrap().len(),
+        2,
+        "--quick: 2 runs: {row}"
+    );
+    let phases = row["phases"].as_object().unwrap();
+    let reports = op != "count" && STRATEGIES.contains(&method);
+    assert_eq!(phases.contains_key("open"), reports, "{row}");
+    if reports {
+        assert_eq!(phases.contains_key("sync"), durable == Some(true), "{row}");
+        assert!(row["variant"].is_string(), "{row}");
+    }
 }

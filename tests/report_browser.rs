@@ -75,46 +75,9 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
         "the report must not refer to the network"
     );
 
-    // The charts the results call for.
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    let rows = results["rows"].as_array().unwrap();
-    let suites: Vec<&str> = rows.iter().filter_map(|r| r["suite"].as_str()).collect();
-    let mut expected: Vec<String> = Vec::new();
-    if suites.contains(&"count") {
-        expected.push("count-throughput".into());
-    }
-    if suites.contains(&"write") {
-        expected.push("write-best".into());
-        for r in rows
-            .iter()
-            .filter(|r| r["suite"] == "write" && r.get("buffer_bytes").is_some())
-        {
-            expected.push(format!(
-                "write-sweep-{}",
-                iolab_bench::chart::slug(r["sink"].as_str().unwrap())
-            ));
-        }
-    }
-    if suites.contains(&"edit") {
-        for r in rows
-            .iter()
-            .filter(|r| r["suite"] == "edit" && r.get("median_s").is_some())
-        {
-            expected.push(format!(
-                "edit-phases-{}-{}",
-                iolab_bench::chart::slug(r["op"].as_str().unwrap()),
-                iolab_bench::chart::slug(r["dataset"].as_str().unwrap())
-            ));
-        }
-    }
-    if suites.contains(&"append") {
-        for r in rows.iter().filter(|r| r["suite"] == "append") {
-            if let Some(p) = r["sync_policy"].as_str() {
-                expected.push(format!("append-ns-{}", iolab_bench::chart::slug(p)));
-            }
-        }
-    }
+    let mut expected = expected_charts(&results);
     expected.sort();
     expected.dedup();
     assert!(!expected.is_empty());
@@ -133,8 +96,40 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
             "chart #{id} is empty"
         );
     }
-    // The verdict is the first table, before any chart, and names results.json's winners
-    // (a tie: an empty winner), condition by condition.
+    verdict_table_matches(&dom, &results);
+    for line in log.lines() {
+        assert!(!line.contains("CONSOLE"), "the page logged: {line}");
+        assert!(
+            !line.contains("net::ERR"),
+            "the page tried to fetch: {line}"
+        );
+    }
+
+    let shot = dir.path().join("report.png");
+    let (_, log) = headless(
+        &browser,
+        &profile,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1100,3000".to_string(),
+        ],
+    );
+    assert!(
+        shot.metadata().map(|m| m.len() > 10_000).unwrap_or(false),
+        "no screenshot: {log}"
+    );
+    eprintln!("screenshot: {}", shot.display());
+    // Keep the folder for a look when asked.
+    if std::env::var_os("IOLAB_KEEP_REPORT").is_some() {
+        let kept = dir.keep();
+        eprintln!("kept {}", kept.display());
+    }
+}
+
+/// The verdict is the first table, before any chart, and names results.json's winners
+/// (a tie: an empty winner), condition by condition.
+fn verdict_table_matches(dom: &str, results: &serde_json::Value) {
     let first_table = dom.find("<table").expect("a table");
     assert!(
         dom[first_table..].starts_with("<table class=\"verdict\" id=\"verdict-table\""),
@@ -172,32 +167,46 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
         .collect();
     assert!(!expected_verdict.is_empty());
     assert_eq!(shown, expected_verdict);
-    for line in log.lines() {
-        assert!(!line.contains("CONSOLE"), "the page logged: {line}");
-        assert!(
-            !line.contains("net::ERR"),
-            "the page tried to fetch: {line}"
-        );
-    }
+}
 
-    let shot = dir.path().join("report.png");
-    let (_, log) = headless(
-        &browser,
-        &profile,
-        &page,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1100,3000".to_string(),
-        ],
-    );
-    assert!(
-        shot.metadata().map(|m| m.len() > 10_000).unwrap_or(false),
-        "no screenshot: {log}"
-    );
-    eprintln!("screenshot: {}", shot.display());
-    // Keep the folder for a look when asked.
-    if std::env::var_os("IOLAB_KEEP_REPORT").is_some() {
-        let kept = dir.keep();
-        eprintln!("kept {}", kept.display());
+/// The ids of the charts `results` call for.
+fn expected_charts(results: &serde_json::Value) -> Vec<String> {
+    let rows = results["rows"].as_array().unwrap();
+    let suites: Vec<&str> = rows.iter().filter_map(|r| r["suite"].as_str()).collect();
+    let mut expected: Vec<String> = Vec::new();
+    if suites.contains(&"count") {
+        expected.push("count-throughput".into());
     }
+    if suites.contains(&"write") {
+        expected.push("write-best".into());
+        for r in rows
+            .iter()
+            .filter(|r| r["suite"] == "write" && r.get("buffer_bytes").is_some())
+        {
+            expected.push(format!(
+                "write-sweep-{}",
+                iolab_bench::chart::slug(r["sink"].as_str().unwrap())
+            ));
+        }
+    }
+    if suites.contains(&"edit") {
+        for r in rows
+            .iter()
+            .filter(|r| r["suite"] == "edit" && r.get("median_s").is_some())
+        {
+            expected.push(format!(
+                "edit-phases-{}-{}",
+                iolab_bench::chart::slug(r["op"].as_str().unwrap()),
+                iolab_bench::chart::slug(r["dataset"].as_str().unwrap())
+            ));
+        }
+    }
+    if suites.contains(&"append") {
+        for r in rows.iter().filter(|r| r["suite"] == "append") {
+            if let Some(p) = r["sync_policy"].as_str() {
+                expected.push(format!("append-ns-{}", iolab_bench::chart::slug(p)));
+            }
+        }
+    }
+    expected
 }
