@@ -1,4 +1,4 @@
-//! The AVX2 kernels: 32-byte registers for [`super::vector`]'s algorithms.
+//! The AVX2 kernels: 32-byte registers for `kernel/vector.rs`'s algorithms.
 //!
 //! Count: `vpcmpeqb` yields `0xFF` (-1) for each matching byte, and subtracting it from an
 //! accumulator adds one. Replace: `vpblendvb` takes `to` where `vpcmpeqb` matched, stored

@@ -1,4 +1,4 @@
-//! The AVX-512 (F + BW) kernels: 64-byte registers for [`super::vector`]'s algorithms.
+//! The AVX-512 (F + BW) kernels: 64-byte registers for `kernel/vector.rs`'s algorithms.
 //!
 //! Count: `vpcmpeqb` writes a 64-bit mask, and a masked `vpsubb` of -1 adds one to the
 //! lanes that matched (two instructions per 64 bytes, where `kmov` + `popcnt` per mask

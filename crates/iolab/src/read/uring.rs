@@ -8,14 +8,14 @@
 //! negative errno to `usize`); short reads continue at the next offset; the end is a read
 //! that returns 0.
 //! **How it fails**: io_uring unavailable (kernel without it, `kernel.io_uring_disabled`,
-//! a seccomp filter): [`Error::Unavailable`] with the reason. Needs a regular file.
+//! a seccomp filter): [`Error::Unavailable`](crate::Error::Unavailable) with the reason. Needs a regular file.
 
 use io_uring::{opcode, types};
 
 use super::ReadOptions;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::Input;
-use crate::sys::uring::{self as ring_support, SMALL_RING_ENTRIES};
+use crate::sys::uring as ring_support;
 use crate::task::Task;
 
 /// Bytes per read: 1 MiB.
@@ -35,11 +35,7 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         .buffer_size_or(DEFAULT_BUFFER_SIZE)
         .min(u32::MAX as usize);
     let mut buf = vec![0u8; len];
-    let mut ring =
-        ring_support::new_ring(SMALL_RING_ENTRIES).map_err(|reason| Error::Unavailable {
-            method: METHOD,
-            reason,
-        })?;
+    let mut ring = super::ring::small_ring(METHOD)?;
     let fd = types::Fd(input.fd());
     let mut offset = input.start();
     loop {
@@ -48,20 +44,11 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
             .build();
         // SAFETY: `buf` is neither read nor moved until the completion has been reaped;
         // if the wait fails, `buf` is leaked so a late completion writes into live memory.
-        let result = match unsafe { ring_support::submit_and_wait_one(&mut ring, &entry) } {
-            Ok(r) => r,
-            Err(e) => {
-                std::mem::forget(buf);
-                return Err(Error::io("io_uring wait failed", e));
-            }
-        };
-        if result < 0 {
-            return Err(Error::io(
-                "io_uring read failed",
-                std::io::Error::from_raw_os_error(-result),
-            ));
-        }
-        let n = result as usize;
+        let n = unsafe {
+            super::ring::read_one(&mut ring, &entry, "io_uring read failed", || {
+                std::mem::forget(std::mem::take(&mut buf))
+            })
+        }?;
         if n == 0 {
             return Ok(());
         }

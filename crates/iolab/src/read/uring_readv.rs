@@ -7,16 +7,16 @@
 //! **Correctness**: the bytes of a partly filled `READV` are handed on buffer by buffer,
 //! exactly as many as the completion reports; errors in a completion are reported, not
 //! cast to a size.
-//! **How it fails**: io_uring unavailable: [`Error::Unavailable`] with the reason. Needs a
+//! **How it fails**: io_uring unavailable: [`Error::Unavailable`](crate::Error::Unavailable) with the reason. Needs a
 //! regular file.
 
 use io_uring::{opcode, types};
 
 use super::ReadOptions;
 use super::readv::feed_filled;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::Input;
-use crate::sys::uring::{self as ring_support, SMALL_RING_ENTRIES};
+use crate::sys::uring as ring_support;
 use crate::task::Task;
 
 /// Bytes per buffer: 64 KiB.
@@ -39,18 +39,14 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         options.buffers_or(DEFAULT_BUFFERS),
     );
     let mut buffers: Vec<Vec<u8>> = (0..count).map(|_| vec![0u8; size]).collect();
-    let iovecs: Vec<libc::iovec> = buffers
+    let mut iovecs: Vec<libc::iovec> = buffers
         .iter_mut()
         .map(|b| libc::iovec {
             iov_base: b.as_mut_ptr().cast(),
             iov_len: b.len(),
         })
         .collect();
-    let mut ring =
-        ring_support::new_ring(SMALL_RING_ENTRIES).map_err(|reason| Error::Unavailable {
-            method: METHOD,
-            reason,
-        })?;
+    let mut ring = super::ring::small_ring(METHOD)?;
     let fd = types::Fd(input.fd());
     let mut offset = input.start();
     loop {
@@ -59,21 +55,12 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
             .build();
         // SAFETY: `iovecs` and the buffers they point to are neither touched nor moved
         // until the completion is reaped; if the wait fails both are leaked.
-        let result = match unsafe { ring_support::submit_and_wait_one(&mut ring, &entry) } {
-            Ok(r) => r,
-            Err(e) => {
-                std::mem::forget(buffers);
-                std::mem::forget(iovecs);
-                return Err(Error::io("io_uring wait failed", e));
-            }
-        };
-        if result < 0 {
-            return Err(Error::io(
-                "io_uring readv failed",
-                std::io::Error::from_raw_os_error(-result),
-            ));
-        }
-        let n = result as usize;
+        let n = unsafe {
+            super::ring::read_one(&mut ring, &entry, "io_uring readv failed", || {
+                std::mem::forget(std::mem::take(&mut buffers));
+                std::mem::forget(std::mem::take(&mut iovecs));
+            })
+        }?;
         if n == 0 {
             return Ok(());
         }

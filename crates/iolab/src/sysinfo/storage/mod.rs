@@ -10,7 +10,7 @@
 //! sizes. File systems on anonymous devices (tmpfs, overlayfs, btrfs, NFS) have major 0;
 //! then the mount's source is tried if it is a block device node, else there is no device.
 //! **`O_DIRECT`**: an empty probe file is created in the directory, asked with
-//! [`direct::alignment`], reopened with `O_DIRECT` to see
+//! [`crate::sys::dio::alignment`], reopened with `O_DIRECT` to see
 //! whether the file system accepts the flag, and removed.
 
 use std::ffi::CString;
