@@ -123,6 +123,31 @@ struct Accumulator {
     error: Option<String>,
 }
 
+/// Every input put in `cache_state` before a run: the residency, the worst of them, and
+/// whether the state was reached. An empty input has no pages: no cache state to prepare
+/// or to miss.
+fn prepare_inputs(
+    bench: &FileBench<'_>,
+    cache_state: CacheState,
+    drop_caches: bool,
+) -> Result<(Option<f64>, bool)> {
+    let mut residency = None::<f64>;
+    for input in bench.inputs.iter().filter(|_| bench.bytes > 0) {
+        let r = prepare(input, cache_state, drop_caches, !bench.users)?;
+        residency = Some(match (residency, cache_state) {
+            (None, _) => r,
+            (Some(w), CacheState::Warm) => w.min(r),
+            (Some(w), CacheState::Cold) => w.max(r),
+        });
+    }
+    let reached = match (residency, cache_state) {
+        (None, _) => true,
+        (Some(r), CacheState::Cold) => r <= COLD_MAX_RESIDENCY,
+        (Some(r), CacheState::Warm) => r >= WARM_MIN_RESIDENCY,
+    };
+    Ok((residency, reached))
+}
+
 /// Measures `jobs` over `bench.inputs` in `cache` state: warm-up rounds, then counted
 /// rounds, interleaved; the cache is prepared and its residency measured before every run,
 /// outside the timer. With `probe`, a ceiling's sampler and the samples it wants, those
@@ -188,22 +213,7 @@ pub fn measure(
             continue;
         }
         progress.set_message(format!("round {}/{rounds}: {}", round + 1, job.name));
-        // Every input in the state; the residency is the worst of them. An empty input
-        // has no pages: no cache state to prepare or to miss.
-        let mut residency = None::<f64>;
-        for input in bench.inputs.iter().filter(|_| bench.bytes > 0) {
-            let r = prepare(input, cache_state, config.drop_caches, !bench.users)?;
-            residency = Some(match (residency, cache_state) {
-                (None, _) => r,
-                (Some(w), CacheState::Warm) => w.min(r),
-                (Some(w), CacheState::Cold) => w.max(r),
-            });
-        }
-        let reached = match (residency, cache_state) {
-            (None, _) => true,
-            (Some(r), CacheState::Cold) => r <= COLD_MAX_RESIDENCY,
-            (Some(r), CacheState::Warm) => r >= WARM_MIN_RESIDENCY,
-        };
+        let (residency, reached) = prepare_inputs(bench, cache_state, config.drop_caches)?;
         let outcome = ctx
             .executor
             .execute(job)

@@ -250,44 +250,52 @@ pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir) -> Vec<Row> {
     }
     progress.finish();
     let version = pg.as_deref().and_then(pg_version);
-    // One section line per table of results.md: a record size.
+    let rows = rows_with_sections(config.progress, &jobs, gathered, spent, |job, g| {
+        rows(job, g, per_writer, version.as_deref())
+    });
+    ctx.notes.extend(durable_goals::goals(&rows));
+    rows
+}
+
+/// The rows of every job (`make`), and one section line per table of results.md — a
+/// record size — with the time its jobs took (a job's time goes to the table of its first
+/// row: pg_test_fsync's rows share one).
+fn rows_with_sections(
+    show: bool,
+    jobs: &[Job],
+    gathered: Vec<Gathered>,
+    spent: Vec<f64>,
+    make: impl Fn(&Job, Gathered) -> Vec<Row>,
+) -> Vec<Row> {
+    let record_bytes = |r: &Row| {
+        r.extra
+            .get("record_bytes")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0) as usize
+    };
     let mut tables: Vec<(usize, usize, f64)> = Vec::new();
     let mut rows_out = Vec::new();
     for ((job, g), seconds) in jobs.iter().zip(gathered).zip(spent) {
-        let made = rows(job, g, per_writer, version.as_deref());
+        let made = make(job, g);
         for r in &made {
-            let bytes = r
-                .extra
-                .get("record_bytes")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0) as usize;
+            let bytes = record_bytes(r);
             match tables.iter_mut().find(|t| t.0 == bytes) {
                 Some(t) => t.1 += 1,
                 None => tables.push((bytes, 1, 0.0)),
             }
         }
-        // A job's time goes to the table of its first row (pg_test_fsync's rows share one).
-        if let Some(bytes) = made
+        if let Some(t) = made
             .first()
-            .and_then(|r| r.extra.get("record_bytes"))
-            .and_then(serde_json::Value::as_u64)
-            && let Some(t) = tables.iter_mut().find(|t| t.0 == bytes as usize)
+            .and_then(|r| tables.iter_mut().find(|t| t.0 == record_bytes(r)))
         {
             t.2 += seconds;
         }
         rows_out.extend(made);
     }
     for (bytes, n, seconds) in tables {
-        progress::print_section_line(
-            config.progress,
-            &format!("append durable {bytes}B"),
-            n,
-            seconds,
-        );
+        progress::print_section_line(show, &format!("append durable {bytes}B"), n, seconds);
     }
-    let rows = rows_out;
-    ctx.notes.extend(durable_goals::goals(&rows));
-    rows
+    rows_out
 }
 
 /// One run's figures.

@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::cache_state::CacheState;
-use crate::context::Context;
+use crate::context::{Config, Context};
 use crate::data;
 use crate::error::{Error, Result};
 use crate::file_bench::prepare;
@@ -183,61 +183,14 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         let first_row = rows.len();
         // Seconds spent on each pattern's jobs, for the section lines.
         let mut spent: Vec<(Pattern, f64)> = Vec::new();
-        let mut jobs = Vec::new();
-        for pattern in patterns(state, config.quick) {
-            for method in Method::ALL {
-                if !config.wants(method.name()) {
-                    continue;
-                }
-                for (qd, threads) in grid(method, config.sweep, cores) {
-                    if let Err(reason) = method.availability() {
-                        rows.push(rows::unavailable(
-                            method.name(),
-                            state,
-                            pattern,
-                            (qd, threads),
-                            dataset.bytes,
-                            reason,
-                        ));
-                        continue;
-                    }
-                    jobs.push(iolab_job(
-                        config.iolab_exe.as_path(),
-                        &dataset.path,
-                        method,
-                        pattern,
-                        (qd, threads),
-                        seconds,
-                    ));
-                    if let (Some((version, path)), Some((engine, direct))) =
-                        (&fio, fio::engine(method))
-                    {
-                        jobs.push(RandomJob {
-                            job: Job::new(
-                                fio::name(engine, direct),
-                                path,
-                                fio::args(
-                                    &dataset.path,
-                                    engine,
-                                    direct,
-                                    DEFAULT_BLOCK,
-                                    (qd, threads),
-                                    pattern,
-                                    seconds,
-                                ),
-                                true,
-                            ),
-                            version: version.clone(),
-                            method: fio::name(engine, direct),
-                            pattern,
-                            queue_depth: qd,
-                            threads,
-                            parse: fio::parse,
-                        });
-                    }
-                }
-            }
-        }
+        let jobs = state_jobs(
+            config,
+            &dataset,
+            state,
+            (cores, seconds),
+            fio.as_ref(),
+            &mut rows,
+        );
         let all_unavailable = |reason: &str| -> Vec<Row> {
             jobs.iter()
                 .map(|j| {
@@ -305,6 +258,74 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     }
     rows::remember_winners(ctx, &rows, dataset.bytes);
     Ok(rows)
+}
+
+/// The jobs of `state`: every wanted method at each point of its grid (a row of its own,
+/// pushed to `rows`, for a method that cannot run here), each followed by fio with the
+/// same engine, depth and threads when `fio` (its version and path) is installed.
+fn state_jobs(
+    config: &Config,
+    dataset: &data::Dataset,
+    state: State,
+    (cores, seconds): (usize, f64),
+    fio: Option<&(Option<String>, std::path::PathBuf)>,
+    rows: &mut Vec<Row>,
+) -> Vec<RandomJob> {
+    let mut jobs = Vec::new();
+    for pattern in patterns(state, config.quick) {
+        for method in Method::ALL {
+            if !config.wants(method.name()) {
+                continue;
+            }
+            for (qd, threads) in grid(method, config.sweep, cores) {
+                if let Err(reason) = method.availability() {
+                    rows.push(rows::unavailable(
+                        method.name(),
+                        state,
+                        pattern,
+                        (qd, threads),
+                        dataset.bytes,
+                        reason,
+                    ));
+                    continue;
+                }
+                jobs.push(iolab_job(
+                    config.iolab_exe.as_path(),
+                    &dataset.path,
+                    method,
+                    pattern,
+                    (qd, threads),
+                    seconds,
+                ));
+                if let (Some((version, path)), Some((engine, direct))) = (fio, fio::engine(method))
+                {
+                    jobs.push(RandomJob {
+                        job: Job::new(
+                            fio::name(engine, direct),
+                            path,
+                            fio::args(
+                                &dataset.path,
+                                engine,
+                                direct,
+                                DEFAULT_BLOCK,
+                                (qd, threads),
+                                pattern,
+                                seconds,
+                            ),
+                            true,
+                        ),
+                        version: version.clone(),
+                        method: fio::name(engine, direct),
+                        pattern,
+                        queue_depth: qd,
+                        threads,
+                        parse: fio::parse,
+                    });
+                }
+            }
+        }
+    }
+    jobs
 }
 
 /// The patterns measured in `state`.
