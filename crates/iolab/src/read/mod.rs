@@ -34,7 +34,7 @@ pub mod mmap;
 pub mod mmap_parallel;
 pub mod pread_parallel;
 pub mod readv;
-mod ring;
+pub(crate) mod ring;
 pub mod stream;
 pub mod tuning;
 pub mod uring;

@@ -16,7 +16,9 @@
 //! registering buffers fails (a low `RLIMIT_MEMLOCK` on old kernels), plain `READ`s into
 //! the same buffers are used. The size is taken at open. A short read before the end of
 //! the file (never seen on local file systems) is completed with buffered `pread`s, so
-//! the bytes delivered are right in every case.
+//! the bytes delivered are right in every case. The ring itself (buffers, submissions,
+//! completions, tear-down) is `read::ring`'s `DeepRing`, shared with `random`'s io_uring
+//! methods.
 //!
 //! [`queue depth`]: DEFAULT_QUEUE_DEPTH
 
@@ -24,9 +26,10 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
-use io_uring::{IoUring, types};
+use io_uring::types;
 
 use super::direct::{alignment, open_direct, unavailable};
+use super::ring::{DeepRing, RingSetup};
 use super::{ReadOptions, retry_eintr};
 use crate::buf::AlignedBuf;
 use crate::error::{Error, Result};
@@ -46,11 +49,11 @@ pub fn availability() -> Result<(), String> {
     ring_support::require("IORING_OP_READ_FIXED", |s| s.read_fixed)
 }
 
+/// A block read and waiting for its turn to be delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
-    Free,
-    InFlight { offset: u64 },
-    Done { offset: u64, len: usize },
+struct Done {
+    offset: u64,
+    len: usize,
 }
 
 /// Reads `input` with `O_DIRECT` through io_uring and feeds it to `task` in order.
@@ -73,169 +76,98 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         .min(usize::try_from(span.div_ceil(block as u64)).unwrap_or(usize::MAX))
         .max(1);
     let buffer_align = align.buffer_align();
-    // Declared before the ring, so the ring (and its registration) is dropped first.
-    let mut buffers: Vec<AlignedBuf> = (0..depth)
+    let buffers: Vec<AlignedBuf> = (0..depth)
         .map(|_| AlignedBuf::new(block, buffer_align))
         .collect();
-    let mut ring = ring_support::new_ring((depth as u32).next_power_of_two())
-        .map_err(|reason| unavailable(METHOD, reason))?;
-    let iovecs: Vec<libc::iovec> = buffers
-        .iter_mut()
-        .map(|b| libc::iovec {
-            iov_base: b.as_mut_ptr().cast(),
-            iov_len: b.len(),
-        })
-        .collect();
-    // SAFETY: the iovecs describe `buffers`, which outlive `ring` (declared before it) and
-    // are not moved or freed while registered.
-    let registered = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-
+    // Declared after `file`, so the ring (waiting for any read left in flight) goes first.
+    let mut ring = DeepRing::new(
+        METHOD,
+        RingSetup::Plain,
+        types::Fd(file.as_raw_fd()),
+        buffers,
+        depth,
+        true,
+    )?;
+    let first = input.start() - input.start() % align.offset as u64;
     let mut reader = Reader {
         buffered: input.file(),
-        fd: types::Fd(file.as_raw_fd()),
         block,
         end,
-        registered,
-        slots: vec![Slot::Free; depth],
-        next_submit: input.start() - input.start() % align.offset as u64,
+        done: vec![None; depth],
+        next_submit: first,
+        deliver: first,
         skip: (input.start() % align.offset as u64) as usize,
     };
-    let mut deliver = reader.next_submit;
-    let result = reader.run(&mut ring, &mut buffers, &mut deliver, task);
-    if result.is_err() && !reader.drain(&mut ring) {
-        // Reads may still be in flight into `buffers`: never free them.
-        std::mem::forget(buffers);
-        std::mem::forget(ring);
-    }
-    result
+    reader.run(&mut ring, task)
 }
 
 struct Reader<'a> {
     buffered: &'a File,
-    fd: types::Fd,
     block: usize,
     end: u64,
-    registered: bool,
-    slots: Vec<Slot>,
+    /// Per buffer, the block read into it and not yet delivered.
+    done: Vec<Option<Done>>,
     next_submit: u64,
+    /// The offset of the next block to deliver.
+    deliver: u64,
     /// Bytes before `input.start()` in the first block, not to be delivered.
     skip: usize,
 }
 
 impl Reader<'_> {
-    fn run(
-        &mut self,
-        ring: &mut IoUring,
-        buffers: &mut [AlignedBuf],
-        deliver: &mut u64,
-        task: &mut dyn Task,
-    ) -> Result<()> {
+    fn run(&mut self, ring: &mut DeepRing, task: &mut dyn Task) -> Result<()> {
         loop {
             // Fill every free slot with the next block.
-            for i in 0..self.slots.len() {
-                if self.slots[i] == Slot::Free && self.next_submit < self.end {
-                    self.submit(ring, buffers, i, self.next_submit)?;
+            for i in 0..self.done.len() {
+                let free = self.done[i].is_none() && !ring.is_reading(i);
+                if free && self.next_submit < self.end {
+                    ring.queue(i, self.next_submit)?;
                     self.next_submit += self.block as u64;
                 }
             }
-            if self.slots.iter().all(|s| *s == Slot::Free) {
+            if ring.is_idle() && self.done.iter().all(Option::is_none) {
                 return Ok(());
             }
-            if self
-                .slots
-                .iter()
-                .any(|s| matches!(s, Slot::InFlight { .. }))
-            {
-                retry_eintr(|| ring.submit_and_wait(1))
-                    .map_err(|e| Error::io("io_uring wait failed", e))?;
+            if !ring.is_idle() {
+                ring.submit_and_wait()?;
             }
-            let completions: Vec<(u64, i32)> = ring
-                .completion()
-                .map(|c| (c.user_data(), c.result()))
-                .collect();
-            // Every reaped completion settles its slot before a failure is returned: a slot
-            // left in flight would make `drain` wait for a completion already taken.
-            let mut failed = None;
-            for (index, result) in completions {
-                let i = index as usize;
-                let Slot::InFlight { offset } = self.slots[i] else {
-                    continue;
-                };
-                if failed.is_none() && (result == -libc::EINTR || result == -libc::EAGAIN) {
-                    self.submit(ring, buffers, i, offset)?;
-                    continue;
-                }
-                if result < 0 || failed.is_some() {
-                    self.slots[i] = Slot::Free;
-                    failed = failed.or((result < 0).then_some(result));
-                    continue;
-                }
-                self.slots[i] = Slot::Done {
-                    offset,
-                    len: result as usize,
-                };
-            }
-            if let Some(result) = failed {
-                return Err(Error::io(
-                    "io_uring O_DIRECT read failed",
-                    std::io::Error::from_raw_os_error(-result),
-                ));
-            }
-            // Deliver, in file order, every block that is complete.
-            while let Some(i) = self
-                .slots
-                .iter()
-                .position(|s| matches!(s, Slot::Done { offset, .. } if *offset == *deliver))
-            {
-                let Slot::Done { offset, len } = self.slots[i] else {
-                    unreachable!("matched above")
-                };
-                let len = len.min((self.end - offset) as usize);
-                let wanted_skip = std::mem::take(&mut self.skip);
-                let skip = wanted_skip.min(len);
-                task.feed(&buffers[i][skip..len]);
-                if len < self.block && offset + (len as u64) < self.end {
-                    // A short read before the end: complete the block with buffered reads,
-                    // from past the start if the read stopped before it.
-                    self.fill_gap(
-                        offset + len.max(wanted_skip) as u64,
-                        offset + self.block as u64,
-                        &mut buffers[i],
-                        task,
-                    )?;
-                }
-                *deliver = offset + self.block as u64;
-                self.slots[i] = Slot::Free;
-            }
+            let done = &mut self.done;
+            ring.reap("io_uring O_DIRECT read failed", |read| {
+                done[read.buffer] = Some(Done {
+                    offset: read.offset,
+                    len: read.bytes,
+                });
+            })?;
+            self.deliver_ready(ring, task)?;
         }
     }
 
-    fn submit(
-        &mut self,
-        ring: &mut IoUring,
-        buffers: &mut [AlignedBuf],
-        i: usize,
-        offset: u64,
-    ) -> Result<()> {
-        let buf = &mut buffers[i];
-        let entry = ring_support::read_entry(
-            self.fd,
-            buf.as_mut_ptr(),
-            self.block as u32,
-            i as u16,
-            offset,
-            self.registered,
-        );
-        // SAFETY: `buf` stays allocated and untouched until this slot's completion is
-        // reaped (or is leaked if the ring cannot be drained); the ring has at least as many
-        // entries as there are slots, and each slot has at most one read in flight.
-        unsafe { ring.submission().push(&entry) }.map_err(|_| {
-            Error::io(
-                "io_uring submit",
-                std::io::Error::other("submission queue is full"),
-            )
-        })?;
-        self.slots[i] = Slot::InFlight { offset };
+    /// Delivers, in file order, every block that is complete.
+    fn deliver_ready(&mut self, ring: &mut DeepRing, task: &mut dyn Task) -> Result<()> {
+        while let Some(i) = self
+            .done
+            .iter()
+            .position(|d| d.is_some_and(|d| d.offset == self.deliver))
+        {
+            let Some(Done { offset, len }) = self.done[i].take() else {
+                unreachable!("found above")
+            };
+            let len = len.min((self.end - offset) as usize);
+            let wanted_skip = std::mem::take(&mut self.skip);
+            let skip = wanted_skip.min(len);
+            task.feed(&ring.buffer(i)[skip..len]);
+            if len < self.block && offset + (len as u64) < self.end {
+                // A short read before the end: complete the block with buffered reads,
+                // from past the start if the read stopped before it.
+                self.fill_gap(
+                    offset + len.max(wanted_skip) as u64,
+                    offset + self.block as u64,
+                    ring.buffer_mut(i),
+                    task,
+                )?;
+            }
+            self.deliver = offset + self.block as u64;
+        }
         Ok(())
     }
 
@@ -254,24 +186,5 @@ impl Reader<'_> {
             offset += n as u64;
         }
         Ok(())
-    }
-
-    /// Waits for every read still in flight; `false` if that failed.
-    fn drain(&mut self, ring: &mut IoUring) -> bool {
-        while self
-            .slots
-            .iter()
-            .any(|s| matches!(s, Slot::InFlight { .. }))
-        {
-            if retry_eintr(|| ring.submit_and_wait(1)).is_err() {
-                return false;
-            }
-            for c in ring.completion() {
-                if let Some(slot) = self.slots.get_mut(c.user_data() as usize) {
-                    *slot = Slot::Free;
-                }
-            }
-        }
-        true
     }
 }
