@@ -4,11 +4,14 @@
 //! Linux only (FIFOs, /proc, seccomp, io_uring). Tests that need a facility the machine
 //! lacks (an unprivileged user, seccomp) print a note and skip instead of failing.
 
-mod count_support;
+use iolab_testkit::corpus::text;
+use iolab_testkit::count::*;
+use iolab_testkit::{
+    self as common, assert_error_line, assert_no_panic, is_root, run_as_nobody, stderr_of,
+    stdout_of,
+};
 
-use count_support::common::{self, is_root, run_as_nobody};
-use count_support::*;
-
+use assert_cmd::Command;
 use predicates::prelude::*;
 use std::collections::BTreeSet;
 use std::ffi::CString;
@@ -22,12 +25,22 @@ use std::thread;
 use std::time::Duration;
 use tempfile::TempDir;
 
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+fn iolab() -> Command {
+    Command::new(BIN)
+}
+
+fn iolab_std() -> StdCommand {
+    StdCommand::new(BIN)
+}
+
 #[test]
 fn every_available_method_counts_like_wc() {
     let dir = TempDir::new().unwrap();
     let texts = text_fixtures(dir.path());
     let binary = binary_fixture(dir.path());
-    let methods = available_methods();
+    let methods = available_methods(iolab_std());
     assert!(
         methods.iter().any(|m| m == "auto"),
         "auto is always available"
@@ -101,7 +114,7 @@ fn bufread_lines_refuses_invalid_utf8_and_goes_on() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     assert_eq!(stdout_of(&output), "");
-    assert_one_error_line(
+    assert_error_line(
         &stderr_of(&output),
         &[&path_label(&binary), "invalid UTF-8"],
     );
@@ -120,7 +133,7 @@ fn bufread_lines_refuses_invalid_utf8_and_goes_on() {
         stdout_of(&output),
         expected_stdout(&rows, &[&good, &binary, &good])
     );
-    assert_one_error_line(
+    assert_error_line(
         &stderr_of(&output),
         &[&path_label(&binary), "invalid UTF-8"],
     );
@@ -161,7 +174,7 @@ fn dash_and_no_file_read_stdin() {
     }
 
     // From a regular file on stdin (`iolab count - < FILE`), with every method.
-    for method in available_methods() {
+    for method in available_methods(iolab_std()) {
         for path in &texts {
             let count = wc_count(path);
             let output = iolab_std()
@@ -201,7 +214,7 @@ fn stdin_counts_from_its_current_offset() {
     // With no operand both print the count alone.
     let want = stdout_of(&run(WC, &["-l"]));
     assert!(!want.contains(' '), "{want:?}");
-    for method in available_methods() {
+    for method in available_methods(iolab_std()) {
         let output = run(BIN, &["count", "--method", &method]);
         if refused_per_file(&method, &output) {
             continue;
@@ -287,7 +300,7 @@ fn check_bad_between_good_with(
     prepare: impl Fn(&mut StdCommand),
 ) {
     let want: Vec<(u64, String)> = good.iter().map(|p| (wc_count(p), path_label(p))).collect();
-    for method in available_methods() {
+    for method in available_methods(iolab_std()) {
         let mut cmd = StdCommand::new(program);
         cmd.args(["count", "--method", &method])
             .arg(good[0])
@@ -307,7 +320,7 @@ fn check_bad_between_good_with(
         let mut all = vec![path_label(bad)];
         all.extend(needles.iter().map(|n| n.to_string()));
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
-        assert_one_error_line(&stderr_of(&output), &all);
+        assert_error_line(&stderr_of(&output), &all);
     }
 }
 
@@ -332,7 +345,7 @@ fn directory_is_reported_and_others_counted() {
         (0, path_label(&sub)),
         (wc_count(&b), path_label(&b)),
     ];
-    for method in available_methods() {
+    for method in available_methods(iolab_std()) {
         let output = StdCommand::new(BIN)
             .args(["count", "--method", &method])
             .args([&a, &sub, &b])
@@ -344,7 +357,7 @@ fn directory_is_reported_and_others_counted() {
             expected_stdout(&want, &[&a, &sub, &b]),
             "{method}"
         );
-        assert_one_error_line(&stderr_of(&output), &[&path_label(&sub), "is a directory"]);
+        assert_error_line(&stderr_of(&output), &[&path_label(&sub), "is a directory"]);
     }
 }
 
@@ -444,9 +457,9 @@ fn fifo_is_streamed_or_refused() {
     let fifo = dir.path().join("fifo");
     make_fifo(&fifo);
     // More than a pipe's buffer, so the reader sees several partial reads.
-    let content = text_of_len(&mut Rng(7), 1 << 20);
+    let content = text(1 << 20, 60, 7);
     let lines = content.iter().filter(|&&b| b == b'\n').count();
-    let available = available_methods();
+    let available = available_methods(iolab_std());
 
     for method in ["auto", "bufread-chunks", "readv", "bufread-lines"] {
         let mut cmd = iolab_std();
@@ -469,7 +482,7 @@ fn fifo_is_streamed_or_refused() {
         let output = run_with_fifo_writer(&fifo, &content, cmd);
         assert_eq!(output.status.code(), Some(1), "{method}: {output:?}");
         assert_eq!(stdout_of(&output), "", "{method}");
-        assert_one_error_line(
+        assert_error_line(
             &stderr_of(&output),
             &[&path_label(&fifo), "FIFO", "needs a regular file"],
         );
@@ -495,7 +508,7 @@ fn proc_files_are_counted_by_auto_and_refused_by_mmap() {
         }
 
         // mmap & co. need a real size: a clear error, never a count of 0.
-        for method in available_methods() {
+        for method in available_methods(iolab_std()) {
             if !SIZED_METHODS.contains(&method.as_str()) {
                 continue;
             }
@@ -505,7 +518,7 @@ fn proc_files_are_counted_by_auto_and_refused_by_mmap() {
                 .unwrap();
             assert_eq!(output.status.code(), Some(1), "{method}: {output:?}");
             assert_eq!(stdout_of(&output), "", "{method} printed a count");
-            assert_one_error_line(&stderr_of(&output), &[file, "/proc", &method]);
+            assert_error_line(&stderr_of(&output), &[file, "/proc", &method]);
         }
     }
 }

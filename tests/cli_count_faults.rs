@@ -2,16 +2,26 @@
 //! the system (io_uring and O_DIRECT under seccomp), a closed stdout, and the corner cases
 //! `wc -l` answers in its own way.
 
-mod count_support;
+use iolab_testkit::count::*;
+use iolab_testkit::{self as common, assert_error_line, assert_no_panic, stderr_of, stdout_of};
 
-use count_support::*;
-
+use assert_cmd::Command;
 use std::fs::{self, File};
 use std::io::{self};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
 use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+fn iolab() -> Command {
+    Command::new(BIN)
+}
+
+fn iolab_std() -> StdCommand {
+    StdCommand::new(BIN)
+}
 
 // ---------------------------------------------------------------------------------------
 // 6. Facilities refused by the system: io_uring and O_DIRECT under seccomp
@@ -54,7 +64,7 @@ fn io_uring_refused_by_seccomp() {
             common::seccomp::output_under(cmd, common::seccomp::deny_io_uring_setup()).unwrap();
         assert_eq!(output.status.code(), Some(1), "{output:?}");
         assert_eq!(stdout_of(&output), "");
-        assert_one_error_line(
+        assert_error_line(
             &stderr_of(&output),
             &[&path_label(&file), method, "unavailable"],
         );
@@ -98,7 +108,7 @@ fn o_direct_refused_by_seccomp() {
     };
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     assert_eq!(stdout_of(&output), "");
-    assert_one_error_line(
+    assert_error_line(
         &stderr_of(&output),
         &[&path_label(&file), "'direct' is unavailable", "O_DIRECT"],
     );
@@ -243,7 +253,7 @@ fn corner_cases_print_what_wc_prints() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert_one_error_line(&stderr_of(&output), &["'no'$'\\n''such'", "No such file"]);
+    assert_error_line(&stderr_of(&output), &["'no'$'\\n''such'", "No such file"]);
 }
 
 #[test]

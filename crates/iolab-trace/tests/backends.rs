@@ -3,13 +3,47 @@
 //! kinds and flags, and how the command ended. A backend that cannot trace here is skipped
 //! with the reason.
 
-mod support;
-
 use std::path::Path;
 
-use iolab_trace::backend::Choice;
-use iolab_trace::model::{Exit, Kind};
-use support::{backends, have, python, target, target_like, text_file, trace};
+use iolab_testkit::corpus::text_file;
+use iolab_testkit::trace::{self as kit, python, words};
+use iolab_trace::backend::{Choice, Outcome, RunOptions};
+use iolab_trace::engine;
+use iolab_trace::launch::Command;
+use iolab_trace::model::{Exit, Kind, Target};
+
+/// The backends that can trace here (ptrace where it can trace `true`); the skip line names
+/// the others.
+fn backends() -> Vec<Choice> {
+    kit::backends([Choice::Bpf, Choice::Ptrace], engine::availability)
+}
+
+/// Whether `program` is on `PATH`; prints the skip line when it is not.
+fn have(program: &str) -> bool {
+    kit::have(program, Command::resolve)
+}
+
+/// Traces `words` with `choice`.
+fn trace(choice: Choice, w: &[&str]) -> Outcome {
+    let cmd = Command::resolve(&words(w)).expect("the command exists");
+    let _guard = kit::lock();
+    engine::run(&cmd, choice, &RunOptions::default())
+        .unwrap_or_else(|e| panic!("{choice}: {w:?}: {e}"))
+}
+
+/// The target at `path` (canonical paths compared).
+fn target<'a>(o: &'a Outcome, path: &Path) -> &'a Target {
+    kit::target(o.backend, &o.trace.targets, |t| &t.path, path)
+}
+
+/// The first target whose path starts with `prefix` (`pipe:[`, `socket:[`).
+fn target_like<'a>(o: &'a Outcome, prefix: &str, pick: impl Fn(&Target) -> bool) -> &'a Target {
+    o.trace
+        .targets
+        .iter()
+        .find(|t| t.path.starts_with(prefix) && pick(t))
+        .unwrap_or_else(|| panic!("{}: no target like {prefix}", o.backend))
+}
 
 #[test]
 fn dd_makes_exactly_its_count_of_reads_and_writes() {
@@ -319,7 +353,7 @@ fn the_trace_ends_with_the_command_and_what_it_left_running_is_still_served() {
 }
 
 /// The mean time per call of the reads of `/dev/zero` and writes to `/dev/null` in `o`.
-fn mean_call_time(o: &iolab_trace::backend::Outcome) -> std::time::Duration {
+fn mean_call_time(o: &Outcome) -> std::time::Duration {
     let (mut ns, mut calls) = (0, 0);
     for path in ["/dev/zero", "/dev/null"] {
         let t = target(o, Path::new(path));

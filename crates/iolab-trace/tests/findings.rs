@@ -2,14 +2,38 @@
 //! can run here; none for well-behaved programs (cat, cp, wc, dd with big blocks); and
 //! the estimates from a calibration and from `iolab bench` results.
 
-mod support;
-
 use std::path::Path;
 
+use iolab_testkit::corpus::text_file;
+use iolab_testkit::trace::{self as kit, python};
 use iolab_trace::backend::Choice;
+use iolab_trace::engine;
+use iolab_trace::launch::Command;
 use iolab_trace::report::Report;
 use iolab_trace::rules::FindingKind;
-use support::{backends, have, python, report, text_file};
+
+/// The backends that can trace here (ptrace where it can trace `true`); the skip line names
+/// the others.
+fn backends() -> Vec<Choice> {
+    kit::backends([Choice::Bpf, Choice::Ptrace], engine::availability)
+}
+
+/// Whether `program` is on `PATH`; prints the skip line when it is not.
+fn have(program: &str) -> bool {
+    kit::have(program, Command::resolve)
+}
+
+/// Traces `w` with `choice` and reports, calibrating only when asked, with the figures of
+/// the `iolab bench` results at `results` if any.
+fn report(choice: Choice, w: &[&str], calibrate: bool, results: Option<&Path>) -> Report {
+    let options = iolab_trace::Options {
+        backend: choice,
+        results: results.map(Path::to_path_buf),
+        calibrate,
+        ..iolab_trace::Options::default()
+    };
+    kit::locked(choice, w, |words| iolab_trace::trace(words, &options))
+}
 
 /// `dd` writing 20 000 records of 64 bytes to `out`, traced: a small-writes finding.
 fn dd_64_byte_writes(

@@ -7,16 +7,43 @@
 //! that is missing, or a file system that refuses what a case needs, is skipped with the
 //! reason. Behaviour only (counts, kinds, paths), never a time.
 
-mod support;
-
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use iolab_trace::backend::Choice;
-use iolab_trace::model::Kind;
+use iolab_testkit::corpus::text_file;
+use iolab_testkit::trace::{self as kit, python};
+use iolab_trace::backend::{Choice, Outcome};
+use iolab_trace::engine;
+use iolab_trace::launch::Command;
+use iolab_trace::model::{Kind, Target};
 use iolab_trace::report::Report;
 use iolab_trace::rules::{Finding, FindingKind};
-use support::{backends, have, python, report, text_file};
+
+/// The backends that can trace here (ptrace where it can trace `true`); the skip line names
+/// the others.
+fn backends() -> Vec<Choice> {
+    kit::backends([Choice::Bpf, Choice::Ptrace], engine::availability)
+}
+
+/// Whether `program` is on `PATH`; prints the skip line when it is not.
+fn have(program: &str) -> bool {
+    kit::have(program, Command::resolve)
+}
+
+/// Traces `w` with `choice` and reports, calibrating only when asked.
+fn report(choice: Choice, w: &[&str], calibrate: bool) -> Report {
+    let options = iolab_trace::Options {
+        backend: choice,
+        calibrate,
+        ..iolab_trace::Options::default()
+    };
+    kit::locked(choice, w, |words| iolab_trace::trace(words, &options))
+}
+
+/// The target at `path` (canonical paths compared).
+fn target<'a>(o: &'a Outcome, path: &Path) -> &'a Target {
+    kit::target(o.backend, &o.trace.targets, |t| &t.path, path)
+}
 
 /// The findings of `kind` in `r`.
 fn findings_of(r: &Report, kind: FindingKind) -> Vec<&Finding> {
@@ -51,7 +78,7 @@ fn text(path: &Path) -> String {
 /// `git` with a fixed author, run in `dir`, which must succeed (under the traces' lock:
 /// the ptrace backend reaps any child of this process).
 fn git(dir: &Path, args: &[&str]) {
-    let _guard = support::lock();
+    let _guard = kit::lock();
     let out = std::process::Command::new("git")
         .args(["-c", "user.name=iolab", "-c", "user.email=iolab@localhost"])
         .arg("-C")
@@ -98,7 +125,6 @@ fn written_then_read(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report>
         choice,
         &["sh", "-c", script, "sh", &text(dir)],
         calibrate,
-        None,
     )]
 }
 
@@ -115,7 +141,6 @@ fn sed_after_cd(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report> {
         choice,
         &["sh", "-c", script, "sh", &text(dir)],
         calibrate,
-        None,
     )]
 }
 
@@ -158,7 +183,6 @@ fn relative_to_a_folder(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Repo
             choice,
             &["git", "-C", &text(&repo), "status", "--short"],
             calibrate,
-            None,
         ));
     }
     if have("tar") {
@@ -171,13 +195,11 @@ fn relative_to_a_folder(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Repo
             choice,
             &["tar", "-C", &text(&tree), "-cf", &text(&archive), "."],
             calibrate,
-            None,
         ));
         out.push(report(
             choice,
             &["tar", "-C", &text(&into), "-xf", &text(&archive)],
             calibrate,
-            None,
         ));
     }
     out
@@ -202,7 +224,6 @@ fn deep_sed(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report> {
         choice,
         &["sed", "-i", "s/a/b/", &text(&file)],
         calibrate,
-        None,
     )]
 }
 
@@ -227,7 +248,6 @@ fn many_files(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report> {
         choice,
         &["sh", "-c", script, "sh", &text(&many)],
         calibrate,
-        None,
     )]
 }
 
@@ -258,7 +278,6 @@ fn sqlite_autocommit(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report>
             &text(&statements),
         ],
         calibrate,
-        None,
     )]
 }
 
@@ -280,7 +299,6 @@ fn bash_appends(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report> {
         choice,
         &["bash", "-c", &script, "bash", &text(dir)],
         calibrate,
-        None,
     )]
 }
 
@@ -305,7 +323,6 @@ fn direct_dd(choice: Choice, dir: &Path, calibrate: bool) -> Vec<Report> {
             "status=none",
         ],
         calibrate,
-        None,
     )]
 }
 
@@ -336,14 +353,7 @@ else:
 "#;
     ["offset", "none"]
         .into_iter()
-        .map(|how| {
-            report(
-                choice,
-                &[python, "-c", code, &text(&input), how],
-                calibrate,
-                None,
-            )
-        })
+        .map(|how| report(choice, &[python, "-c", code, &text(&input), how], calibrate))
         .collect()
 }
 
@@ -365,7 +375,6 @@ fn tiny_in_a_long_run(choice: Choice, _dir: &Path, calibrate: bool) -> Vec<Repor
             code,
         ],
         calibrate,
-        None,
     )]
 }
 
@@ -399,7 +408,6 @@ with open("inodes", "w") as f:
         choice,
         &[python, "-c", code, &text(&reuse)],
         calibrate,
-        None,
     )]
 }
 
@@ -435,7 +443,7 @@ fn a_file_written_then_read_is_no_rewrite() {
                 kinds(&r)
             );
             // The trace did see the file written whole, then read whole.
-            let t = support::target(&r.outcome, &f);
+            let t = target(&r.outcome, &f);
             assert_eq!(t.write.bytes, 588_895, "{choice}");
             assert_eq!(t.read.bytes, 588_895, "{choice}");
         }
@@ -589,7 +597,7 @@ fn a_bash_append_per_line_is_open_churn_with_the_shells_save_and_restore() {
                 .filter(|x| x.kind == FindingKind::OpenChurn)
                 .collect();
             assert_eq!(churn.len(), 1, "{choice}: {:?}", kinds(&r));
-            let t = support::target(&r.outcome, &f);
+            let t = target(&r.outcome, &f);
             assert_eq!(t.opens, APPENDS, "{choice}");
             // The file's own opens, closes and dups, and as many again on standard
             // output: the shell saves it before each redirected echo and restores it after.
@@ -650,7 +658,7 @@ fn sendfile_at_increasing_offsets_is_sequential_not_random() {
                 "{choice}: offset={how}: {:?}",
                 kinds(r)
             );
-            let t = support::target(&r.outcome, &dir.path().join("sent"));
+            let t = target(&r.outcome, &dir.path().join("sent"));
             assert_eq!(t.read.bytes, SENT, "{choice}: offset={how}");
             assert_eq!(t.read.sequential, SENT / 16384, "{choice}: offset={how}");
             assert_eq!(t.read.scattered(), 0, "{choice}: offset={how}");
@@ -705,7 +713,7 @@ fn a_file_made_with_a_freed_inode_number_is_not_the_deleted_file() {
                 ));
                 return;
             }
-            let second = support::target(&r.outcome, &reuse.join("second"));
+            let second = target(&r.outcome, &reuse.join("second"));
             assert_eq!(
                 (second.opens, second.write.calls, second.write.bytes),
                 (1, 2000, 20_000),

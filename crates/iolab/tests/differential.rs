@@ -1,10 +1,12 @@
 //! Differential tests: every kernel and every read method against the obvious answer.
 //!
-//! Two references, both too simple to be wrong:
+//! Two references, both too simple to be wrong and written in the test kit apart from the
+//! library (`Expected::of`):
 //!
-//! - [`naive_count`], a plain byte loop, for the kernels and for line counts;
-//! - a fresh [`Fnv1a`] fed the whole file content in one call, for the bytes a read method
-//!   delivers: equal digests mean every byte arrived, once, in order.
+//! - a plain byte loop counting `\n`, for line counts;
+//! - FNV-1a 64 over the whole file content, for the bytes a read method delivers (the digest
+//!   the library's `Fnv1a` task computes as it is fed): equal digests mean every byte
+//!   arrived, once, in order.
 //!
 //! The harness never lists methods or kernels by hand: it iterates [`Method::ALL`] and
 //! [`Kernel::ALL`], so a new method or kernel is tested as soon as it is added there. The one
@@ -16,17 +18,155 @@
 //! random inputs on top. Each test collects every mismatch before failing, so one run shows
 //! the whole picture (which methods, which sizes, which options) instead of the first case.
 
-mod differential_support;
-
-use differential_support::*;
-use differential_support::{Failures, KIB, MIB, proptest_config};
-
-use iolab::Input;
 use iolab::lab::read::{Method, ReadOptions, count_input};
+use iolab::lab::task::Fnv1a;
+use iolab::{Error, Input};
+use iolab_testkit as common;
+use iolab_testkit::corpus::{KIB, MIB, binary, text};
+use iolab_testkit::differential::{Case, Expected, Failures, proptest_config};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::fs::{self, File};
+use std::path::Path;
+
+// ------------------------------------------------------------------------------------------
+// The harness: the references, the methods that run here, the checks
+// ------------------------------------------------------------------------------------------
+
+/// The methods that can run here, from [`Method::ALL`]; the others are named on stderr.
+fn available_methods() -> Vec<Method> {
+    common::differential::available_methods(Method::ALL, |m| m.availability())
+}
+
+/// Judges an error from `method`: `None` when the contract allows it for this content,
+/// else the failure to report.
+///
+/// Allowed: `bufread-lines` refusing invalid UTF-8 (only if the content is invalid, and on
+/// the right line), and `direct` being unavailable on a file system without `O_DIRECT`.
+fn judge_error(method: Method, error: &Error, expected: &Expected) -> Option<String> {
+    match (method, error) {
+        (Method::BufreadLines, Error::InvalidUtf8 { line }) => match expected.invalid_utf8_line {
+            Some(want) if *line == want => None,
+            Some(want) => Some(format!(
+                "refused invalid UTF-8 on line {line}, but it starts on line {want}"
+            )),
+            None => Some(format!(
+                "refused valid UTF-8 as invalid (line {line}): {error}"
+            )),
+        },
+        (Method::Direct, e) if e.is_unavailable() => {
+            common::skip_once(format!("direct is unavailable for a test file: {e}"));
+            None
+        }
+        _ => Some(format!("failed: {error} ({error:?})")),
+    }
+}
+
+/// `bufread-lines` must not succeed on content that is not UTF-8.
+fn check_utf8_refusal(method: Method, expected: &Expected) -> Option<String> {
+    match expected.invalid_utf8_line {
+        Some(line) if method == Method::BufreadLines => Some(format!(
+            "succeeded on invalid UTF-8 (line {line}) instead of Error::InvalidUtf8"
+        )),
+        _ => None,
+    }
+}
+
+/// Counts `path` with `method` and checks lines and bytes; then reads it again with the
+/// FNV-1a task and checks the digest. Mismatches go to `failures`.
+fn check_file(
+    method: Method,
+    path: &Path,
+    label: &str,
+    expected: &Expected,
+    options: &ReadOptions,
+    failures: &mut Failures,
+) {
+    let context = format!(
+        "{method} on {label} ({} bytes, {options:?})",
+        expected.bytes
+    );
+    let open = || Input::open(path).unwrap_or_else(|e| panic!("cannot open {path:?}: {e}"));
+
+    match count_input(method, &open(), options) {
+        Ok(count) => {
+            if let Some(problem) = check_utf8_refusal(method, expected) {
+                failures.push(format!("count: {context}: {problem}"));
+            } else if count.lines != expected.lines || count.bytes != expected.bytes {
+                failures.push(format!(
+                    "count: {context}: got {} lines / {} bytes, want {} / {}",
+                    count.lines, count.bytes, expected.lines, expected.bytes
+                ));
+            }
+            if count.method == Method::Auto || (method != Method::Auto && count.method != method) {
+                failures.push(format!("count: {context}: reports method {}", count.method));
+            }
+        }
+        Err(e) => {
+            if let Some(problem) = judge_error(method, &e, expected) {
+                failures.push(format!("count: {context}: {problem}"));
+            }
+        }
+    }
+
+    // The digest proves the exact bytes arrived in order: a method that skipped one chunk
+    // and repeated another of the same newline count would pass the count check.
+    let mut fnv = Fnv1a::default();
+    match iolab::lab::read::run(method, &open(), options, &mut fnv) {
+        Ok((_, bytes)) => {
+            if let Some(problem) = check_utf8_refusal(method, expected) {
+                failures.push(format!("fnv1a: {context}: {problem}"));
+            } else if fnv.digest() != expected.digest || bytes != expected.bytes {
+                failures.push(format!(
+                    "fnv1a: {context}: digest {:#018x} over {bytes} bytes, want {:#018x} over {}",
+                    fnv.digest(),
+                    expected.digest,
+                    expected.bytes
+                ));
+            }
+        }
+        Err(e) => {
+            if let Some(problem) = judge_error(method, &e, expected) {
+                failures.push(format!("fnv1a: {context}: {problem}"));
+            }
+        }
+    }
+}
+
+/// Writes each case to a file in a fresh temporary directory and checks every available
+/// method with every options set on it; panics with all failures at the end.
+fn check_methods(cases: &[Case], options: &[ReadOptions], what: &str) {
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let methods = available_methods();
+    let mut failures = Failures::default();
+    for (i, case) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("case-{i}"));
+        fs::write(&path, &case.content).expect("write a test file");
+        let expected = Expected::of(&case.content);
+        for opts in options {
+            for &method in &methods {
+                check_file(method, &path, &case.name, &expected, opts, &mut failures);
+            }
+        }
+        // Keep at most one test file per test on disk.
+        fs::remove_file(&path).expect("remove a test file");
+    }
+    failures.check(what);
+}
+
+/// The default options plus small buffers, one and several per vectored read, so reads
+/// fill buffers partly and chunks end at every position. (`direct` rounds the size up to
+/// its alignment; the methods that have one buffer ignore `buffers`.)
+fn small_buffer_options() -> Vec<ReadOptions> {
+    let mut all = vec![ReadOptions::new()];
+    for size in [7, 4096] {
+        for buffers in [1, 3] {
+            all.push(ReadOptions::new().buffer_size(size).buffers(buffers));
+        }
+    }
+    all
+}
 
 // ------------------------------------------------------------------------------------------
 // 2. Read methods against the content they read

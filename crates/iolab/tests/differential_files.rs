@@ -1,13 +1,11 @@
 //! Differential tests of the read methods on the files that break naive readers: a sparse
 //! file larger than 4 GiB, files without a trustworthy size (`/proc`, `/sys`, FIFOs), and
 //! big files split among threads and deep queues. Every method must deliver the same bytes
-//! and count as the references of `differential_support`.
+//! and count as the test kit's references (`Expected::of`).
 
-mod differential_support;
-
-use differential_support::*;
-use differential_support::{Failures, MIB};
 use iolab_testkit as common;
+use iolab_testkit::corpus::{MIB, text};
+use iolab_testkit::differential::{Expected, Failures};
 
 use iolab::lab::kernel::naive_count;
 use iolab::lab::read::{Method, ReadOptions, count_input};
@@ -21,6 +19,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Instant;
+
+/// The methods that can run here, from [`Method::ALL`]; the others are named on stderr.
+fn available_methods() -> Vec<Method> {
+    common::differential::available_methods(Method::ALL, |m| m.availability())
+}
 
 // ------------------------------------------------------------------------------------------
 // 3. A file larger than 4 GiB

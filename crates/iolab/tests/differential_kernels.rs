@@ -2,10 +2,9 @@
 //! [`naive_count`], a plain byte loop too simple to be wrong, at every length to 300 and
 //! every offset, across page and vector boundaries, and on random inputs (proptest).
 
-mod differential_support;
-
-use differential_support::{Failures, KIB, MIB, Rng, proptest_config};
 use iolab_testkit as common;
+use iolab_testkit::corpus::{KIB, MIB, Rng};
+use iolab_testkit::differential::{Failures, proptest_config};
 
 use iolab::lab::kernel::{ByteCounter, Kernel, count_byte, naive_count};
 use proptest::collection::vec;

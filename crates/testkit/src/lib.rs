@@ -1,12 +1,27 @@
-//! Helpers shared by the integration tests: scratch folders any user can write, the one
-//! `skipped:` line a test prints when the machine lacks what it needs, running a program
-//! as `nobody` from a place `nobody` can reach, and a small tmpfs for full-disk tests.
+//! Helpers shared by the integration tests of every crate: scratch folders any user can
+//! write, the one `skipped:` line a test prints when the machine lacks what it needs,
+//! running a program as `nobody` from a place `nobody` can reach, a small tmpfs for
+//! full-disk tests, and what the `iolab` binary printed (its one-line errors).
+//!
+//! The modules hold the helpers of one kind of test each: [`corpus`] the deterministic
+//! content they read, [`count`] `iolab count` against `wc -l`, [`differential`] the read
+//! methods against the references, [`trace`] the tracer on real programs, [`seccomp`]
+//! system calls refused as a restricted machine refuses them.
+//!
+//! This crate depends on no crate of the workspace: `iolab` itself has it as a
+//! dev-dependency, and a testkit that linked `iolab` would bring a second copy of it, whose
+//! types do not match the first. A helper that needs an `iolab` type takes plain data
+//! (bytes, paths, strings) or a closure instead, and the typed rest stays in the test.
 //!
 //! Not every test binary uses every helper.
 #![allow(dead_code)]
 
+pub mod corpus;
+pub mod count;
+pub mod differential;
 #[cfg(target_arch = "x86_64")]
 pub mod seccomp;
+pub mod trace;
 
 use std::ffi::OsStr;
 use std::fmt::Display;
@@ -16,7 +31,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
@@ -371,18 +386,47 @@ pub fn run_within(cmd: Command, timeout: std::time::Duration) -> std::process::O
     out
 }
 
-/// Asserts exit `code` and one `iolab: ` line on stderr, no panic, containing every
-/// needle; returns the line.
-pub fn assert_one_line_error(o: &std::process::Output, code: i32, needles: &[&str]) -> String {
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+/// A program's standard output, which must be UTF-8.
+pub fn stdout_of(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// A program's standard error, invalid UTF-8 replaced.
+pub fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Asserts exit `code` and [`assert_error_line`] on stderr; returns the line.
+pub fn assert_one_line_error(o: &Output, code: i32, needles: &[&str]) -> String {
+    let stderr = stderr_of(o);
     assert_eq!(o.status.code(), Some(code), "stderr: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
-    assert!(stderr.starts_with("iolab: "), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    for needle in needles {
-        assert!(stderr.contains(needle), "{needle:?} missing from: {stderr}");
-    }
+    assert_error_line(&stderr, needles);
     stderr
+}
+
+/// Checks that `stderr` is exactly one `iolab: …` line containing every one of `needles`,
+/// with no trace of a panic.
+pub fn assert_error_line(stderr: &str, needles: &[&str]) {
+    assert!(
+        stderr.ends_with('\n') && stderr.lines().count() == 1,
+        "stderr should be exactly one line, got {stderr:?}"
+    );
+    assert!(stderr.starts_with("iolab: "), "stderr {stderr:?}");
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "stderr {stderr:?} lacks {needle:?}"
+        );
+    }
+    assert_no_panic(stderr);
+}
+
+/// Checks that `stderr` shows no panic.
+pub fn assert_no_panic(stderr: &str) {
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "the binary panicked: {stderr:?}"
+    );
 }
 
 /// The names in `dir`, sorted.

@@ -15,6 +15,22 @@ use crate::costs::seconds;
 use crate::error::{Error, Result};
 use crate::launch::Command;
 
+/// Whether the backend `choice` names can trace here, else why not: eBPF when it is
+/// allowed (root or `CAP_BPF` with `CAP_PERFMON`, BTF); ptrace when it traces `true`;
+/// `auto` when either can.
+pub fn availability(choice: Choice) -> std::result::Result<(), String> {
+    match choice {
+        Choice::Bpf => bpf::availability(),
+        Choice::Ptrace => {
+            let command = Command::resolve(&["true".into()]).map_err(|e| e.to_string())?;
+            ptrace::run(&command, &RunOptions::default(), "a probe".into())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        Choice::Auto => availability(Choice::Bpf).or_else(|_| availability(Choice::Ptrace)),
+    }
+}
+
 /// Runs `command` with the backend `choice` names (or the best one allowed here).
 pub fn run(command: &Command, choice: Choice, options: &RunOptions) -> Result<Outcome> {
     const ALLOWED: &str = "eBPF is allowed here (root or CAP_BPF with CAP_PERFMON, BTF)";

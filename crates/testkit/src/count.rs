@@ -1,15 +1,16 @@
-//! Helpers shared by the `iolab count` end-to-end tests (`cli_count.rs`,
-//! `cli_count_faults.rs`): running the binary, `wc -l` as the reference, fixtures.
-#![allow(dead_code)]
+//! `iolab count` end to end, against the system's `wc -l` as the reference: the methods
+//! `iolab methods count` lists, the counts and the column `wc` prints, the fixtures.
+//!
+//! The binary itself is the caller's (`env!("CARGO_BIN_EXE_iolab")` exists only in the
+//! tests of its own package): the helpers that run it take the command to run.
 
-pub use iolab_testkit as common;
-
-use assert_cmd::Command;
-use std::fs::{self};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command as StdCommand, Output};
+use std::process::{Command, Output};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+use crate::corpus::{binary, text};
+use crate::{skip_once, stderr_of, stdout_of};
+
 pub const WC: &str = "/usr/bin/wc";
 
 /// Every method `iolab methods count` must list, in any order.
@@ -42,26 +43,6 @@ pub const SIZED_METHODS: [&str; 9] = [
     "pread-parallel",
     "uring-direct",
 ];
-
-// ---------------------------------------------------------------------------------------
-// Helpers
-// ---------------------------------------------------------------------------------------
-
-pub fn iolab() -> Command {
-    Command::new(BIN)
-}
-
-pub fn iolab_std() -> StdCommand {
-    StdCommand::new(BIN)
-}
-
-pub fn stdout_of(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
-}
-
-pub fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// One row of `iolab methods count`.
 #[derive(Debug)]
@@ -98,20 +79,24 @@ pub fn parse_methods(stdout: &str) -> Vec<MethodRow> {
         .collect()
 }
 
-pub fn run_methods(mut cmd: StdCommand) -> Vec<MethodRow> {
-    let output = cmd.args(["methods", "count"]).output().expect("run iolab");
+/// Runs `iolab methods count` with `iolab` (a command running the binary) and parses it.
+pub fn run_methods(mut iolab: Command) -> Vec<MethodRow> {
+    let output = iolab
+        .args(["methods", "count"])
+        .output()
+        .expect("run iolab");
     assert!(output.status.success(), "iolab methods count: {output:?}");
     parse_methods(&stdout_of(&output))
 }
 
-/// The methods this machine can run, as `iolab methods count` reports them; the others
-/// are named in a `skipped:` line.
-pub fn available_methods() -> Vec<String> {
-    let (available, unavailable): (Vec<_>, Vec<_>) = run_methods(iolab_std())
+/// The methods this machine can run, as `iolab methods count` reports them through
+/// `iolab` (a command running the binary); the others are named in a `skipped:` line.
+pub fn available_methods(iolab: Command) -> Vec<String> {
+    let (available, unavailable): (Vec<_>, Vec<_>) = run_methods(iolab)
         .into_iter()
         .partition(|row| row.unavailable.is_none());
     for row in unavailable {
-        common::skip_once(format!(
+        skip_once(format!(
             "{} is unavailable here: {}",
             row.name,
             row.unavailable.unwrap_or_default()
@@ -123,7 +108,7 @@ pub fn available_methods() -> Vec<String> {
 /// The per-file counts of the real `wc -l` on `paths` (the `total` line is dropped),
 /// checking that wc names the files as given.
 pub fn wc_counts(paths: &[&Path]) -> Vec<u64> {
-    let output = StdCommand::new(WC)
+    let output = Command::new(WC)
         .arg("-l")
         .args(paths)
         .output()
@@ -184,30 +169,6 @@ pub fn expected_stdout<P: AsRef<Path>>(rows: &[(u64, String)], operands: &[P]) -
     out
 }
 
-/// Checks that stderr is exactly one `iolab: …` line containing every one of `needles`,
-/// with no trace of a panic.
-pub fn assert_one_error_line(stderr: &str, needles: &[&str]) {
-    assert!(
-        stderr.ends_with('\n') && stderr.lines().count() == 1,
-        "stderr should be exactly one line, got {stderr:?}"
-    );
-    assert!(stderr.starts_with("iolab: "), "stderr {stderr:?}");
-    for needle in needles {
-        assert!(
-            stderr.contains(needle),
-            "stderr {stderr:?} lacks {needle:?}"
-        );
-    }
-    assert_no_panic(stderr);
-}
-
-pub fn assert_no_panic(stderr: &str) {
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
-        "the binary panicked: {stderr:?}"
-    );
-}
-
 /// `direct` is listed as available when the kernel has O_DIRECT, yet a file system may
 /// still refuse it for a file (tmpfs before Linux 6.6, some FUSE). That is documented
 /// behaviour, not a bug: such a run is skipped with a note.
@@ -217,53 +178,24 @@ pub fn refused_per_file(method: &str, output: &Output) -> bool {
         && output.status.code() == Some(1)
         && stderr.contains("method 'direct' is unavailable")
     {
-        common::skip_once(format!("direct: {}", stderr.trim_end()));
+        skip_once(format!("direct: {}", stderr.trim_end()));
         return true;
     }
     false
 }
 
-/// A small deterministic generator (xorshift64*), so failures can be reproduced.
-pub struct Rng(pub u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-}
-
-/// Text of exactly `len` bytes: ASCII lines of random length (so it may end mid-line).
-pub fn text_of_len(rng: &mut Rng, len: usize) -> Vec<u8> {
-    let mut text = Vec::with_capacity(len + 200);
-    while text.len() < len {
-        let line_len = (rng.next() % 120) as usize;
-        text.extend((0..line_len).map(|_| b'a' + (rng.next() % 26) as u8));
-        text.push(b'\n');
-    }
-    text.truncate(len);
-    text
-}
-
 /// The text fixtures (valid UTF-8): the edge cases of `wc -l`, and big files that take
 /// the multi-buffer and mmap paths.
 pub fn text_fixtures(dir: &Path) -> Vec<PathBuf> {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let files: Vec<(&str, Vec<u8>)> = vec![
         ("empty", Vec::new()),
         ("no-trailing-newline", b"one\ntwo\nthree".to_vec()),
         ("only-newlines", b"\n\n\n\n\n\n\n".to_vec()),
         ("crlf", b"a\r\nb\r\n\r\nlast\r\n".to_vec()),
         // 3 MiB: over auto's mmap threshold, several buffers for every reader.
-        ("three-mib", text_of_len(&mut rng, 3 << 20)),
+        ("three-mib", text(3 << 20, 60, 1)),
         // Not a multiple of any block size, so `direct` ends on an unaligned tail.
-        ("three-mib-odd", text_of_len(&mut rng, (3 << 20) + 4097)),
+        ("three-mib-odd", text((3 << 20) + 4097, 60, 2)),
     ];
     files
         .into_iter()
@@ -278,7 +210,7 @@ pub fn text_fixtures(dir: &Path) -> Vec<PathBuf> {
 /// Random bytes, certainly not UTF-8 (and with newlines among them).
 pub fn binary_fixture(dir: &Path) -> PathBuf {
     let mut bytes = b"fine first line\n\xff\xfe".to_vec();
-    bytes.extend(Rng(42).bytes(256 * 1024));
+    bytes.extend(binary(256 * 1024, 42));
     let path = dir.join("random-bytes");
     fs::write(&path, bytes).expect("write fixture");
     path
@@ -288,10 +220,7 @@ pub fn path_label(path: &Path) -> String {
     path.display().to_string()
 }
 
-// ---------------------------------------------------------------------------------------
-// 1. Counts and output format, for every available method
-// ---------------------------------------------------------------------------------------
-
+/// Two small text files in `dir`, the second without a final newline.
 pub fn two_good_files(dir: &Path) -> [PathBuf; 2] {
     let a = dir.join("good-a");
     let b = dir.join("good-b");
