@@ -5,6 +5,7 @@
 //!   that writes it to the module it names; a folder (its `mod.rs` and the files directly
 //!   in it) is one node, a file at a crate's root is a node of its own, and the graph of
 //!   nodes must have no cycle;
+//!   inside a folder, the files other than its `mod.rs` must have no cycle either;
 //! - **no source file over 800 lines**, tests included.
 //!
 //! `cargo test --test architecture -- --nocapture` prints each crate's arrows.
@@ -362,11 +363,13 @@ fn expand_use(tree: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// An arrow between two nodes, with where it was written.
+/// An arrow between two nodes, with where it was written and the two files.
 struct Arrow {
     from: String,
     to: String,
     at: String,
+    from_file: PathBuf,
+    to_file: PathBuf,
 }
 
 /// The arrows between the nodes of one crate.
@@ -409,7 +412,7 @@ fn arrows(src: &Path) -> (BTreeSet<String>, Vec<Arrow>) {
                 let name = &path[path.len() - 2];
                 if let Some(dest) = macros.get(name) {
                     let to = node_of(src, dest);
-                    if to != from {
+                    if dest != file {
                         let rel = file.strip_prefix(root()).unwrap_or(file);
                         out.push(Arrow {
                             from: from.clone(),
@@ -419,6 +422,8 @@ fn arrows(src: &Path) -> (BTreeSet<String>, Vec<Arrow>) {
                                 rel.display(),
                                 path[..path.len() - 1].join("::")
                             ),
+                            from_file: file.clone(),
+                            to_file: dest.clone(),
                         });
                     }
                 }
@@ -452,12 +457,14 @@ fn arrows(src: &Path) -> (BTreeSet<String>, Vec<Arrow>) {
                 continue;
             };
             let to = node_of(src, dest);
-            if to != from {
+            if dest != file {
                 let rel = file.strip_prefix(root()).unwrap_or(file);
                 out.push(Arrow {
                     from: from.clone(),
                     to,
                     at: format!("{}:{line} {}", rel.display(), path.join("::")),
+                    from_file: file.clone(),
+                    to_file: dest.clone(),
                 });
             }
         }
@@ -538,7 +545,7 @@ fn no_crate_has_an_import_circle() {
     for src in crate_sources() {
         let (nodes, arrows) = arrows(&src);
         let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for a in &arrows {
+        for a in arrows.iter().filter(|a| a.from != a.to) {
             edges
                 .entry(a.from.clone())
                 .or_default()
@@ -556,7 +563,7 @@ fn no_crate_has_an_import_circle() {
             let mut msg = format!("circle among {}:", comp.join(", "));
             for a in arrows
                 .iter()
-                .filter(|a| members.contains(&a.from) && members.contains(&a.to))
+                .filter(|a| a.from != a.to && members.contains(&a.from) && members.contains(&a.to))
             {
                 msg.push_str(&format!("\n    {} -> {}  ({})", a.from, a.to, a.at));
             }
@@ -566,6 +573,58 @@ fn no_crate_has_an_import_circle() {
     assert!(
         failures.is_empty(),
         "import circles:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// Whether `file` is a folder's or a crate's own file (`mod.rs`, `lib.rs`, `main.rs`): its
+/// children name it with `super::`, and it names them to declare and use them.
+fn is_folder_file(file: &Path) -> bool {
+    matches!(
+        file.file_name().and_then(|n| n.to_str()),
+        Some("mod.rs" | "lib.rs" | "main.rs")
+    )
+}
+
+#[test]
+fn no_folder_has_an_import_circle_among_its_files() {
+    let mut failures = Vec::new();
+    for src in crate_sources() {
+        let (_, arrows) = arrows(&src);
+        // Arrows between two sibling files of one folder, the folder's own file aside.
+        let siblings: Vec<&Arrow> = arrows
+            .iter()
+            .filter(|a| {
+                a.from_file.parent() == a.to_file.parent()
+                    && !is_folder_file(&a.from_file)
+                    && !is_folder_file(&a.to_file)
+            })
+            .collect();
+        let name = |f: &Path| f.strip_prefix(&src).unwrap().display().to_string();
+        let mut nodes = BTreeSet::new();
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for a in &siblings {
+            nodes.insert(name(&a.from_file));
+            nodes.insert(name(&a.to_file));
+            edges
+                .entry(name(&a.from_file))
+                .or_default()
+                .insert(name(&a.to_file));
+        }
+        for comp in circles(&nodes, &edges) {
+            let members: BTreeSet<&String> = comp.iter().collect();
+            let mut msg = format!("circle among {}:", comp.join(", "));
+            for a in siblings.iter().filter(|a| {
+                members.contains(&name(&a.from_file)) && members.contains(&name(&a.to_file))
+            }) {
+                msg.push_str(&format!("\n    {}", a.at));
+            }
+            failures.push(msg);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "import circles between the files of a folder:\n{}",
         failures.join("\n")
     );
 }

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use crate::cache_state::CacheState;
-use crate::probes;
 use crate::runner::Executor;
 
 /// Runs per row by default.
@@ -40,7 +39,7 @@ pub struct Config {
     pub quick: bool,
     /// The whole grid: every buffer size and probe point, every row with all its runs
     /// (by default rows that cannot win stop early and the write sweep stays near the
-    /// defaults; see [`crate::file_bench::CANNOT_WIN`]).
+    /// defaults; see [`crate::rounds::CANNOT_WIN`]).
     pub sweep: bool,
     /// The user's own files to measure instead of generated data (suites that read a
     /// file: `count`, `edit`); opened read-only, never written.
@@ -87,6 +86,4 @@ pub struct Context<'a> {
     pub warnings: Vec<String>,
     /// Notes for the report.
     pub notes: Vec<String>,
-    /// The limit probes' results, when a suite ran them.
-    pub ceilings: Option<probes::Ceilings>,
 }

@@ -34,7 +34,6 @@ pub fn run(
         executor,
         warnings: Vec::new(),
         notes: Vec::new(),
-        ceilings: None,
     };
     if sysinfo.storage.is_tmpfs {
         ctx.warnings.push(format!(
@@ -64,7 +63,11 @@ pub fn run(
         }
         let started = std::time::Instant::now();
         match suites::run(suite, &mut ctx) {
-            Ok(measured) => {
+            Ok(output) => {
+                let measured = output.rows;
+                if output.ceilings.is_some() {
+                    results.ceilings = output.ceilings;
+                }
                 if config.progress && !std::io::stderr().is_terminal() {
                     // The suite's whole time: its sections, data sets, probes and copies.
                     let line = progress::section_line(
@@ -100,13 +103,12 @@ pub enum RunError {
 }
 
 /// Brings `results` up to date with the run so far: its end time, whether it is partial,
-/// the context's warnings, notes and ceilings, and the verdict of the rows so far.
+/// the context's warnings and notes, and the verdict of the rows so far.
 fn settle(results: &mut Results, ctx: &Context<'_>) {
     results.finished_at = iolab::lab::sysinfo::now_rfc3339();
     results.partial = interrupt::interrupted() || !results.errors.is_empty();
     results.warnings = ctx.warnings.clone();
     results.notes = ctx.notes.clone();
-    results.ceilings = ctx.ceilings.clone();
     results.verdict = suites::decide(results);
 }
 

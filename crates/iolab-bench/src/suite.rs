@@ -39,7 +39,26 @@ pub struct Suite {
     /// [`crate::verdict::decide`], which makes the decision for every suite).
     pub verdict: fn(&Results, &[&Row]) -> Vec<Verdict>,
     /// Runs it.
-    pub run: fn(&mut Context<'_>) -> Result<Vec<Row>>,
+    pub run: fn(&mut Context<'_>) -> Result<Output>,
+}
+
+/// What a suite's run hands the results file: its rows and, from the `count` suite, the
+/// limit probes' ceilings (kept at the top of `results.json`).
+#[derive(Debug, Default)]
+pub struct Output {
+    /// Its rows.
+    pub rows: Vec<Row>,
+    /// The ceilings its probes measured, when it ran them.
+    pub ceilings: Option<crate::probes::Ceilings>,
+}
+
+impl From<Vec<Row>> for Output {
+    fn from(rows: Vec<Row>) -> Output {
+        Output {
+            rows,
+            ceilings: None,
+        }
+    }
 }
 
 /// A method of a suite's workload, for `iolab methods` and `--methods`.

@@ -5,7 +5,7 @@
 //! measured the same way: wall time around `spawn`…`wait4`, CPU time from `wait4`'s
 //! `rusage`. The [`Executor`] trait lets the run loop be tested with a mock.
 //!
-//! Runs are interleaved round-robin ([`schedule`]): round *r* runs every job once,
+//! Runs are interleaved round-robin ([`schedule`](crate::rounds::schedule)): round *r* runs every job once,
 //! starting at job *r mod n*, so slow drift of a shared machine (another tenant, thermal
 //! state, a page-cache flush) spreads over all jobs instead of landing on one.
 //!
@@ -518,16 +518,6 @@ fn timeval_s(t: libc::timeval) -> f64 {
     t.tv_sec as f64 + t.tv_usec as f64 / 1e6
 }
 
-/// The interleaved order of `rounds` rounds over `jobs` jobs: `(round, job)` pairs.
-///
-/// Round *r* runs every job exactly once, starting at job *r mod jobs* and wrapping
-/// around, so no job is always first (or always right after the same neighbour).
-pub fn schedule(jobs: usize, rounds: usize) -> Vec<(usize, usize)> {
-    (0..rounds)
-        .flat_map(|round| (0..jobs).map(move |i| (round, (round + i) % jobs)))
-        .collect()
-}
-
 /// The first whitespace-separated token of a job's stdout, as a `u64`: the count printed
 /// by `wc -l FILE`, `fwc -l FILE` and `iolab count FILE`.
 pub fn parse_count(stdout: &str) -> Option<u64> {
@@ -554,34 +544,6 @@ mod tests {
         assert_eq!(outcome.stdout.len(), 200_000);
         assert!(outcome.stdout.bytes().all(|b| b == b'a'));
         assert_eq!(outcome.stderr.len(), 300_000);
-    }
-
-    #[test]
-    fn schedule_runs_every_job_once_per_round_and_rotates() {
-        let order = schedule(3, 4);
-        assert_eq!(order.len(), 12);
-        for round in 0..4 {
-            let mut seen: Vec<usize> = order
-                .iter()
-                .filter(|(r, _)| *r == round)
-                .map(|(_, j)| *j)
-                .collect();
-            assert_eq!(
-                seen[0],
-                round % 3,
-                "round {round} starts at job round mod n"
-            );
-            seen.sort();
-            assert_eq!(seen, vec![0, 1, 2]);
-        }
-        // Rounds come one after another: all of round 0 before any of round 1.
-        assert!(order.windows(2).all(|w| w[0].0 <= w[1].0));
-    }
-
-    #[test]
-    fn schedule_of_nothing_is_empty() {
-        assert!(schedule(0, 5).is_empty());
-        assert!(schedule(5, 0).is_empty());
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod select;
 use crate::context::Context;
 use crate::error::Result;
 use crate::results::{Results, Row};
-use crate::suite::Suite;
+use crate::suite::{Output, Suite};
 use crate::verdict::Verdict;
 use iolab::lab::named::UnknownName;
 
@@ -47,7 +47,7 @@ pub fn named(name: &str) -> std::result::Result<&'static Suite, UnknownName> {
 }
 
 /// Runs the suite called `name`.
-pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Output> {
     (named(name).map_err(iolab::Error::UnknownName)?.run)(ctx)
 }
 

@@ -8,7 +8,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Instant;
 
-use super::calibrate::{
+use super::sampling::{
     ALIGN, BUDGET, DEVICE_BUDGET, MIN_SAMPLES, MIN_SYNCS, Samples, bytes_text, named, room, sample,
     unnamed,
 };

@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod calibrate;
 mod device;
+mod sampling;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -6,11 +6,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::Sample;
 use super::Section;
-use super::measure::Sample;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::peers::{version_line, which};
+use crate::rounds::Times;
 use crate::runner::Job;
 use crate::workdir::WorkDir;
 
@@ -99,9 +100,11 @@ fn parse_fstream(stdout: &str) -> Option<Sample> {
     let user = get("user_ns")?;
     let sys = get("sys_ns")?;
     Some(Sample {
-        wall_s: ns as f64 / 1e9,
-        user_s: user as f64 / 1e9,
-        sys_s: sys as f64 / 1e9,
+        times: Times {
+            wall_s: ns as f64 / 1e9,
+            user_s: user as f64 / 1e9,
+            sys_s: sys as f64 / 1e9,
+        },
         write_calls: u64::try_from(calls).ok(),
     })
 }
@@ -113,7 +116,7 @@ mod tests {
     #[test]
     fn fstream_output_is_parsed_and_missing_counters_are_unknown() {
         let s = parse_fstream("ns 2000 syscw 7 user_ns 1000 sys_ns 0\n").unwrap();
-        assert_eq!(s.wall_s, 2e-6);
+        assert_eq!(s.times.wall_s, 2e-6);
         assert_eq!(s.write_calls, Some(7));
         let s = parse_fstream("ns 2000 syscw -1 user_ns 1000 sys_ns 0").unwrap();
         assert_eq!(s.write_calls, None);

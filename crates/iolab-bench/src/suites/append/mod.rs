@@ -7,10 +7,9 @@
 pub mod chart;
 mod data;
 pub mod durable;
-mod durable_goals;
 mod fstream;
+mod jobs;
 mod measure;
-mod pg_test_fsync;
 mod rows;
 pub(crate) mod verdict;
 mod verify;
@@ -18,9 +17,8 @@ mod verify;
 use crate::context::Context;
 use crate::error::Result;
 use crate::interrupt;
-use crate::results::Row;
 use crate::suite::Sizes;
-use crate::suite::{Column, MethodInfo, Place, Suite};
+use crate::suite::{Column, MethodInfo, Output, Place, Suite};
 
 pub use data::Records;
 /// The strategies measured, from the library (kept here for the old path).
@@ -150,46 +148,32 @@ pub struct Section {
     pub sync: SyncPolicy,
 }
 
-/// The sections measured, in order (see the module docs).
-pub fn sections(quick: bool) -> Vec<Section> {
-    let (records, max_bytes, every_k, every_record) = if quick {
-        (
-            QUICK_RECORDS,
-            QUICK_MAX_RUN_BYTES,
-            QUICK_EVERY_K_RECORDS,
-            QUICK_EVERY_RECORD_RECORDS,
-        )
-    } else {
-        (
-            DEFAULT_RECORDS,
-            MAX_RUN_BYTES,
-            EVERY_K_RECORDS,
-            EVERY_RECORD_RECORDS,
-        )
-    };
-    let mut out: Vec<Section> = PAYLOADS
-        .iter()
-        .map(|&payload| Section {
-            payload,
-            records: records.min(max_bytes / payload as u64).max(1),
-            sync: SyncPolicy::None,
-        })
-        .collect();
-    out.push(Section {
-        payload: PAYLOADS[0],
-        records: every_k,
-        sync: SyncPolicy::EveryK,
-    });
-    out.push(Section {
-        payload: PAYLOADS[0],
-        records: every_record,
-        sync: SyncPolicy::EveryRecord,
-    });
-    out
+/// One run's figures.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    times: crate::rounds::Times,
+    /// Write-family system calls, when `/proc/thread-self/io` can be read.
+    write_calls: Option<u64>,
+}
+
+/// A job of a section: one of ours, or the baseline.
+#[derive(Clone, Copy)]
+enum Contender<'a> {
+    Ours(Strategy),
+    Baseline(&'a fstream::Fstream),
+}
+
+impl Contender<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Contender::Ours(s) => s.name(),
+            Contender::Baseline(_) => fstream::FSTREAM,
+        }
+    }
 }
 
 /// Runs the suite.
-pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     let config = ctx.config;
     let strategies: Vec<Strategy> = Strategy::ALL
         .into_iter()
@@ -211,7 +195,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         None
     };
     let mut rows = Vec::new();
-    for section in sections(config.quick) {
+    for section in jobs::sections(config.quick) {
         if interrupt::interrupted() {
             break;
         }
@@ -227,7 +211,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         )?);
     }
     if !interrupt::interrupted() {
-        rows.extend(durable::section(ctx, &mut work));
+        rows.extend(durable::section(ctx, &mut work, SUITE)?);
     }
     if measure::thread_write_calls().is_none() {
         ctx.notes.push(
@@ -237,33 +221,12 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         );
     }
     ctx.notes.extend(rows::explanations(&rows));
-    Ok(rows)
+    Ok(rows.into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sections_stay_within_the_byte_cap_and_sync_policies_use_5_bytes() {
-        for quick in [false, true] {
-            let s = sections(quick);
-            assert_eq!(s.len(), PAYLOADS.len() + 2);
-            for sec in &s {
-                assert!(sec.records * sec.payload as u64 <= MAX_RUN_BYTES);
-                assert!(sec.records >= 1);
-            }
-            assert_eq!(s[0].records, if quick { 100_000 } else { 1_000_000 });
-            assert!(
-                s.iter()
-                    .any(|x| x.sync == SyncPolicy::EveryK && x.payload == 5)
-            );
-            assert!(
-                s.iter()
-                    .any(|x| x.sync == SyncPolicy::EveryRecord && x.payload == 5)
-            );
-        }
-    }
 
     #[test]
     fn sync_counts_include_a_partial_last_interval() {

@@ -6,11 +6,12 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use super::fstream::FSTREAM;
-use super::measure::{Accumulator, Contender};
+use super::{Contender, Sample};
 use super::{PAYLOADS, SUITE, SYNC_EVERY_K, Section, Strategy, SyncPolicy, WRITEV_BATCH};
 use crate::results::Row;
+use crate::rounds::{Tally, set_times};
 
-pub(super) fn to_row(section: &Section, contender: &Contender<'_>, a: Accumulator) -> Row {
+pub(super) fn to_row(section: &Section, contender: &Contender<'_>, t: Tally<Sample>) -> Row {
     let records = section.records;
     let mut row = Row {
         suite: SUITE.to_string(),
@@ -34,25 +35,21 @@ pub(super) fn to_row(section: &Section, contender: &Contender<'_>, a: Accumulato
             json!(section.sync.syncs(records) as f64 / records as f64),
         );
     }
-    row.error = a.error;
-    row.set_timings(&a.wall, &a.user, &a.sys);
-    if a.stopped {
-        row.notes
-            .push(crate::file_bench::cannot_win_note(a.wall.len()));
-    }
-    row.verified = !a.wall.is_empty() && a.wrong.is_none() && row.error.is_none();
-    if let Some(wrong) = a.wrong {
+    row.error = t.error.clone();
+    set_times(&mut row, t.counted.iter().map(|s| s.times));
+    row.notes.extend(t.stopped_note());
+    row.verified = !t.counted.is_empty() && t.wrong.is_none() && row.error.is_none();
+    if let Some(wrong) = t.wrong.clone() {
         row.error = Some(wrong);
-    } else if a.checked > 0 {
+    } else if t.ended() > 0 {
         row.result = Some(format!("{records} records of {} bytes", section.payload));
     }
     if let Some(median) = row.median_s {
         let ns = median * 1e9 / records as f64;
         row.extra.insert("ns_per_record".into(), json!(ns));
     }
-    if !a.calls_unknown
-        && let Some(calls) = median_u64(&a.write_calls)
-    {
+    let write_calls: Option<Vec<u64>> = t.counted.iter().map(|s| s.write_calls).collect();
+    if let Some(calls) = write_calls.as_deref().and_then(median_u64) {
         let per_record = calls / records as f64;
         row.extra
             .insert("syscalls_per_record".into(), json!(per_record));

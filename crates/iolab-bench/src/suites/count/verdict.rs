@@ -1,10 +1,12 @@
 //! The `count` suite's verdict: one condition per cache state (and per file, with
 //! `--file`), and how to count lines with the winner.
 
+use crate::cache_state::CacheState;
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key, size_arg};
 use iolab::lab::read::Method;
 use iolab::lab::snippet::{self, CountSettings};
+use iolab::lab::units::format_rate;
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -65,6 +67,75 @@ pub(super) fn usage(row: &Row) -> Usage {
             .map_or_else(|_| "—".into(), |m| snippet::count(m, settings)),
         example: "count_lines",
     }
+}
+
+/// The run's one-line note for a cache state: the fastest method, its lead over `wc -l` and
+/// the best installed peer, and how close it comes to the ceiling.
+pub(super) fn note(cache: CacheState, rows: &[Row], ceiling: Option<f64>) -> Option<String> {
+    let fastest = |baseline: bool| {
+        rows.iter()
+            .filter(|r| r.baseline == baseline && r.verified)
+            .filter_map(|r| r.median_s.map(|m| (r, m)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let (best, best_s) = fastest(false)?;
+    let label = |r: &Row| match r.extra.get("variant") {
+        Some(serde_json::Value::String(v)) => format!("{} {v}", r.method),
+        _ => r.method.clone(),
+    };
+    let mut line = format!(
+        "{}: fastest is {} at {}",
+        cache.name(),
+        label(best),
+        format_rate(best.throughput_bytes_per_s.unwrap_or(0.0))
+    );
+    let ratio_to = |name: &str| {
+        rows.iter()
+            .find(|r| r.baseline && r.method == name)
+            .and_then(|r| r.median_s)
+            .map(|m| m / best_s)
+    };
+    if let Some(x) = ratio_to("wc -l") {
+        line.push_str(&format!(", {x:.2}× wc -l"));
+    }
+    if let Some((peer, peer_s)) = rows
+        .iter()
+        .filter(|r| r.baseline && r.method != "wc -l" && r.verified)
+        .filter_map(|r| r.median_s.map(|m| (r, m)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+    {
+        line.push_str(&format!(
+            ", {:.2}× {} (the best peer)",
+            peer_s / best_s,
+            peer.method
+        ));
+    } else {
+        line.push_str(", no other peer installed");
+    }
+    if let (Some(limit), Some(t)) = (ceiling, best.throughput_bytes_per_s) {
+        let which = match cache {
+            CacheState::Warm => "memory-scan",
+            CacheState::Cold => "device-read",
+        };
+        line.push_str(&format!(
+            "; {:.0}% of the {which} ceiling ({})",
+            100.0 * t / limit,
+            format_rate(limit)
+        ));
+        if cache == CacheState::Cold && t > limit {
+            // Say why a row can beat "the device": the ceiling is what O_DIRECT reads get.
+            line.push_str(
+                " (above 100%: buffered reads with the kernel's read-ahead beat O_DIRECT reads \
+                 here, as when the host or the device caches too)",
+            );
+        }
+    }
+    if let Some((peer, _)) = fastest(true)
+        && peer.median_s < Some(best_s)
+    {
+        line.push_str(&format!(" — {} is faster", peer.method));
+    }
+    Some(line)
 }
 
 #[cfg(test)]

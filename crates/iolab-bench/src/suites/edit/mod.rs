@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use jobs::jobs_for;
-use measure::{Accumulator, measure};
+use measure::measure;
 use rows::{base_row, to_row, verdicts};
 use verify::{digest_file, expected_for, expected_results};
 use workdir::WorkDir;
@@ -32,7 +32,7 @@ use crate::interrupt;
 use crate::results::Row;
 use crate::runner::Job;
 use crate::suite::Sizes;
-use crate::suite::{MethodInfo, Suite};
+use crate::suite::{MethodInfo, Output, Suite};
 use iolab::lab::edit::Strategy;
 use iolab::lab::generate::rows_for_size;
 use iolab::lab::units::format_bytes;
@@ -192,7 +192,7 @@ struct Expected {
 
 /// Runs the suite: on the generated data sets, or on copies of each `--file` (the
 /// original is only read: to copy it, to compute the reference results, and by `count`).
-pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     let config = ctx.config;
     // (name, data set, large, the user's)
     let mut datasets: Vec<(String, Dataset, bool, bool)> = Vec::new();
@@ -278,7 +278,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
     }
     drop(work);
     verdicts(ctx, &rows);
-    Ok(rows)
+    Ok(rows.into())
 }
 
 /// Whether `row` is what `iolab edit` does without options: `std-stream`, durable.

@@ -1,9 +1,11 @@
 //! The `edit` suite's rows and its verdicts (the goal ratios) for the notes.
 
-use super::{Accumulator, EditJob, Op, Plan, SUITE};
+use super::measure::{EditSample, TimingsJson};
+use super::{EditJob, Op, Plan, SUITE};
 use crate::cache_state::CacheState;
 use crate::context::Context;
 use crate::results::Row;
+use crate::rounds::{Tally, set_times};
 use crate::stats::Summary;
 use iolab::lab::units::format_duration;
 use serde_json::{Value, json};
@@ -41,29 +43,40 @@ pub(super) fn to_row(
     plan: &Plan<'_>,
     op: Op,
     job: &EditJob,
-    a: Accumulator,
+    t: Tally<EditSample>,
     cache_state: CacheState,
     expected: &str,
 ) -> Row {
     let mut row = base_row(plan, op, job, cache_state);
-    row.error = a.error;
-    row.set_timings(&a.wall, &a.user, &a.sys);
-    let wrong: Vec<&String> = a
-        .wrong_warmup
+    row.error = t.error;
+    set_times(&mut row, t.counted.iter().map(|s| s.times));
+    // Every wrong result, warm-up runs' included: they still must be right.
+    let wrong: Vec<&String> = t
+        .warmup
         .iter()
-        .chain(a.results.iter().filter(|r| *r != expected))
+        .chain(&t.counted)
+        .map(|s| &s.result)
+        .filter(|r| *r != expected)
         .collect();
-    row.verified = !a.wall.is_empty() && wrong.is_empty() && row.error.is_none();
-    row.result = a.results.last().cloned();
+    row.verified = !t.counted.is_empty() && wrong.is_empty() && row.error.is_none();
+    row.result = t.counted.last().map(|s| s.result.clone());
     if let Some(bad) = wrong.first() {
         row.error.get_or_insert(format!(
             "wrong result: the edited file's digest is {bad}, expected {expected}"
         ));
     }
-    let medians: Vec<(String, f64)> = a
-        .phases
+    let reports: Vec<&TimingsJson> = t.counted.iter().filter_map(|s| s.report.as_ref()).collect();
+    // Each phase's seconds over the runs, in the order the steps ran.
+    let mut phases: Vec<(&str, Vec<f64>)> = Vec::new();
+    for (name, s) in reports.iter().flat_map(|r| &r.phases.0) {
+        match phases.iter_mut().find(|(n, _)| n == name) {
+            Some((_, all)) => all.push(*s),
+            None => phases.push((name, vec![*s])),
+        }
+    }
+    let medians: Vec<(String, f64)> = phases
         .iter()
-        .filter_map(|(name, all)| Some((name.clone(), Summary::of(all)?.median)))
+        .filter_map(|(name, all)| Some((name.to_string(), Summary::of(all)?.median)))
         .collect();
     if !medians.is_empty() {
         let text: Vec<String> = medians
@@ -76,13 +89,13 @@ pub(super) fn to_row(
         "phases".into(),
         Value::Object(medians.into_iter().map(|(n, s)| (n, json!(s))).collect()),
     );
-    if let Some(kernel) = a.kernel {
+    if let Some(kernel) = reports.iter().rev().find_map(|r| r.kernel.as_ref()) {
         row.extra.insert("kernel".into(), json!(kernel));
     }
-    if let Some(bytes) = a.peak_rss {
+    if let Some(bytes) = reports.iter().filter_map(|r| r.peak_rss_bytes).max() {
         row.extra.insert("peak_rss_bytes".into(), json!(bytes));
     }
-    row.set_residency(cache_state, a.residency);
+    row.set_residency(cache_state, t.counted.iter().map(|s| s.residency).collect());
     row
 }
 

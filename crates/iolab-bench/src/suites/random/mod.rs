@@ -6,28 +6,28 @@
 mod cgroup;
 pub mod chart;
 mod fio;
+mod jobs;
+mod measure;
 mod rows;
 pub(crate) mod verdict;
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::cache_state::CacheState;
-use crate::context::{Config, Context};
+use crate::context::Context;
 use crate::data;
-use crate::error::{Error, Result};
-use crate::file_bench::prepare;
+use crate::error::Result;
 use crate::interrupt;
 use crate::peers::{version_line, which};
-use crate::progress::{self, Progress};
+use crate::progress;
 use crate::results::Row;
-use crate::runner::{Job, schedule};
+use crate::runner::Job;
 use crate::suite::Sizes;
-use crate::suite::{Column, MethodInfo, Place, Suite};
-use iolab::lab::random::{DEFAULT_BLOCK, Method, Pattern};
+use crate::suite::{Column, MethodInfo, Output, Place, Suite};
+use iolab::lab::random::{DEFAULT_BLOCK, Pattern};
 
 /// The data set's size by default: 1 GiB.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -140,7 +140,7 @@ pub(crate) struct RandomJob {
 }
 
 /// Runs the suite.
-pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
+pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     let config = ctx.config;
     let size = SIZES.pick(config);
     let dataset = data::blocks(&config.data_dir, size, config.progress)?;
@@ -183,7 +183,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         let first_row = rows.len();
         // Seconds spent on each pattern's jobs, for the section lines.
         let mut spent: Vec<(Pattern, f64)> = Vec::new();
-        let jobs = state_jobs(
+        let jobs = jobs::state_jobs(
             config,
             &dataset,
             state,
@@ -219,7 +219,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         match cgroup {
             Err(reason) => rows.extend(all_unavailable(&reason)),
             Ok(cgroup) => {
-                let (samples, seconds) = measure(
+                let tallies = measure::measure(
                     ctx,
                     &dataset.path,
                     dataset.bytes,
@@ -227,19 +227,19 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
                     state,
                     cgroup.as_ref(),
                 )?;
-                for (job, s) in jobs.iter().zip(seconds) {
+                for (job, t) in jobs.iter().zip(&tallies) {
                     match spent.iter_mut().find(|(p, _)| *p == job.pattern) {
-                        Some((_, total)) => *total += s,
-                        None => spent.push((job.pattern, s)),
+                        Some((_, total)) => *total += t.seconds,
+                        None => spent.push((job.pattern, t.seconds)),
                     }
                 }
-                let measured = rows::rows(&jobs, samples, state, dataset.bytes);
+                let measured = rows::rows(&jobs, tallies, state, dataset.bytes);
                 rows::compare_with_fio(ctx, state, &measured);
                 rows.extend(measured);
             }
         }
         // One line per table of results.md: a pattern in this state.
-        for pattern in patterns(state, config.quick) {
+        for pattern in jobs::patterns(state, config.quick) {
             let n = rows[first_row..]
                 .iter()
                 .filter(|r| r.extra.get("pattern") == Some(&Value::from(pattern.name())))
@@ -257,223 +257,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Vec<Row>> {
         }
     }
     rows::remember_winners(ctx, &rows, dataset.bytes);
-    Ok(rows)
-}
-
-/// The jobs of `state`: every wanted method at each point of its grid (a row of its own,
-/// pushed to `rows`, for a method that cannot run here), each followed by fio with the
-/// same engine, depth and threads when `fio` (its version and path) is installed.
-fn state_jobs(
-    config: &Config,
-    dataset: &data::Dataset,
-    state: State,
-    (cores, seconds): (usize, f64),
-    fio: Option<&(Option<String>, std::path::PathBuf)>,
-    rows: &mut Vec<Row>,
-) -> Vec<RandomJob> {
-    let mut jobs = Vec::new();
-    for pattern in patterns(state, config.quick) {
-        for method in Method::ALL {
-            if !config.wants(method.name()) {
-                continue;
-            }
-            for (qd, threads) in grid(method, config.sweep, cores) {
-                if let Err(reason) = method.availability() {
-                    rows.push(rows::unavailable(
-                        method.name(),
-                        state,
-                        pattern,
-                        (qd, threads),
-                        dataset.bytes,
-                        reason,
-                    ));
-                    continue;
-                }
-                jobs.push(iolab_job(
-                    config.iolab_exe.as_path(),
-                    &dataset.path,
-                    method,
-                    pattern,
-                    (qd, threads),
-                    seconds,
-                ));
-                if let (Some((version, path)), Some((engine, direct))) = (fio, fio::engine(method))
-                {
-                    jobs.push(RandomJob {
-                        job: Job::new(
-                            fio::name(engine, direct),
-                            path,
-                            fio::args(
-                                &dataset.path,
-                                engine,
-                                direct,
-                                DEFAULT_BLOCK,
-                                (qd, threads),
-                                pattern,
-                                seconds,
-                            ),
-                            true,
-                        ),
-                        version: version.clone(),
-                        method: fio::name(engine, direct),
-                        pattern,
-                        queue_depth: qd,
-                        threads,
-                        parse: fio::parse,
-                    });
-                }
-            }
-        }
-    }
-    jobs
-}
-
-/// The patterns measured in `state`.
-fn patterns(state: State, quick: bool) -> Vec<Pattern> {
-    match state {
-        State::BeyondMemory if !quick => vec![Pattern::Uniform, Pattern::Zipf],
-        _ => vec![Pattern::Uniform],
-    }
-}
-
-/// The (queue depth, threads) pairs `method` runs at: a queueing method at [`DEEP_QUEUE`],
-/// a synchronous one at 1, one thread. `--sweep` adds [`SWEEP_QUEUE_DEPTHS`] for a queueing
-/// method, and the same depth with a thread per core for every method (when there are
-/// several cores).
-fn grid(method: Method, sweep: bool, cores: usize) -> Vec<(usize, usize)> {
-    let depth = if method.queues() { DEEP_QUEUE } else { 1 };
-    if !sweep {
-        return vec![(depth, 1)];
-    }
-    let mut out: Vec<(usize, usize)> = if method.queues() {
-        SWEEP_QUEUE_DEPTHS.iter().map(|&qd| (qd, 1)).collect()
-    } else {
-        vec![(1, 1)]
-    };
-    if cores > 1 {
-        out.push((depth, cores));
-    }
-    out
-}
-
-fn iolab_job(
-    exe: &Path,
-    data: &Path,
-    method: Method,
-    pattern: Pattern,
-    (qd, threads): (usize, usize),
-    seconds: f64,
-) -> RandomJob {
-    let args: Vec<OsString> = [
-        "random",
-        "--method",
-        method.name(),
-        "--queue-depth",
-        &qd.to_string(),
-        "--threads",
-        &threads.to_string(),
-        "--pattern",
-        pattern.name(),
-        "--seconds",
-        &seconds.to_string(),
-        "--json",
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .chain([data.as_os_str().to_owned()])
-    .collect();
-    RandomJob {
-        job: Job::new(method.name(), exe, args, false),
-        version: None,
-        method: method.name().to_string(),
-        pattern,
-        queue_depth: qd,
-        threads,
-        parse: parse_iolab,
-    }
-}
-
-/// The figures of an `iolab random --json` run.
-fn parse_iolab(stdout: &str) -> Option<Sample> {
-    let v: Value = serde_json::from_str(stdout.trim()).ok()?;
-    let f = |k: &str| v.get(k)?.as_f64();
-    Some(Sample {
-        iops: f("iops")?,
-        p50_us: f("p50_us")?,
-        p99_us: f("p99_us")?,
-        p999_us: f("p999_us")?,
-        cpu_us_per_read: f("cpu_us_per_read")?,
-        verified: v.get("verified")?.as_bool()?,
-        cdf_us: serde_json::from_value(v.get("cdf_us")?.clone()).ok()?,
-    })
-}
-
-/// What a job's runs gave: its samples, or why it could not run.
-pub(crate) type Outcomes = Vec<std::result::Result<Vec<Sample>, (bool, String)>>;
-
-/// Runs the jobs in interleaved rounds, preparing the state before each run; returns each
-/// job's samples and the seconds spent on it.
-fn measure(
-    ctx: &mut Context<'_>,
-    data: &Path,
-    bytes: u64,
-    jobs: &[RandomJob],
-    state: State,
-    cgroup: Option<&cgroup::MemoryCgroup>,
-) -> Result<(Outcomes, Vec<f64>)> {
-    let config = ctx.config;
-    let order = schedule(jobs.len(), rounds(config));
-    let progress = Progress::new(
-        &format!("{SUITE} {}", state.name()),
-        order.len() as u64,
-        config.progress,
-    );
-    let mut out: Outcomes = jobs.iter().map(|_| Ok(Vec::new())).collect();
-    let mut seconds = vec![0.0; jobs.len()];
-    for (_, j) in order {
-        if interrupt::interrupted() {
-            break;
-        }
-        progress.inc();
-        if out[j].is_err() {
-            continue;
-        }
-        let started = std::time::Instant::now();
-        let mut job = jobs[j].job.clone();
-        let cache = if state == State::Warm {
-            CacheState::Warm
-        } else {
-            CacheState::Cold
-        };
-        prepare(data, cache, config.drop_caches, true)?;
-        if let Some(cg) = cgroup {
-            let (program, args) = cg.wrap(&job.program, &job.args, data, bytes / 4);
-            job.program = program;
-            job.args = args;
-        }
-        let outcome = ctx
-            .executor
-            .execute(&job)
-            .map_err(|e| Error::io("cannot run a benchmark job", e))?;
-        seconds[j] += started.elapsed().as_secs_f64();
-        if !outcome.success() {
-            out[j] = Err(match outcome.unavailable_reason() {
-                Some(reason) => (true, reason),
-                None => (false, outcome.failure_reason()),
-            });
-            continue;
-        }
-        match (jobs[j].parse)(&outcome.stdout) {
-            Some(sample) => {
-                if let Ok(samples) = &mut out[j] {
-                    samples.push(sample);
-                }
-            }
-            None => out[j] = Err((false, "unreadable output".into())),
-        }
-    }
-    progress.finish();
-    Ok((out, seconds))
+    Ok(rows.into())
 }
 
 /// Suite-specific keys of a row.
@@ -496,19 +280,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_grid_is_one_point_and_the_sweep_adds_depths_and_threads() {
-        assert_eq!(grid(Method::Pread, false, 2), vec![(1, 1)]);
-        assert_eq!(grid(Method::UringDirect, false, 2), vec![(DEEP_QUEUE, 1)]);
-        assert_eq!(grid(Method::Pread, true, 2), vec![(1, 1), (1, 2)]);
-        assert_eq!(grid(Method::Pread, true, 1), vec![(1, 1)]);
-        let swept = grid(Method::Uring, true, 4);
-        for qd in SWEEP_QUEUE_DEPTHS {
-            assert!(swept.contains(&(qd, 1)), "{qd}: {swept:?}");
-        }
-        assert!(swept.contains(&(DEEP_QUEUE, 4)), "{swept:?}");
-    }
-
-    #[test]
     fn the_suite_alone_takes_every_round_and_among_others_at_most_max_rounds() {
         let mut config = crate::context::Config::for_tests();
         config.runs = 5;
@@ -518,27 +289,5 @@ mod tests {
         assert_eq!(rounds(&config), MAX_ROUNDS);
         config.runs = 1;
         assert_eq!(rounds(&config), 1);
-    }
-
-    #[test]
-    fn fio_gets_a_job_per_thread_reported_as_one() {
-        let args = |threads| -> Vec<String> {
-            fio::args(
-                Path::new("/d"),
-                "psync",
-                false,
-                4096,
-                (1, threads),
-                Pattern::Uniform,
-                0.2,
-            )
-            .into_iter()
-            .map(|a| a.into_string().unwrap())
-            .collect()
-        };
-        assert!(!args(1).iter().any(|a| a.starts_with("--numjobs")));
-        let two = args(2);
-        assert!(two.contains(&"--numjobs=2".to_string()), "{two:?}");
-        assert!(two.contains(&"--group_reporting".to_string()), "{two:?}");
     }
 }

@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::{Outcomes, RandomJob, SUITE, Sample, State, keys};
+use super::{RandomJob, SUITE, Sample, State, keys};
 use crate::context::Context;
 use crate::results::Row;
+use crate::rounds::Tally;
 use crate::stats::Summary;
 use iolab::lab::random::{DEFAULT_BLOCK, Pattern};
 use iolab::lab::read::tuning;
@@ -35,13 +36,13 @@ fn median(samples: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
 /// size, so the tables' throughput column is the MB/s of the reads.
 pub(super) fn rows(
     jobs: &[RandomJob],
-    outcomes: Outcomes,
+    tallies: Vec<Tally<Sample>>,
     state: State,
     file_bytes: u64,
 ) -> Vec<Row> {
     jobs.iter()
-        .zip(outcomes)
-        .map(|(j, outcome)| {
+        .zip(tallies)
+        .map(|(j, t)| {
             let mut row = Row {
                 suite: SUITE.into(),
                 method: j.method.clone(),
@@ -61,18 +62,18 @@ pub(super) fn rows(
             if !variant.is_empty() {
                 row.extra.insert("variant".into(), json!(variant.join(" ")));
             }
-            let samples = match outcome {
-                Ok(s) if !s.is_empty() => s,
-                Ok(_) => return row,
-                Err((true, reason)) => {
-                    row.unavailable = Some(reason);
-                    return row;
-                }
-                Err((false, error)) => {
-                    row.error = Some(error);
-                    return row;
-                }
-            };
+            if let Some(reason) = t.unavailable {
+                row.unavailable = Some(reason);
+                return row;
+            }
+            if let Some(error) = t.error {
+                row.error = Some(error);
+                return row;
+            }
+            let samples = t.counted;
+            if samples.is_empty() {
+                return row;
+            }
             let per_read: Vec<f64> = samples.iter().map(|s| 1.0 / s.iops.max(1e-9)).collect();
             row.set_timings(&per_read, &[], &[]);
             let iops = median(&samples, |s| s.iops);

@@ -5,29 +5,24 @@
 use super::{ConsumerKind, Entry, Facts, Sink, to_row};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::interrupt;
-use crate::progress::Progress;
 use crate::results::Row;
-use crate::runner::{Outcome, schedule};
+use crate::rounds::{Entry as RoundEntry, Role, Rounds, Run, Times, Turn, drive};
+use crate::runner::Outcome;
 use iolab::lab::units::format_bytes;
 use iolab::lab::write::Destination;
 use std::fs;
 use std::io;
 
-/// Per-entry accumulation over the rounds.
-#[derive(Default)]
-pub(super) struct Accumulator {
-    pub(super) wall: Vec<f64>,
-    pub(super) user: Vec<f64>,
-    pub(super) sys: Vec<f64>,
-    pub(super) delivered: Vec<u64>,
-    /// The writer's stderr of each run (its `--verbose` report).
-    pub(super) reports: Vec<String>,
-    /// Context switches per counted run: the writer's, the reader's (voluntary + involuntary).
-    pub(super) writer_switches: Vec<f64>,
-    pub(super) reader_switches: Vec<f64>,
-    pub(super) unavailable: Option<String>,
-    pub(super) error: Option<String>,
+/// One run of a writer.
+pub(super) struct WriteSample {
+    pub(super) times: Times,
+    /// The bytes that reached the sink.
+    pub(super) delivered: u64,
+    /// The writer's stderr (its `--verbose` report).
+    pub(super) report: String,
+    /// Context switches (voluntary + involuntary) of the writer, and of the reader.
+    pub(super) writer_switches: f64,
+    pub(super) reader_switches: Option<f64>,
 }
 
 /// Warm-up rounds, then counted rounds, interleaved; every run's delivered bytes checked.
@@ -40,86 +35,80 @@ pub(super) fn measure(
     destination: &Destination,
 ) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let rounds = config.warmup + config.runs;
-    let order = schedule(entries.len(), rounds);
-    let mut acc: Vec<Accumulator> = entries.iter().map(|_| Accumulator::default()).collect();
-    let progress = Progress::section(
-        &format!("write {}", sink.name()),
-        order.len() as u64,
-        entries.len(),
-        config.progress,
-    );
-    for (round, j) in order {
-        if interrupt::interrupted() {
-            break;
-        }
-        progress.inc();
-        let a = &mut acc[j];
-        if a.unavailable.is_some() || a.error.is_some() {
-            continue;
-        }
-        let entry = &entries[j];
-        progress.set_message(format!(
-            "round {}/{rounds}: {}{}",
-            round + 1,
-            entry.job.name,
-            entry
-                .buffer
-                .map_or(String::new(), |b| format!(" {}", format_bytes(b as u64)))
-        ));
-        if let Sink::File(path) = sink {
-            // Fresh file per run (module docs); it is ours, made by SinkFile.
-            match fs::remove_file(path) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(Error::io("cannot remove the write suite's sink file", e));
-                }
-                _ => {}
-            }
-        }
-        let outcome = ctx
-            .executor
-            .execute(&entry.job)
-            .map_err(|e| Error::io("cannot run a benchmark job", e))?;
-        if interrupt::interrupted() {
-            break;
-        }
-        let ended_by_reader = entry.endless && outcome.signal == Some(libc::SIGPIPE);
-        if !outcome.success() && !ended_by_reader {
-            match outcome.unavailable_reason() {
-                Some(reason) => a.unavailable = Some(reason),
-                None => a.error = Some(outcome.failure_reason()),
-            }
-            continue;
-        }
-        let delivered = match delivered(sink, bytes, &outcome) {
-            Some(n) => n,
-            None => {
-                a.error = Some(format!(
-                    "cannot tell how many bytes reached {}",
-                    sink.name()
-                ));
-                continue;
-            }
-        };
-        a.delivered.push(delivered);
-        a.reports.push(outcome.stderr.clone());
-        if round < config.warmup {
-            continue;
-        }
-        a.wall.push(outcome.wall_s);
-        a.user.push(outcome.user_s);
-        a.sys.push(outcome.sys_s);
-        a.writer_switches.push(outcome.switches.total() as f64);
-        if let Some(reader) = &outcome.reader {
-            a.reader_switches.push(reader.switches.total() as f64);
-        }
-    }
-    progress.finish();
+    let rounds = Rounds::section(format!("write {}", sink.name()), config).every_run();
+    let labels: Vec<RoundEntry> = entries
+        .iter()
+        .map(|e| {
+            let label = match e.buffer {
+                Some(b) => format!("{} {}", e.job.name, format_bytes(b as u64)),
+                None => e.job.name.clone(),
+            };
+            let role = if e.job.baseline {
+                Role::Baseline
+            } else {
+                Role::Method
+            };
+            RoundEntry::new(label, role)
+        })
+        .collect();
+    let tallies = drive(
+        ctx,
+        &rounds,
+        &labels,
+        &mut |ctx: &mut Context<'_>, turn: Turn| run_once(ctx, sink, bytes, &entries[turn.job]),
+    )?;
     Ok(entries
         .iter()
-        .zip(acc)
-        .map(|(e, a)| to_row(sink, bytes, e, a, facts, destination))
+        .zip(tallies)
+        .map(|(e, t)| to_row(sink, bytes, e, t, facts, destination))
         .collect())
+}
+
+/// Runs `entry`'s writer once into `sink` (a fresh file for a file sink) and reads how
+/// many bytes reached it.
+fn run_once(
+    ctx: &mut Context<'_>,
+    sink: &Sink,
+    bytes: u64,
+    entry: &Entry,
+) -> Result<Run<WriteSample>> {
+    if let Sink::File(path) = sink {
+        // Fresh file per run (module docs); it is ours, made by SinkFile.
+        match fs::remove_file(path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(Error::io("cannot remove the write suite's sink file", e));
+            }
+            _ => {}
+        }
+    }
+    let outcome = ctx
+        .executor
+        .execute(&entry.job)
+        .map_err(|e| Error::io("cannot run a benchmark job", e))?;
+    let ended_by_reader = entry.endless && outcome.signal == Some(libc::SIGPIPE);
+    if !outcome.success() && !ended_by_reader {
+        return Ok(match outcome.unavailable_reason() {
+            Some(reason) => Run::Unavailable(reason),
+            None => Run::Failed(outcome.failure_reason()),
+        });
+    }
+    let Some(delivered) = delivered(sink, bytes, &outcome) else {
+        return Ok(Run::Failed(format!(
+            "cannot tell how many bytes reached {}",
+            sink.name()
+        )));
+    };
+    Ok(Run::Done {
+        wall_s: outcome.wall_s,
+        right: delivered == bytes,
+        sample: WriteSample {
+            times: Times::of(&outcome),
+            delivered,
+            report: outcome.stderr.clone(),
+            writer_switches: outcome.switches.total() as f64,
+            reader_switches: outcome.reader.as_ref().map(|r| r.switches.total() as f64),
+        },
+    })
 }
 
 /// The bytes that reached the sink in one run.

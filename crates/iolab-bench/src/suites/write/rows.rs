@@ -1,7 +1,9 @@
 //! The `write` suite's rows: timings, the sink's keys and the buffer notes.
 
-use super::{Accumulator, Entry, Facts, SUITE, Sink};
+use super::measure::WriteSample;
+use super::{Entry, Facts, SUITE, Sink};
 use crate::results::Row;
+use crate::rounds::{Tally, set_times};
 use crate::runner::{self, CpuPlacement};
 use iolab::lab::units::format_bytes;
 use iolab::lab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
@@ -11,7 +13,7 @@ pub(super) fn to_row(
     sink: &Sink,
     bytes: u64,
     entry: &Entry,
-    a: Accumulator,
+    t: Tally<WriteSample>,
     facts: &Facts,
     destination: &Destination,
 ) -> Row {
@@ -21,7 +23,7 @@ pub(super) fn to_row(
         &entry.job.name,
         entry.buffer,
         entry.job.baseline,
-        a.unavailable,
+        t.unavailable.clone(),
     );
     row.version = entry.version.clone();
     if entry.method == Some(Method::Bufwriter) {
@@ -34,7 +36,13 @@ pub(super) fn to_row(
         Some(buffer) => row.notes.push(buffer_note(buffer, facts, destination)),
         None if entry.method.is_some() => {
             row.extra.insert("default".into(), json!(true));
-            let (note, buffer) = default_note(entry, &a.reports, facts, destination);
+            let reports: Vec<String> = t
+                .warmup
+                .iter()
+                .chain(&t.counted)
+                .map(|s| s.report.clone())
+                .collect();
+            let (note, buffer) = default_note(entry, &reports, facts, destination);
             if let Some(b) = buffer {
                 row.extra.insert("buffer_bytes".into(), json!(b));
             }
@@ -42,23 +50,31 @@ pub(super) fn to_row(
         }
         None => {}
     }
-    row.error = a.error;
-    row.set_timings(&a.wall, &a.user, &a.sys);
+    row.error = t.error;
+    set_times(&mut row, t.counted.iter().map(|s| s.times));
     // Context switches per GiB moved, median over the counted runs: how often each side
     // slept on the pipe (or was preempted); the module docs explain what they show.
     let per_gib = |runs: &[f64]| {
         crate::stats::Summary::of(runs)
             .map(|s| (s.median * (1u64 << 30) as f64 / bytes as f64).round())
     };
-    if let Some(w) = per_gib(&a.writer_switches) {
+    let writer: Vec<f64> = t.counted.iter().map(|s| s.writer_switches).collect();
+    let reader: Vec<f64> = t.counted.iter().filter_map(|s| s.reader_switches).collect();
+    if let Some(w) = per_gib(&writer) {
         row.extra.insert("writer_switches_per_gib".into(), json!(w));
     }
-    if let Some(r) = per_gib(&a.reader_switches) {
+    if let Some(r) = per_gib(&reader) {
         row.extra.insert("reader_switches_per_gib".into(), json!(r));
     }
-    let wrong = a.delivered.iter().find(|&&n| n != bytes);
-    row.verified = !a.wall.is_empty() && wrong.is_none();
-    row.result = a.delivered.last().map(|n| n.to_string());
+    let delivered: Vec<u64> = t
+        .warmup
+        .iter()
+        .chain(&t.counted)
+        .map(|s| s.delivered)
+        .collect();
+    let wrong = delivered.iter().find(|&&n| n != bytes);
+    row.verified = !t.counted.is_empty() && wrong.is_none();
+    row.result = delivered.last().map(|n| n.to_string());
     if let Some(bad) = wrong {
         row.error.get_or_insert(format!(
             "wrong result: {bad} bytes reached {}, expected {bytes}",

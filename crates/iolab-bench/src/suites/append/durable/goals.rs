@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::durable::{ALONE_WRITERS, PEER_FRAME_BYTES};
+use super::{ALONE_WRITERS, PEER_FRAME_BYTES};
 use crate::results::Row;
 use iolab::lab::durable::{HEADER_LEN, Policy};
 
