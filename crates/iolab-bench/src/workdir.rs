@@ -47,6 +47,11 @@ impl WorkDir {
         Err(failed(io::ErrorKind::AlreadyExists.into()))
     }
 
+    /// The folder.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The path of a file of ours called `name`, remembered for removal.
     pub(crate) fn file(&mut self, name: &str) -> PathBuf {
         let path = self.path.join(name);
@@ -79,21 +84,21 @@ mod tests {
     fn a_work_dir_removes_its_files_and_itself_but_not_a_stranger() {
         let data = tempfile::tempdir().unwrap();
         let mut work = WorkDir::create(data.path(), "suite").unwrap();
-        let path = work.path.clone();
+        let path = work.path().to_path_buf();
         assert_eq!(
             path.file_name().unwrap(),
             &*format!("suite-{}", std::process::id())
         );
         fs::write(work.file("a"), b"x").unwrap();
         let second = WorkDir::create(data.path(), "suite").unwrap();
-        assert_ne!(second.path, path);
+        assert_ne!(second.path(), path);
         drop(second);
         drop(work);
         assert!(!path.exists());
         let mut work = WorkDir::create(data.path(), "suite").unwrap();
         fs::write(work.file("a"), b"x").unwrap();
-        fs::write(work.path.join("theirs"), b"y").unwrap();
-        let path = work.path.clone();
+        fs::write(work.path().join("theirs"), b"y").unwrap();
+        let path = work.path().to_path_buf();
         drop(work);
         assert!(path.join("theirs").exists() && !path.join("a").exists());
     }

@@ -59,11 +59,23 @@ pub(super) fn measure(
             Job::PgTestFsync => Entry::new(PG_TEST_FSYNC, Role::Baseline).capped(PG_ROUNDS),
         })
         .collect();
+    // Whether each policy can run here, probed once before the rounds: the probe makes and
+    // removes a file in the folder, which must not fall between two timed runs.
+    let unavailable: Vec<Option<String>> = jobs
+        .iter()
+        .map(|job| match job {
+            Job::Log { policy, .. } => policy.availability_for(work.path()).err(),
+            Job::PgTestFsync => None,
+        })
+        .collect();
     drive(
         ctx,
         &rounds,
         &entries,
         &mut |_: &mut Context<'_>, turn: Turn| {
+            if let Some(reason) = &unavailable[turn.job] {
+                return Ok(Run::Unavailable(reason.clone()));
+            }
             let path = work.file(&format!("durable-{}-{}", turn.job, turn.round));
             let run = run_once(jobs[turn.job], &path, pg, &per_writer);
             work.remove(&path);
@@ -85,20 +97,15 @@ fn run_once(
             record_bytes,
             writers,
             group,
-        } => {
-            if let Err(reason) = policy.availability_for(path.parent().unwrap_or(path)) {
-                return Run::Unavailable(reason.to_string());
-            }
-            run_log(
-                path,
-                policy,
-                record_bytes,
-                writers,
-                group,
-                per_writer(writers),
-            )
-            .map(|s| (s.times.wall_s, Sample::Log(s)))
-        }
+        } => run_log(
+            path,
+            policy,
+            record_bytes,
+            writers,
+            group,
+            per_writer(writers),
+        )
+        .map(|s| (s.times.wall_s, Sample::Log(s))),
         Job::PgTestFsync => {
             let exe = pg.expect("a pg_test_fsync job only when it was found");
             pg_test_fsync::run_pg_test_fsync(exe, path).map(|r| (0.0, Sample::Pg(r)))
