@@ -1,8 +1,9 @@
 //! The suites and the one table that registers them ([`SUITES`]).
 //!
-//! A suite is a folder, `suites/<workload>/`: its entry in the table (`ENTRY`), its plan
-//! (sections, cache states, sizes) in `mod.rs`, then its data preparation, verification,
-//! rows and charts. It measures the library's strategies (`iolab::<workload>`) and never
+//! A suite is a folder, `suites/<workload>/`, of the same files for the same jobs: its entry
+//! in the table (`ENTRY`) and `run` in `mod.rs`, then `jobs.rs`, `measure.rs` (one run of a
+//! job, on the round driver [`crate::rounds`]), `rows.rs`, `verdict.rs` and `chart.rs`
+//! (`docs/architecture.md`, "The shape of a suite"). It measures the library's strategies (`iolab::<workload>`) and never
 //! implements one. Everything else — `iolab bench`'s suite list and `--help`, `iolab
 //! methods`, `--methods` names, the tables, `iolab compare` and the HTML report — reads the
 //! suite's entry, handed to it as part of this table. No suite imports this module.
@@ -47,8 +48,15 @@ pub fn named(name: &str) -> std::result::Result<&'static Suite, UnknownName> {
 }
 
 /// Runs the suite called `name`.
+/// Runs the suite called `name`; its rows that a library call with no options makes
+/// (the suite's `is_default`) are marked `default`.
 pub fn run(name: &str, ctx: &mut Context<'_>) -> Result<Output> {
-    (named(name).map_err(iolab::Error::UnknownName)?.run)(ctx)
+    let suite = named(name).map_err(iolab::Error::UnknownName)?;
+    let mut output = (suite.run)(ctx)?;
+    for row in output.rows.iter_mut().filter(|r| (suite.is_default)(r)) {
+        row.mark_default();
+    }
+    Ok(output)
 }
 
 /// Every suite's name, in order.
