@@ -93,11 +93,12 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     let gib = dir.path().join("one-gib");
     sparse_cold(&gib, 1 << 30);
     let cores = std::thread::available_parallelism().unwrap().get();
-    let tuning = |release: &str| {
+    let tuning = |release: &str, cpu: &str| {
         serde_json::json!({
             "measured_at": "2026-01-01T00:00:00Z",
             "kernel_release": release,
             "cores": cores,
+            "cpu_model": cpu,
             "count": [{
                 "cache": "cold",
                 "size_class": {"from_bytes": 1u64 << 30, "to_bytes": 4u64 << 30},
@@ -112,7 +113,11 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
         .join(iolab::lab::read::tuning::FILE_NAME);
     std::fs::write(
         &file,
-        tuning(&iolab::lab::read::tuning::kernel_release()).to_string(),
+        tuning(
+            &iolab::lab::read::tuning::kernel_release(),
+            &iolab::lab::read::tuning::cpu_model(),
+        )
+        .to_string(),
     )
     .unwrap();
     let (out, err) = count_verbose(&cache, &gib);
@@ -141,10 +146,17 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     assert!(chosen(&err).starts_with("mmap"), "{err}");
     evict(&gib);
 
-    // Measured under another kernel: ignored.
-    std::fs::write(&file, tuning("0.0.0-other").to_string()).unwrap();
+    // Measured under another kernel, or on another CPU: ignored, and --verbose says why.
+    let cpu = iolab::lab::read::tuning::cpu_model();
+    std::fs::write(&file, tuning("0.0.0-other", &cpu).to_string()).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
     assert!(chosen(&err).starts_with("mmap"), "{err}");
+    assert!(err.contains("measured under kernel 0.0.0-other"), "{err}");
+    let kernel = iolab::lab::read::tuning::kernel_release();
+    std::fs::write(&file, tuning(&kernel, "Another CPU").to_string()).unwrap();
+    let (_, err) = count_verbose(&cache, &gib);
+    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    assert!(err.contains("on another CPU (Another CPU)"), "{err}");
 
     // The old format (one warm and one cold winner for every size, no noise rule): its
     // count winners are ignored.

@@ -84,7 +84,7 @@ fn every_strategy_edits_through_the_cli_and_says_what_it_did() {
 }
 
 #[test]
-fn the_default_strategy_is_std_stream_and_byte_forms_are_accepted() {
+fn the_default_strategy_is_the_librarys_and_byte_forms_are_accepted() {
     let dir = TempDir::new().unwrap();
     let path = sample(dir.path(), "f", b"a\tb\nc\td\n");
     let o = run(iolab(&[
@@ -101,7 +101,9 @@ fn the_default_strategy_is_std_stream_and_byte_forms_are_accepted() {
     assert_eq!(fs::read(&path).unwrap(), b"a,b\nc,d\n");
     let out = stdout_of(&o);
     assert!(out.contains("replaced 2 '\\t' bytes with ','"), "{out}");
-    assert!(out.contains("strategy std-stream"), "{out}");
+    // The library's default to replace: `EditOptions::replace_byte` without a strategy.
+    let default = iolab::lab::edit::DEFAULT_REPLACE.name();
+    assert!(out.contains(&format!("strategy {default}")), "{out}");
     let o = run(iolab(&[
         "edit",
         "replace",

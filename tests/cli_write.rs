@@ -417,7 +417,7 @@ fn check_write_rows(json: &serde_json::Value, pv: bool) {
                 .collect();
             assert!(of.len() >= 2, "{sink} {method}: {of:?}");
             // Exactly one row is the method's default, marked and sized.
-            let defaults: Vec<_> = of.iter().filter(|r| r["default"] == true).collect();
+            let defaults: Vec<_> = of.iter().filter(|r| r["auto_buffer"] == true).collect();
             assert_eq!(defaults.len(), 1, "{sink} {method}: {of:?}");
             let default = defaults[0];
             assert!(
@@ -440,7 +440,9 @@ fn check_write_rows(json: &serde_json::Value, pv: bool) {
     // says so.
     let adaptive = rows
         .iter()
-        .find(|r| r["sink"] == "splice-reader" && r["method"] == "raw-fd" && r["default"] == true)
+        .find(|r| {
+            r["sink"] == "splice-reader" && r["method"] == "raw-fd" && r["auto_buffer"] == true
+        })
         .unwrap();
     assert!(
         adaptive["notes"][0]

@@ -58,10 +58,10 @@ pub struct ReplaceArgs {
 /// What every edit takes.
 #[derive(Debug, clap::Args)]
 struct Common {
-    /// How to edit: mmap, std-whole or std-stream (see `iolab methods edit`).
-    #[arg(short, long, value_name = "STRATEGY", default_value = "std-stream",
-          value_parser = super::parse_named::<Strategy>)]
-    strategy: Strategy,
+    /// How to edit: mmap, std-whole or std-stream (see `iolab methods edit`) [default: the
+    /// library's: mmap to replace, std-stream to truncate].
+    #[arg(short, long, value_name = "STRATEGY", value_parser = super::parse_named::<Strategy>)]
+    strategy: Option<Strategy>,
     /// Skip the final msync/fdatasync: faster, but a crash may lose the edit.
     #[arg(long)]
     no_sync: bool,
@@ -116,7 +116,10 @@ pub fn run(command: Command) -> Result<i32> {
 }
 
 fn editor(c: &Common) -> EditOptions {
-    let editor = EditOptions::new().strategy(c.strategy).durable(!c.no_sync);
+    let mut editor = EditOptions::new().durable(!c.no_sync);
+    if let Some(strategy) = c.strategy {
+        editor = editor.strategy(strategy);
+    }
     match c.buffer_size {
         Some(bytes) => editor.buffer_size(bytes),
         None => editor,
@@ -182,6 +185,7 @@ fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         "not synced"
     };
     writeln!(out, "strategy {}{kernel}, {durable}", report.strategy)?;
+    writeln!(out, "  why: {}", report.why)?;
     let width = report
         .phases
         .iter()
@@ -220,6 +224,7 @@ fn to_json(file: &Path, report: &Report) -> String {
         file: file.display().to_string(),
         op: report.op.name(),
         strategy: report.strategy.name(),
+        why: &report.why,
         kernel: report.kernel.map(|k| k.name()),
         durable: report.durable,
         bytes_before: report.len_before,
@@ -240,6 +245,8 @@ struct TimingsJson<'a> {
     file: String,
     op: &'static str,
     strategy: &'static str,
+    /// Why that strategy: chosen, measured here, or the rule.
+    why: &'a str,
     kernel: Option<&'static str>,
     durable: bool,
     bytes_before: u64,

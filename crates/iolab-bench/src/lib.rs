@@ -20,6 +20,7 @@ pub mod export;
 pub mod interrupt;
 pub mod peers;
 pub mod probes;
+pub mod profile;
 pub mod progress;
 pub mod report;
 pub mod results;

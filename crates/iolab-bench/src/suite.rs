@@ -32,8 +32,10 @@ pub struct Suite {
     pub columns: &'static [Column],
     /// Its charts in the HTML report; the first is the one shown with the verdict.
     pub charts: fn(&Results, &[&Row]) -> Vec<String>,
-    /// Whether a row is what a user gets without choosing (`auto`, the `StdoutWriter`
-    /// default, …): the compact terminal tables always show these.
+    /// Whether a row is what a library call with no options makes (`auto`,
+    /// `StdoutWriter::new()`, …): marked `default` in the results when the suite has run,
+    /// judged in the verdict, always shown by the compact terminal tables. Read at run time
+    /// (`random`'s follows the winners the run just saved).
     pub is_default: fn(&Row) -> bool,
     /// Its verdict rows: per condition, the winner and how to use it (see
     /// [`crate::verdict::decide`], which makes the decision for every suite).

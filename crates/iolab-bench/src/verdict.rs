@@ -9,7 +9,9 @@
 //! fastest row of each method stands for it; the fastest method wins only when it beats
 //! every other method beyond the noise ([`crate::stats::beats`], the rule of `iolab
 //! compare`); otherwise the methods within its noise are `tied`, and when the default
-//! (`auto`) is among them, the command and the library call given are the default's.
+//! (the row marked `default`: what a library call with no options does) is among them, the
+//! command and the library call given are the default's. The default is judged too: tied
+//! with the winner or not, and its speed as a fraction of the winner's.
 
 use crate::results::Row;
 pub use crate::results::Verdict;
@@ -81,13 +83,13 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
                 .unwrap_or(f64::MAX)
                 .total_cmp(&b.median_s.unwrap_or(f64::MAX))
         });
-    // On a tie that includes `auto`, the default (it follows the winners measured here),
-    // the command and call to give are the default's: no other is faster beyond the noise.
-    let used = best
-        .iter()
-        .find(|r| tied.len() > 1 && r.method == DEFAULT_METHOD && tied.contains(&r.method))
-        .copied()
-        .unwrap_or(fastest);
+    let judged = judge_default(condition, &best, fastest);
+    // On a tie that includes the default, the command and call to give are the default's:
+    // no other is faster beyond the noise.
+    let used = match &judged {
+        Some(j) if tied.len() > 1 && j.tied && j.against.is_none() => j.row,
+        _ => fastest,
+    };
     let usage = (condition.usage)(used);
     Some(Verdict {
         suite: condition.suite.to_string(),
@@ -113,7 +115,65 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
         cli: usage.cli,
         library: usage.library,
         example: usage.example.to_string(),
+        runner_up: best.get(1).map(|r| r.method.clone()),
+        lead: best
+            .get(1)
+            .and_then(|r| Some(r.median_s? / fastest.median_s.filter(|&m| m > 0.0)?)),
+        default: judged.as_ref().map(|j| j.row.method.clone()),
+        default_tied: judged.as_ref().map(|j| j.tied),
+        default_vs_winner: judged.as_ref().and_then(|j| j.ratio),
+        default_judged_against: judged.and_then(|j| j.against),
         section: Some(fastest.section(condition.section_keys)),
+    })
+}
+
+/// How a condition's default row did.
+struct Judged<'a> {
+    /// The default row.
+    row: &'a Row,
+    /// Within the noise of the row it is judged against.
+    tied: bool,
+    /// Its speed as a fraction of that row's (its median over the default's).
+    ratio: Option<f64>,
+    /// That row's method, when it is not the fastest (the fastest does a narrower job).
+    against: Option<String>,
+}
+
+/// The condition's default row (marked `default`, or, in results from before the marks,
+/// `auto`) judged against the fastest row, or, when the fastest does a narrower job
+/// ([`Row::narrower`]), against the fastest row of the default's own job.
+fn judge_default<'a>(
+    condition: &Condition<'a>,
+    best: &[&'a Row],
+    fastest: &'a Row,
+) -> Option<Judged<'a>> {
+    let usable = |r: &&&Row| r.verified && r.error.is_none() && r.stats.is_some();
+    let marked: Vec<&Row> = condition.rows.iter().filter(usable).copied().collect();
+    let row = marked
+        .iter()
+        .find(|r| r.is_default())
+        .or_else(|| {
+            marked
+                .iter()
+                .find(|r| !r.baseline && r.method == DEFAULT_METHOD)
+        })
+        .copied()?;
+    let reference = if fastest.narrower().is_some() && row.narrower().is_none() {
+        best.iter().copied().find(|r| r.narrower().is_none())?
+    } else {
+        fastest
+    };
+    let stats = |r: &Row| r.stats.clone().expect("usable rows have statistics");
+    let tied = std::ptr::eq(row, reference) || !beats(&stats(reference), &stats(row));
+    let ratio = match (reference.median_s, row.median_s) {
+        (Some(w), Some(d)) if d > 0.0 => Some((w / d).min(1.0)),
+        _ => None,
+    };
+    Some(Judged {
+        row,
+        tied,
+        ratio,
+        against: (!std::ptr::eq(reference, fastest)).then(|| reference.method.clone()),
     })
 }
 
@@ -236,6 +296,62 @@ mod tests {
         assert_eq!(v.tied, ["a", "b"]);
         assert_eq!(v.winner_cell(), "tie: a ≈ b");
         assert_eq!(v.cli, "iolab count --method a FILE");
+    }
+
+    fn default_row(method: &str, runs: &[f64]) -> Row {
+        let mut r = row(method, false, runs);
+        r.mark_default();
+        r
+    }
+
+    #[test]
+    fn the_default_is_judged_against_the_winner() {
+        let v = verdict(&[
+            row("fast", false, &[1.0, 1.0, 1.0]),
+            default_row("plain", &[2.0, 2.0, 2.0]),
+        ]);
+        assert_eq!(v.default.as_deref(), Some("plain"));
+        assert_eq!(v.default_tied, Some(false));
+        assert!((v.default_vs_winner.unwrap() - 0.5).abs() < 1e-9);
+        assert_eq!(v.default_cell(), "0.50× (plain)");
+        let v = verdict(&[
+            default_row("plain", &[1.0, 1.0, 1.0]),
+            row("slow", false, &[2.0, 2.0, 2.0]),
+        ]);
+        assert_eq!(
+            (v.default_tied, v.default_vs_winner),
+            (Some(true), Some(1.0))
+        );
+        assert_eq!(v.default_cell(), "= winner");
+        let v = verdict(&[
+            row("a", false, &[1.00, 1.01, 0.99]),
+            default_row("plain", &[1.02, 1.03, 1.01]),
+        ]);
+        assert_eq!(v.default_tied, Some(true));
+        assert_eq!(
+            v.cli, "iolab count --method plain FILE",
+            "a tie gives the default's use"
+        );
+        let v = verdict(&[row("a", false, &[1.0, 1.0, 1.0])]);
+        assert_eq!(v.default, None, "no default row, no judgement");
+    }
+
+    #[test]
+    fn a_default_beaten_by_a_narrower_job_is_judged_against_its_own_job() {
+        let mut gift = row("gift", false, &[0.5, 0.5, 0.5]);
+        gift.extra.insert(
+            crate::results::keys::NARROWER.into(),
+            "gives its pages away".into(),
+        );
+        let v = verdict(&[
+            gift,
+            row("copy", false, &[1.0, 1.0, 1.0]),
+            default_row("plain", &[1.25, 1.25, 1.25]),
+        ]);
+        assert_eq!(v.winner.as_deref(), Some("gift"));
+        assert_eq!(v.default_judged_against.as_deref(), Some("copy"));
+        assert!((v.default_vs_winner.unwrap() - 0.8).abs() < 1e-9);
+        assert_eq!(v.default_cell(), "0.80× (plain vs copy)");
     }
 
     #[test]

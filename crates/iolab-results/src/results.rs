@@ -178,6 +178,19 @@ impl Row {
         self.extra.get(keys::DEFAULT) == Some(&serde_json::Value::Bool(true))
     }
 
+    /// Marks this row as what a library call with no options does (`default: true`).
+    pub fn mark_default(&mut self) {
+        self.extra
+            .insert(keys::DEFAULT.into(), serde_json::Value::Bool(true));
+    }
+
+    /// Why this row does a narrower job than its condition's default (`vmsplice` gives its
+    /// pages away), if it does: the default is then judged against the best row of its own
+    /// job.
+    pub fn narrower(&self) -> Option<&str> {
+        self.extra_str(keys::NARROWER)
+    }
+
     /// `random`: `warm`, `cold` or `beyond-memory`.
     pub fn state(&self) -> Option<&str> {
         self.extra_str(keys::STATE)
@@ -217,6 +230,8 @@ pub mod keys {
     pub const SINK: &str = "sink";
     /// [`super::Row::is_default`].
     pub const DEFAULT: &str = "default";
+    /// [`super::Row::narrower`].
+    pub const NARROWER: &str = "narrower";
     /// [`super::Row::state`].
     pub const STATE: &str = "state";
     /// [`super::Row::queue_depth`].
@@ -302,7 +317,7 @@ impl Results {
 }
 
 /// The answer for one (suite, condition).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     /// The suite: `count`, `write`, …
     pub suite: String,
@@ -333,6 +348,28 @@ pub struct Verdict {
     /// EXAMPLE -- FILE` (empty in results from before examples).
     #[serde(default)]
     pub example: String,
+    /// The second fastest method (its fastest row), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_up: Option<String>,
+    /// The runner-up's median over the fastest row's (at least 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead: Option<f64>,
+    /// The method of the condition's default row: what a library call with no options
+    /// does here (`None` where the condition has no measured default row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Whether the default is the winner or within the noise of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_tied: Option<bool>,
+    /// The default's speed as a fraction of the winner's: 1.0 when it is the winner, 0.8
+    /// when it takes 1.25× the winner's time. Where the winner does a narrower job
+    /// ([`Row::narrower`]), against the best row of the default's own job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_vs_winner: Option<f64>,
+    /// The method the default was judged against, when it is not the winner because the
+    /// winner does a narrower job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_judged_against: Option<String>,
     /// The table section of the condition's rows (for the compact terminal output).
     #[serde(skip)]
     pub section: Option<String>,
@@ -359,5 +396,25 @@ impl Verdict {
     pub fn limit_cell(&self) -> String {
         self.of_limit
             .map_or("—".into(), |f| format!("{:.0}%", f * 100.0))
+    }
+
+    /// The default cell: `= winner`, `tied (auto)`, `0.87× (prealloc)`, `—`.
+    pub fn default_cell(&self) -> String {
+        let Some(default) = &self.default else {
+            return "—".into();
+        };
+        if self.winner.as_ref() == Some(default) {
+            return "= winner".into();
+        }
+        let against = self
+            .default_judged_against
+            .as_ref()
+            .filter(|m| *m != default)
+            .map_or(String::new(), |m| format!(" vs {m}"));
+        match (self.default_tied, self.default_vs_winner) {
+            (Some(true), _) => format!("tied ({default}{against})"),
+            (_, Some(x)) => format!("{x:.2}× ({default}{against})"),
+            _ => format!("({default})"),
+        }
     }
 }

@@ -347,7 +347,7 @@ fn fake_append_results(dir: &Path) -> std::path::PathBuf {
             cli: "— (library only)".into(),
             library: "iolab::lab::file::AppendFile::create(path)?, .append(record)?".into(),
             example: "append_records".into(),
-            section: None,
+            ..Verdict::default()
         }],
         errors: vec![],
     };

@@ -136,6 +136,7 @@ pub fn verdict_table(results: &Results, library: bool) -> Table {
         "figure",
         "vs best baseline",
         "of limit",
+        "default",
         "command",
     ]
     .map(String::from)
@@ -154,6 +155,7 @@ pub fn verdict_table(results: &Results, library: bool) -> Table {
                 v.figure.clone(),
                 v.ratio_cell(),
                 v.limit_cell(),
+                v.default_cell(),
                 v.cli.clone(),
             ];
             if library {

@@ -126,6 +126,9 @@ fn verdict_block(results: &Results, width: usize) -> String {
         if v.of_limit.is_some() {
             figures.push(format!("{} of limit", v.limit_cell()));
         }
+        if v.default.is_some() {
+            figures.push(format!("default {}", v.default_cell()));
+        }
         figures.retain(|f| !f.is_empty() && f != "—");
         for line in wrap(&head, width, "", "    ") {
             let _ = writeln!(out, "{line}");
@@ -148,6 +151,7 @@ fn verdict_table(results: &Results) -> Table {
             "figure",
             "vs best baseline",
             "of limit",
+            "default",
         ]
         .map(String::from)
         .to_vec(),
@@ -161,6 +165,7 @@ fn verdict_table(results: &Results) -> Table {
                     v.figure.clone(),
                     v.ratio_cell(),
                     v.limit_cell(),
+                    v.default_cell(),
                 ]
             })
             .collect(),
@@ -477,7 +482,7 @@ mod tests {
             cli: String::new(),
             library: String::new(),
             example: String::new(),
-            section: None,
+            ..Verdict::default()
         };
         assert_eq!(winner_cell(&v), "tie: auto ≈ mmap (+2)");
         let v = Verdict {

@@ -125,6 +125,35 @@ impl Policy {
     }
 }
 
+/// The condition of the durable section whose winner [`Log::open`] follows: group commit,
+/// 8 writers, 512-byte records (the machine profile's `durable` entry).
+pub const PROFILE_CONDITION: &str = "durable, 8 writers, 512 B";
+
+/// The policy a log at `path` takes when none is set, and why: the winner `iolab bench
+/// append` measured on this machine for `path`'s device, when it can run in `path`'s
+/// folder; else [`LogOptions::DEFAULT_POLICY`].
+pub fn default_policy(path: &Path) -> (Policy, String) {
+    use crate::read::tuning::{self, Strategies};
+    let rule = LogOptions::DEFAULT_POLICY;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let profile = tuning::load_checked();
+    let why_not = match tuning::strategy_for(&profile, Strategies::Durable, PROFILE_CONDITION, dir)
+    {
+        Ok(w) => match w.method.parse::<Policy>() {
+            Ok(policy) => match policy.availability_for(dir) {
+                Ok(()) => return (policy, w.source()),
+                Err(why) => format!("the measured winner {policy} cannot run here: {why}"),
+            },
+            Err(_) => format!("the measured winner `{}` is unknown here", w.method),
+        },
+        Err(why) => why,
+    };
+    (rule, format!("the rule, {rule} ({why_not})"))
+}
+
 /// Watches a [`Log`]'s writes and syncs, for tests and tracing. Every `end` is a file
 /// offset: the bytes before it are written, or covered by the sync. Calls come from the
 /// thread doing the I/O, in the order the I/O happens.
@@ -158,7 +187,7 @@ pub(crate) trait Sink: Send {
 /// How to open a [`Log`]: a builder with documented defaults.
 #[derive(Clone)]
 pub struct LogOptions {
-    policy: Policy,
+    policy: Option<Policy>,
     group_commit: bool,
     prealloc_chunk: u64,
     observer: Option<Arc<dyn Observer>>,
@@ -167,7 +196,7 @@ pub struct LogOptions {
 impl Default for LogOptions {
     fn default() -> LogOptions {
         LogOptions {
-            policy: LogOptions::DEFAULT_POLICY,
+            policy: None,
             group_commit: true,
             prealloc_chunk: PREALLOC_CHUNK,
             observer: None,
@@ -187,7 +216,8 @@ impl fmt::Debug for LogOptions {
 }
 
 impl LogOptions {
-    /// The policy a [`Log`] opened without options uses.
+    /// The policy a [`Log`] opened without options uses where this machine's profile holds
+    /// no winner for its device (the rule; [`default_policy`]).
     pub const DEFAULT_POLICY: Policy = Policy::Prealloc;
 
     /// Options with every default.
@@ -197,9 +227,11 @@ impl LogOptions {
 
     /// How a record reaches the device (`fdatasync`, `dsync`, `direct-dsync`, `prealloc`).
     ///
-    /// By default, [`Policy::Prealloc`] (docs/findings/durable.md).
+    /// By default, the policy `iolab bench append` measured as the winner on this machine
+    /// for the log's device ([`default_policy`]; [`Log::why`] says which), else
+    /// [`Policy::Prealloc`] (docs/findings/durable.md).
     pub fn policy(mut self, policy: Policy) -> LogOptions {
-        self.policy = policy;
+        self.policy = Some(policy);
         self
     }
 
@@ -246,6 +278,7 @@ impl LogOptions {
 /// Share it between threads by reference (it is `Sync`); see the [module doc](crate::lab::durable).
 pub struct Log {
     policy: Policy,
+    why: String,
     commit: group::Commit,
 }
 
@@ -306,7 +339,10 @@ impl Log {
             .metadata()
             .map_err(|e| Error::from_io("cannot stat", e, 0))?
             .len();
-        let policy = options.policy;
+        let (policy, why) = match options.policy {
+            Some(policy) => (policy, "chosen by the caller".to_string()),
+            None => default_policy(path),
+        };
         let zeroed = if policy.preallocates() {
             // Zeros after the end: a torn record left by a crash must not be read back as
             // the start of a later one.
@@ -330,6 +366,7 @@ impl Log {
         let observer = options.observer.unwrap_or_else(|| Arc::new(Unobserved));
         Ok(Log {
             policy,
+            why,
             commit: group::Commit::new(sink, end, options.group_commit, observer),
         })
     }
@@ -361,6 +398,12 @@ impl Log {
     /// The log's policy.
     pub fn policy(&self) -> Policy {
         self.policy
+    }
+
+    /// Why this policy: the caller's choice, the winner measured on this machine (and
+    /// when), or the rule, and why the profile was not followed.
+    pub fn why(&self) -> &str {
+        &self.why
     }
 
     /// Syncs completed so far (one per batch), for measuring how much group commit shares.

@@ -184,6 +184,9 @@ pub struct Report {
     pub phases: Phases,
     /// From the start of `open` to the end of the last step.
     pub total: Duration,
+    /// Why this strategy: the caller's choice, the winner measured on this machine (and
+    /// when), or the rule, and why the profile was not followed.
+    pub why: String,
 }
 
 /// How to edit: the strategy and its settings. The free functions
@@ -207,6 +210,66 @@ pub struct EditOptions {
     memory_limit: Option<u64>,
 }
 
+/// Which edit, for [`default_strategy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditKind {
+    /// [`EditOptions::replace_byte`].
+    Replace,
+    /// [`EditOptions::truncate_after_first_line`].
+    Truncate,
+}
+
+impl EditKind {
+    /// Its condition in the `edit` suite's verdict and in the machine profile.
+    pub fn condition(self) -> &'static str {
+        match self {
+            EditKind::Replace => "replace",
+            EditKind::Truncate => "truncate",
+        }
+    }
+
+    /// The rule's strategy for it.
+    pub fn rule(self) -> Strategy {
+        match self {
+            EditKind::Replace => DEFAULT_REPLACE,
+            EditKind::Truncate => DEFAULT_TRUNCATE,
+        }
+    }
+}
+
+/// The strategy an edit of the file at `path` takes when none is set, and why: the winner
+/// `iolab bench edit` measured on this machine, for files on `path`'s device
+/// ([`crate::lab::read::tuning`]); else the rule, [`DEFAULT_REPLACE`] or
+/// [`DEFAULT_TRUNCATE`].
+pub fn default_strategy(kind: EditKind, path: &Path) -> (Strategy, String) {
+    strategy_from(&crate::read::tuning::load_checked(), kind, path)
+}
+
+/// [`default_strategy`] with `profile`.
+fn strategy_from(
+    profile: &std::result::Result<crate::read::tuning::Tuning, String>,
+    kind: EditKind,
+    path: &Path,
+) -> (Strategy, String) {
+    use crate::read::tuning::{Strategies, strategy_for};
+    let rule = kind.rule();
+    let why_not = match strategy_for(profile, Strategies::Edit, kind.condition(), path) {
+        Ok(w) => match w.method.parse::<Strategy>() {
+            Ok(strategy) => return (strategy, w.source()),
+            Err(_) => format!("the measured winner `{}` is unknown here", w.method),
+        },
+        Err(why) => why,
+    };
+    (rule, format!("the rule, {rule} ({why_not})"))
+}
+
+/// The strategy [`EditOptions::replace_byte`] takes when none is set: it won replace on the
+/// machines measured (docs/findings/edit.md).
+pub const DEFAULT_REPLACE: Strategy = Strategy::Mmap;
+/// The strategy [`EditOptions::truncate_after_first_line`] takes when none is set: the
+/// winner or tied with `mmap`, in bounded memory (docs/findings/edit.md).
+pub const DEFAULT_TRUNCATE: Strategy = Strategy::StdStream;
+
 impl Default for EditOptions {
     fn default() -> Self {
         EditOptions {
@@ -227,10 +290,12 @@ impl EditOptions {
 
     /// How the file's bytes are reached: through a map, read whole, or streamed.
     ///
-    /// By default, the rule of the machines measured: [`Strategy::Mmap`] for
-    /// [`EditOptions::replace_byte`] (it won replace on both, 4.8–7.0× `tr`) and
-    /// [`Strategy::StdStream`] for [`EditOptions::truncate_after_first_line`] (the
-    /// winner or tied with `mmap`, in bounded memory); docs/findings/edit.md.
+    /// By default, the winner `iolab bench edit` measured on this machine for the file's
+    /// device ([`default_strategy`]; [`Report::why`] says which), else the rule of the
+    /// machines measured: [`Strategy::Mmap`] for [`EditOptions::replace_byte`] (it won
+    /// replace on both, 4.8–7.0× `tr`) and [`Strategy::StdStream`] for
+    /// [`EditOptions::truncate_after_first_line`] (the winner or tied with `mmap`, in
+    /// bounded memory); docs/findings/edit.md.
     pub fn strategy(mut self, strategy: Strategy) -> EditOptions {
         self.strategy = Some(strategy);
         self
@@ -275,8 +340,8 @@ impl EditOptions {
     /// `path`.
     pub fn truncate_after_first_line(&self, path: impl AsRef<Path>) -> Result<Report> {
         let path = path.as_ref();
-        let strategy = self.strategy.unwrap_or(Strategy::StdStream);
-        self.run(strategy, path, Edit::Truncate)
+        let choice = self.choose(EditKind::Truncate, path);
+        self.run(choice, path, Edit::Truncate)
             .map_err(|e| e.at(path))
     }
 
@@ -284,7 +349,7 @@ impl EditOptions {
     /// failure names `path`.
     pub fn replace_byte(&self, path: impl AsRef<Path>, from: u8, to: u8) -> Result<Report> {
         let path = path.as_ref();
-        let strategy = self.strategy.unwrap_or(Strategy::Mmap);
+        let choice = self.choose(EditKind::Replace, path);
         let replacer = match self.kernel {
             None => Replacer::best(),
             Some(kernel) => Replacer::new(kernel).ok_or_else(|| Error::KernelUnavailable {
@@ -292,15 +357,19 @@ impl EditOptions {
                 reason: kernel.availability().err().unwrap_or_default(),
             })?,
         };
-        self.run(
-            strategy,
-            path,
-            Edit::Replace(Replace { from, to, replacer }),
-        )
-        .map_err(|e| e.at(path))
+        self.run(choice, path, Edit::Replace(Replace { from, to, replacer }))
+            .map_err(|e| e.at(path))
     }
 
-    fn run(&self, strategy: Strategy, path: &Path, edit: Edit) -> Result<Report> {
+    /// The strategy for `kind` on `path`, and why: the one set, else the default.
+    fn choose(&self, kind: EditKind, path: &Path) -> (Strategy, String) {
+        match self.strategy {
+            Some(strategy) => (strategy, "chosen by the caller".into()),
+            None => default_strategy(kind, path),
+        }
+    }
+
+    fn run(&self, (strategy, why): (Strategy, String), path: &Path, edit: Edit) -> Result<Report> {
         let start = Instant::now();
         let mut phases = Phases::default();
         let (file, probed) = phases.time("open", || open_for_edit(path))?;
@@ -390,6 +459,7 @@ impl EditOptions {
             durable: self.durable,
             phases,
             total: start.elapsed(),
+            why,
         })
     }
 
@@ -523,4 +593,47 @@ pub(crate) fn read_at_retrying(file: &File, buf: &mut [u8], offset: u64) -> io::
 /// The file's length as a `usize`, for a map or a buffer.
 pub(crate) fn len_usize(len: u64) -> Result<usize> {
     usize::try_from(len).map_err(|_| Error::TooBigForAddressSpace { len })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::tuning::{StrategyWinner, Tuning};
+
+    fn profile(method: &str) -> std::result::Result<Tuning, String> {
+        Ok(Tuning {
+            measured_at: String::new(),
+            kernel_release: String::new(),
+            cores: 1,
+            cpu_model: String::new(),
+            count: Vec::new(),
+            random: Vec::new(),
+            edit: vec![StrategyWinner {
+                condition: "truncate".into(),
+                method: method.into(),
+                runner_up: "std-stream".into(),
+                lead: 1.2,
+                measured_at: "2026-11-26T10:00:00Z".into(),
+                device: None,
+            }],
+            durable: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn without_a_strategy_an_edit_follows_the_profile_or_says_why_not() {
+        let here = std::env::temp_dir();
+        let (s, why) = strategy_from(&profile("mmap"), EditKind::Truncate, &here);
+        assert_eq!(s, Strategy::Mmap);
+        assert!(why.contains("truncate winner"), "{why}");
+        let (s, why) = strategy_from(&profile("mmap"), EditKind::Replace, &here);
+        assert_eq!(s, DEFAULT_REPLACE);
+        assert_eq!(
+            why,
+            "the rule, mmap (no winner beyond the noise measured here)"
+        );
+        let (s, why) = strategy_from(&profile("teleport"), EditKind::Truncate, &here);
+        assert_eq!(s, DEFAULT_TRUNCATE);
+        assert!(why.contains("`teleport` is unknown here"), "{why}");
+    }
 }

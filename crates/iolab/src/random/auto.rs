@@ -29,6 +29,29 @@ pub struct Choice {
     pub reason: String,
 }
 
+/// The measured winner of size class `class` (`warm`: files that fit in the memory
+/// available; `beyond-memory`) on this machine, if one is saved: its method, whether it is
+/// a map, its IOPS.
+fn measured(class: &str) -> Option<(&'static str, bool, f64)> {
+    let w = tuning::load()
+        .into_iter()
+        .flat_map(|t| t.random)
+        .find(|w| w.size_class == class)?;
+    let mmap = tuning::RandomWinner::backing_of(&w.method)?;
+    let method = match w.method.as_str() {
+        "mmap" => "mmap",
+        "mmap-random" => "mmap-random",
+        _ => "pread",
+    };
+    Some((method, mmap, w.iops))
+}
+
+/// The random-read method [`choose`] follows for files of size class `class` (`warm` or
+/// `beyond-memory`): the winner measured here, else `pread`.
+pub fn method_for_class(class: &str) -> &'static str {
+    measured(class).map_or("pread", |(method, _, _)| method)
+}
+
 /// The backing for a file of `len` bytes.
 pub fn choose(len: u64) -> Choice {
     let available = crate::sysinfo::mem_available_bytes();
@@ -41,25 +64,14 @@ pub fn choose(len: u64) -> Choice {
         Some(m) => format!("{len} bytes, within the {m} bytes of memory available"),
         None => format!("{len} bytes"),
     };
-    if let Some(w) = tuning::load()
-        .into_iter()
-        .flat_map(|t| t.random)
-        .find(|w| w.size_class == class)
-        && let Some(mmap) = tuning::RandomWinner::backing_of(&w.method)
-    {
-        let method = match w.method.as_str() {
-            "mmap" => "mmap",
-            "mmap-random" => "mmap-random",
-            _ => "pread",
-        };
+    if let Some((method, mmap, iops)) = measured(class) {
         return Choice {
             method,
             mmap,
             random_advice: method == "mmap-random",
             reason: format!(
                 "{fits}: the {class} winner measured by `iolab bench random` on this machine \
-                 ({:.0} IOPS)",
-                w.iops
+                 ({iops:.0} IOPS)"
             ),
         };
     }

@@ -133,16 +133,17 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
         None
     };
     let class = tuning::SizeClass::of(len);
-    if let Some(state) = state
-        && let Some(tuning) = tuning::load()
+    let profile = state.map(|_| tuning::load_checked());
+    if let (Some(state), Some(Ok(tuning))) = (state, &profile)
         && let Some(choice) = tuning
             .count_winner(state, len)
             .and_then(|w| measured(w, &cached))
     {
         return choice;
     }
-    let unmeasured = match (state, class) {
-        (Some(state), Some(class)) => format!(
+    let unmeasured = match (state, class, profile) {
+        (Some(_), Some(_), Some(Err(why))) => format!(" (the rule: {why})"),
+        (Some(state), Some(class), _) => format!(
             " (no {state} winner beyond the noise measured for files of {class} here: the rule)"
         ),
         _ => " (the rule)".to_string(),

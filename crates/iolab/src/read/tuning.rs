@@ -9,10 +9,16 @@
 //! a winner must mean something, and a 1 GiB result never decides a 22 GiB file.
 //!
 //! `auto` reads it for files of 1 MiB and more (small files never pay for it) and follows
-//! it while the machine is the same one: same kernel release and same number of cores.
+//! it while the machine is the same one: same kernel release, same number of cores, same
+//! CPU model ([`load_checked`] says why not otherwise); a winner a device decides (the
+//! edit strategies, the durable policy) only for files on the device it was measured on.
 //! The file is small and advisory: a missing, unreadable or stale one is ignored, never an
 //! error. Files written before size classes existed (`warm`/`cold` at the top level) have
 //! their count winners ignored: they were recorded without the noise rule.
+//!
+//! It is this machine's profile: besides `count` and `random`, the `edit` suite's winning
+//! strategies ([`EditOptions`](crate::lab::edit::EditOptions) without a strategy follows
+//! them) and the durable section's winning policy (`Log::open` follows it).
 
 use std::path::PathBuf;
 
@@ -61,12 +67,73 @@ pub struct Tuning {
     pub kernel_release: String,
     /// The cores available then.
     pub cores: usize,
+    /// The CPU model then (`model name` of `/proc/cpuinfo`); empty in files from before
+    /// 26 Nov 2026, which are not used.
+    #[serde(default)]
+    pub cpu_model: String,
     /// The `count` suite's winners, one per cache state and size class at most.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub count: Vec<CountWinner>,
     /// The `random` suite's winners per size class, for `RandomAccessFile::open`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub random: Vec<RandomWinner>,
+    /// The `edit` suite's winning strategies (`replace`, `truncate`), for `EditOptions`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edit: Vec<StrategyWinner>,
+    /// The durable section's winning policy (group commit, 8 writers), for `Log::open`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub durable: Vec<StrategyWinner>,
+}
+
+/// A strategy that won a condition beyond the noise, where the device it ran on decides.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StrategyWinner {
+    /// The condition (`replace`, `truncate`, `durable, 8 writers, 512 B`).
+    pub condition: String,
+    /// The winning strategy's or policy's name.
+    pub method: String,
+    /// The runner-up it beat.
+    pub runner_up: String,
+    /// The winner's speed over the runner-up's (above 1).
+    pub lead: f64,
+    /// When it was measured, RFC 3339 UTC.
+    pub measured_at: String,
+    /// The device it was measured on ([`device_of`]: `MAJ:MIN`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+impl StrategyWinner {
+    /// Whether it decides for a file at `path`: measured on the device `path` is on (or
+    /// on an unknown one); else why not.
+    pub fn decides_for(&self, path: &std::path::Path) -> Result<(), String> {
+        match (&self.device, device_of(path)) {
+            (Some(measured), Some(here)) if *measured != here => Err(format!(
+                "the {} winner was measured on device {measured}, {} is on {here}",
+                self.condition,
+                path.display()
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `the replace winner measured here on 2026-11-26 (1.31x std-stream)`.
+    pub fn source(&self) -> String {
+        format!(
+            "the {} winner `iolab bench` measured here on {} ({:.2}x {})",
+            self.condition,
+            self.measured_at.get(..10).unwrap_or(&self.measured_at),
+            self.lead,
+            self.runner_up
+        )
+    }
+}
+
+/// The block device a path's file system is on, as `MAJ:MIN` (of `st_dev`).
+pub fn device_of(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    Some(format!("{}:{}", libc::major(dev), libc::minor(dev)))
 }
 
 /// A size class: files from `from_bytes` up to (not including) `to_bytes`. Classes are
@@ -192,14 +259,7 @@ pub fn save_random(
     if file_bytes < MIN_BYTES || winners.is_empty() {
         return Ok(None);
     }
-    let previous = load();
-    write(Tuning {
-        measured_at: crate::sysinfo::now_rfc3339(),
-        kernel_release: kernel_release(),
-        cores: cores(),
-        count: previous.map(|p| p.count).unwrap_or_default(),
-        random: winners,
-    })
+    update(|t| t.random = winners)
 }
 
 /// iolab's cache folder: `$XDG_CACHE_HOME/iolab`, else `~/.cache/iolab`.
@@ -235,9 +295,123 @@ fn cores() -> usize {
 
 /// The remembered winners, when they exist and were measured on this machine as it is.
 pub fn load() -> Option<Tuning> {
-    let text = std::fs::read(cache_dir()?.join(FILE_NAME)).ok()?;
-    let tuning: Tuning = serde_json::from_slice(&text).ok()?;
-    (tuning.kernel_release == kernel_release() && tuning.cores == cores()).then_some(tuning)
+    load_checked().ok()
+}
+
+/// The remembered winners, or why there are none to follow: no profile yet, or one
+/// measured under another kernel, core count or CPU.
+pub fn load_checked() -> Result<Tuning, String> {
+    let path = cache_dir()
+        .ok_or("no cache folder (neither XDG_CACHE_HOME nor HOME)")?
+        .join(FILE_NAME);
+    let text = std::fs::read(&path).map_err(|_| "no profile of this machine yet".to_string())?;
+    let tuning: Tuning = serde_json::from_slice(&text)
+        .map_err(|e| format!("the profile {} is unreadable: {e}", path.display()))?;
+    let (kernel, cpu) = (kernel_release(), cpu_model());
+    if tuning.kernel_release != kernel {
+        return Err(format!(
+            "the profile was measured under kernel {}, this is {kernel}: not used",
+            tuning.kernel_release
+        ));
+    }
+    if tuning.cores != cores() {
+        return Err(format!(
+            "the profile was measured on {} cores, this machine has {}: not used",
+            tuning.cores,
+            cores()
+        ));
+    }
+    if tuning.cpu_model != cpu {
+        return Err(format!(
+            "the profile was measured on another CPU ({}): not used",
+            if tuning.cpu_model.is_empty() {
+                "not recorded"
+            } else {
+                &tuning.cpu_model
+            }
+        ));
+    }
+    Ok(tuning)
+}
+
+/// This machine's CPU model, as the profile records it.
+pub fn cpu_model() -> String {
+    crate::sysinfo::cpu::model_name().unwrap_or_default()
+}
+
+/// Rewrites the profile with `change` applied, measured now on this machine: a profile of
+/// another machine is started afresh.
+fn update(change: impl FnOnce(&mut Tuning)) -> std::io::Result<Option<PathBuf>> {
+    let mut tuning = load().unwrap_or_else(|| Tuning {
+        measured_at: String::new(),
+        kernel_release: String::new(),
+        cores: 0,
+        cpu_model: String::new(),
+        count: Vec::new(),
+        random: Vec::new(),
+        edit: Vec::new(),
+        durable: Vec::new(),
+    });
+    change(&mut tuning);
+    tuning.measured_at = crate::sysinfo::now_rfc3339();
+    tuning.kernel_release = kernel_release();
+    tuning.cores = cores();
+    tuning.cpu_model = cpu_model();
+    write(tuning)
+}
+
+/// Which list of strategy winners.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategies {
+    /// [`Tuning::edit`].
+    Edit,
+    /// [`Tuning::durable`].
+    Durable,
+}
+
+/// Applies a benchmark run's decision for `condition` to the `which` list: `Some` winner
+/// replaces the condition's entry, `None` (a tie) removes it, so the rule applies again.
+pub fn save_strategy(
+    which: Strategies,
+    condition: &str,
+    winner: Option<StrategyWinner>,
+) -> std::io::Result<Option<PathBuf>> {
+    update(|t| {
+        let list = match which {
+            Strategies::Edit => &mut t.edit,
+            Strategies::Durable => &mut t.durable,
+        };
+        list.retain(|w| w.condition != condition);
+        list.extend(winner);
+    })
+}
+
+/// The winner of `condition` in `profile`'s `which` list that decides for a file at
+/// `path`, or why there is none to follow: no profile of this machine, no winner beyond
+/// the noise, or one measured on another device.
+pub fn strategy_for<'a>(
+    profile: &'a Result<Tuning, String>,
+    which: Strategies,
+    condition: &str,
+    path: &std::path::Path,
+) -> Result<&'a StrategyWinner, String> {
+    let profile = profile.as_ref().map_err(Clone::clone)?;
+    let winner = profile
+        .strategy_winner(which, condition)
+        .ok_or("no winner beyond the noise measured here")?;
+    winner.decides_for(path)?;
+    Ok(winner)
+}
+
+impl Tuning {
+    /// The strategy winner of `condition` in the `which` list, if one was measured.
+    pub fn strategy_winner(&self, which: Strategies, condition: &str) -> Option<&StrategyWinner> {
+        let list = match which {
+            Strategies::Edit => &self.edit,
+            Strategies::Durable => &self.durable,
+        };
+        list.iter().find(|w| w.condition == condition)
+    }
 }
 
 /// Applies a benchmark run's `decisions` for a `file_bytes` data set (ignored below
@@ -251,34 +425,25 @@ pub fn save_count(file_bytes: u64, decisions: &[Decision]) -> std::io::Result<Op
     if decisions.is_empty() {
         return Ok(None);
     }
-    let previous = load();
-    let mut count = previous
-        .as_ref()
-        .map(|p| p.count.clone())
-        .unwrap_or_default();
-    for decision in decisions {
-        let cache = match decision {
-            Decision::Winner(w) => &w.cache,
-            Decision::Tie { cache } => cache,
-        };
-        count.retain(|w| !(w.cache == *cache && w.size_class == class));
-        if let Decision::Winner(w) = decision {
-            count.push(CountWinner {
-                size_class: class,
-                file_bytes,
-                ..w.clone()
-            });
+    update(|t| {
+        for decision in decisions {
+            let cache = match decision {
+                Decision::Winner(w) => &w.cache,
+                Decision::Tie { cache } => cache,
+            };
+            t.count
+                .retain(|w| !(w.cache == *cache && w.size_class == class));
+            if let Decision::Winner(w) = decision {
+                t.count.push(CountWinner {
+                    size_class: class,
+                    file_bytes,
+                    ..w.clone()
+                });
+            }
         }
-    }
-    count.sort_by(|a, b| {
-        (a.size_class.from_bytes, &a.cache).cmp(&(b.size_class.from_bytes, &b.cache))
-    });
-    write(Tuning {
-        measured_at: crate::sysinfo::now_rfc3339(),
-        kernel_release: kernel_release(),
-        cores: cores(),
-        count,
-        random: previous.map(|p| p.random).unwrap_or_default(),
+        t.count.sort_by(|a, b| {
+            (a.size_class.from_bytes, &a.cache).cmp(&(b.size_class.from_bytes, &b.cache))
+        });
     })
 }
 
@@ -314,5 +479,58 @@ mod tests {
         assert_eq!((big.from_bytes, big.to_bytes), (16 * GIB, 64 * GIB));
         assert_eq!(SizeClass::of(300 << 20).unwrap().from_bytes, MIN_BYTES);
         assert!(SizeClass::of(u64::MAX).is_some());
+    }
+
+    fn profile_with(edit: Vec<StrategyWinner>) -> Result<Tuning, String> {
+        Ok(Tuning {
+            measured_at: "2026-11-26T10:00:00Z".into(),
+            kernel_release: kernel_release(),
+            cores: cores(),
+            cpu_model: cpu_model(),
+            count: Vec::new(),
+            random: Vec::new(),
+            edit,
+            durable: Vec::new(),
+        })
+    }
+
+    fn winner(condition: &str, device: Option<String>) -> StrategyWinner {
+        StrategyWinner {
+            condition: condition.into(),
+            method: "std-whole".into(),
+            runner_up: "mmap".into(),
+            lead: 1.3,
+            measured_at: "2026-11-26T10:00:00Z".into(),
+            device,
+        }
+    }
+
+    #[test]
+    fn a_strategy_winner_decides_only_for_files_on_its_device() {
+        let here = std::env::temp_dir();
+        let device = device_of(&here);
+        assert!(
+            device.as_deref().is_some_and(|d| d.contains(':')),
+            "{device:?}"
+        );
+        let profile = profile_with(vec![winner("replace", device)]);
+        let w = strategy_for(&profile, Strategies::Edit, "replace", &here).unwrap();
+        assert_eq!(w.method, "std-whole");
+        assert!(
+            w.source()
+                .contains("measured here on 2026-11-26 (1.30x mmap)"),
+            "{}",
+            w.source()
+        );
+        let why = strategy_for(&profile, Strategies::Edit, "truncate", &here).unwrap_err();
+        assert_eq!(why, "no winner beyond the noise measured here");
+        let elsewhere = profile_with(vec![winner("replace", Some("999:999".into()))]);
+        let why = strategy_for(&elsewhere, Strategies::Edit, "replace", &here).unwrap_err();
+        assert!(why.contains("measured on device 999:999"), "{why}");
+        let unknown = profile_with(vec![winner("replace", None)]);
+        assert!(strategy_for(&unknown, Strategies::Edit, "replace", &here).is_ok());
+        let none: Result<Tuning, String> = Err("no profile of this machine yet".into());
+        let why = strategy_for(&none, Strategies::Edit, "replace", &here).unwrap_err();
+        assert_eq!(why, "no profile of this machine yet");
     }
 }

@@ -169,6 +169,11 @@ impl Cpu {
     }
 }
 
+/// This machine's CPU model (`model name` of `/proc/cpuinfo`), if it says.
+pub fn model_name() -> Option<String> {
+    cpuinfo_model(&std::fs::read_to_string("/proc/cpuinfo").ok()?)
+}
+
 /// The first `model name` of `/proc/cpuinfo`.
 fn cpuinfo_model(cpuinfo: &str) -> Option<String> {
     cpuinfo.lines().find_map(|line| {

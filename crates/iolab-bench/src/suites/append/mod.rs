@@ -17,8 +17,12 @@ mod verify;
 use crate::context::Context;
 use crate::error::Result;
 use crate::interrupt;
+use std::path::Path;
+
+use crate::results::Row;
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Output, Place, Suite};
+use iolab::lab::read::tuning::Strategies;
 
 pub use data::Records;
 /// The strategies measured, from the library (kept here for the old path).
@@ -66,7 +70,7 @@ pub const ENTRY: Suite = Suite {
     ],
     charts: chart::charts,
     verdict: verdict::verdicts,
-    is_default: |r| r.method == iolab::lab::append::Strategy::AppendFile.name(),
+    is_default,
     run,
 };
 
@@ -148,6 +152,38 @@ pub struct Section {
     pub sync: SyncPolicy,
 }
 
+/// Whether `row` is what a library call with no options makes: `AppendFile` (its own
+/// buffer) in the record sections; in the durable section, marked by `run` (`Log::open`'s
+/// policy for the data folder's device, with group commit).
+fn is_default(row: &Row) -> bool {
+    match row.extra.get("section").and_then(serde_json::Value::as_str) {
+        Some("durable") => row.is_default(),
+        _ => !row.baseline && row.method == iolab::lab::append::Strategy::AppendFile.name(),
+    }
+}
+
+/// The durable section's `rows` after saving the winner `Log::open` follows (measured in
+/// `dir`), with the rows it makes without options marked `default`.
+fn with_durable_default(ctx: &mut Context<'_>, mut rows: Vec<Row>, dir: &Path) -> Vec<Row> {
+    use iolab::lab::durable::{PROFILE_CONDITION, default_policy};
+    let refs: Vec<&Row> = rows.iter().collect();
+    if let Some(v) = verdict::durable_verdicts(&refs)
+        .into_iter()
+        .find(|v| v.condition == PROFILE_CONDITION)
+    {
+        crate::profile::remember(ctx, Strategies::Durable, &v, dir);
+    }
+    let (policy, _) = default_policy(&dir.join("log"));
+    for row in rows.iter_mut().filter(|r| {
+        !r.baseline
+            && r.method == policy.name()
+            && r.extra.get("group_commit") == Some(&serde_json::Value::Bool(true))
+    }) {
+        row.mark_default();
+    }
+    rows
+}
+
 /// One run's figures.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
@@ -211,7 +247,8 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
         )?);
     }
     if !interrupt::interrupted() {
-        rows.extend(durable::section(ctx, &mut work, SUITE)?);
+        let durable = durable::section(ctx, &mut work, SUITE)?;
+        rows.extend(with_durable_default(ctx, durable, work.path()));
     }
     if measure::thread_write_calls().is_none() {
         ctx.notes.push(

@@ -41,7 +41,7 @@ pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
 /// The durable section's conditions: one writer with 8 KiB records (beside
 /// `pg_test_fsync`, which writes 8 KiB), and each writer count with 512-byte records, all
 /// with group commit (the ` alone` rows are its baseline in the notes, not a way to win).
-fn durable_verdicts(rows: &[&Row]) -> Vec<Verdict> {
+pub(super) fn durable_verdicts(rows: &[&Row]) -> Vec<Verdict> {
     let num = |r: &Row, k: &str| r.extra.get(k).and_then(serde_json::Value::as_u64);
     decide_each(
         SUITE,

@@ -33,8 +33,9 @@ use crate::results::Row;
 use crate::runner::Job;
 use crate::suite::Sizes;
 use crate::suite::{MethodInfo, Output, Suite};
-use iolab::lab::edit::Strategy;
+use iolab::lab::edit::{EditKind, default_strategy};
 use iolab::lab::generate::rows_for_size;
+use iolab::lab::read::tuning::Strategies;
 use iolab::lab::units::format_bytes;
 
 /// The large data set's size by default: 256 MiB, past the caches and big enough that a
@@ -278,12 +279,39 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     }
     drop(work);
     verdicts(ctx, &rows);
+    // The winners `EditOptions` follows, then the rows it makes without a strategy.
+    let refs: Vec<&Row> = rows.iter().collect();
+    for v in verdict::of_rows(&refs) {
+        if v.condition == EditKind::Replace.condition()
+            || v.condition == EditKind::Truncate.condition()
+        {
+            crate::profile::remember(ctx, Strategies::Edit, &v, &config.data_dir);
+        }
+    }
+    for row in &mut rows {
+        let kind = match row.op() {
+            Some("replace") => EditKind::Replace,
+            Some("truncate-first-line") => EditKind::Truncate,
+            _ => continue,
+        };
+        let dataset = datasets
+            .iter()
+            .find(|d| row.extra.get("dataset") == Some(&json!(d.0)));
+        if let Some((_, dataset, _, _)) = dataset
+            && !row.baseline
+            && row.method == default_strategy(kind, &dataset.path).0.name()
+        {
+            row.mark_default();
+        }
+    }
     Ok(rows.into())
 }
 
-/// Whether `row` is what `iolab edit` does without options: `std-stream`, durable.
+/// Whether `row` is what a library call with no strategy makes: `replace_byte`'s and
+/// `truncate_after_first_line`'s default strategies for the data set's device (synced or
+/// not: each condition is one), marked by `run` once the winners are saved.
 pub(crate) fn is_default(row: &Row) -> bool {
-    row.method == Strategy::StdStream.name() && row.extra.get("durable") == Some(&json!(true))
+    row.is_default()
 }
 
 /// Whether the warm state is measured at all (jobs limited to warm runs fall back to the

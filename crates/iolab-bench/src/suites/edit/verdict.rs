@@ -11,6 +11,11 @@ use iolab::lab::snippet::{self, Edit};
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
+    of_rows(rows)
+}
+
+/// The verdict of `rows` alone (the suite's, as it ends: for the winners it saves).
+pub(super) fn of_rows(rows: &[&Row]) -> Vec<Verdict> {
     // The baselines never sync: compare them with the no-sync rows, on the big file.
     let cache = if rows.iter().any(|r| r.cache.as_deref() == Some("warm")) {
         "warm"

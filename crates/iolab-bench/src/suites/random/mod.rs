@@ -90,7 +90,7 @@ pub const ENTRY: Suite = Suite {
     charts: chart::charts,
     run,
     takes_files: false,
-    is_default: |_| false,
+    is_default,
     verdict: verdict::verdicts,
 };
 
@@ -258,6 +258,21 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     }
     rows::remember_winners(ctx, &rows, dataset.bytes);
     Ok(rows.into())
+}
+
+/// Whether `row` is what `RandomAccessFile::open` reads with in its state: the winner
+/// this machine's profile holds for the state's size class (just saved by the run), else
+/// `pread`, one read at a time.
+fn is_default(row: &Row) -> bool {
+    let class = match row.state() {
+        Some("beyond-memory") => "beyond-memory",
+        Some(_) => "warm",
+        None => return false,
+    };
+    !row.baseline
+        && row.queue_depth() == Some(1)
+        && row.threads() == Some(1)
+        && row.method == iolab::lab::random::auto::method_for_class(class)
 }
 
 /// Suite-specific keys of a row.

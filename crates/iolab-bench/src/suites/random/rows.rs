@@ -59,6 +59,17 @@ pub(super) fn rows(
                 .filter(|&(_, n)| n > 1)
                 .map(|(k, n)| format!("{k}={n}"))
                 .collect();
+            if j.queue_depth > 1 || j.threads > 1 {
+                // Not `RandomAccessFile`'s job, which reads one block per call.
+                row.extra.insert(
+                    crate::results::keys::NARROWER.into(),
+                    json!(format!(
+                        "it keeps {} reads in flight, which a caller reading one block at a \
+                         time cannot",
+                        j.queue_depth * j.threads
+                    )),
+                );
+            }
             if !variant.is_empty() {
                 row.extra.insert("variant".into(), json!(variant.join(" ")));
             }

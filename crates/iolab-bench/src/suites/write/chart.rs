@@ -45,7 +45,7 @@ pub(crate) fn charts(results: &Results, rows: &[&Row]) -> Vec<String> {
                 r.extra.get("buffer_bytes").and_then(Value::as_f64),
                 r.throughput_bytes_per_s,
             ) {
-                let default = r.extra.get("default") == Some(&Value::Bool(true));
+                let default = r.extra.get("auto_buffer") == Some(&Value::Bool(true));
                 let name = if default {
                     format!("{} default", r.method)
                 } else {

@@ -54,7 +54,7 @@ pub const ENTRY: Suite = Suite {
     section_keys: &["sink", "role"],
     identity_keys: &[
         "sink",
-        "default",
+        "auto_buffer",
         "buffer_bytes",
         "pipe_capacity_bytes",
         "cpus",
@@ -225,12 +225,12 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     Ok(rows.into())
 }
 
-/// Whether `row` is what a user gets without choosing a size: `iolab write -m raw-fd`
-/// without `--buffer`, and `bufwriter`'s default, which is `StdoutWriter::new()` (rows
-/// with `default: true`, see `rows.rs`; every method has one).
+/// Whether `row` is what a library call with no options makes: `bufwriter` at its own
+/// default buffer, which is `StdoutWriter::new()` (every method has an `auto_buffer` row,
+/// see `rows.rs`).
 pub(crate) fn is_default(row: &Row) -> bool {
-    (row.method == Method::Bufwriter.name() || row.method == Method::RawFd.name())
-        && row.extra.get("default") == Some(&serde_json::Value::Bool(true))
+    row.method == Method::Bufwriter.name()
+        && row.extra.get("auto_buffer") == Some(&serde_json::Value::Bool(true))
 }
 
 /// The capacity a resized pipe gets here, or why there is none.

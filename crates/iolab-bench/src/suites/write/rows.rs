@@ -2,7 +2,7 @@
 
 use super::measure::WriteSample;
 use super::{Entry, Facts, SUITE, Sink};
-use crate::results::Row;
+use crate::results::{Row, keys};
 use crate::rounds::{Tally, set_times};
 use crate::runner::{self, CpuPlacement};
 use iolab::lab::units::format_bytes;
@@ -29,13 +29,23 @@ pub(super) fn to_row(
     if entry.method == Some(Method::Bufwriter) {
         row.extra.insert("record_bytes".into(), json!(RECORD_SIZE));
     }
+    if entry.method == Some(Method::Vmsplice) {
+        // Not the default's job: a program's own bytes cannot be handed over this way.
+        row.extra.insert(
+            keys::NARROWER.into(),
+            json!(
+                "it hands the pipe pages that are never written again (one region of \
+                 zeros), which a program's changing output cannot be"
+            ),
+        );
+    }
     if row.unavailable.is_some() {
         return row;
     }
     match entry.buffer {
         Some(buffer) => row.notes.push(buffer_note(buffer, facts, destination)),
         None if entry.method.is_some() => {
-            row.extra.insert("default".into(), json!(true));
+            row.extra.insert("auto_buffer".into(), json!(true));
             let reports: Vec<String> = t
                 .warmup
                 .iter()

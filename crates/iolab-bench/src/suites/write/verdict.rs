@@ -33,7 +33,7 @@ fn usage(row: &Row) -> Usage {
         .extra
         .get("buffer_bytes")
         .and_then(serde_json::Value::as_u64);
-    let default = row.extra.get("default") == Some(&serde_json::Value::Bool(true));
+    let default = row.extra.get("auto_buffer") == Some(&serde_json::Value::Bool(true));
     let mut cli = format!("iolab write --method {}", row.method);
     if let Some(b) = buffer.filter(|_| !default) {
         cli.push_str(&format!(" --buffer {}", size_arg(b)));

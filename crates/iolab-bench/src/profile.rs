@@ -1,0 +1,48 @@
+//! The machine profile's strategy winners ([`iolab::lab::read::tuning`]): after a complete
+//! run (every method, generated data, not interrupted), a verdict condition that a library
+//! default follows is saved with its winner when it beats the runner-up beyond the noise,
+//! and removed on a tie, so the default keeps its rule there. `count` and `random` save
+//! their own (`suites/count/winners.rs`, `suites/random/rows.rs`).
+
+use std::path::Path;
+
+use crate::context::Context;
+use crate::verdict::Verdict;
+use iolab::lab::read::tuning::{self, Strategies, StrategyWinner};
+
+/// Saves `verdict`'s decision as the profile's `which` entry for its condition (measured on
+/// the device of `data_dir`), and notes it.
+pub fn remember(ctx: &mut Context<'_>, which: Strategies, verdict: &Verdict, data_dir: &Path) {
+    let config = ctx.config;
+    if crate::interrupt::interrupted() || config.methods.is_some() || !config.files.is_empty() {
+        return;
+    }
+    let winner = verdict.winner.as_ref().map(|method| StrategyWinner {
+        condition: verdict.condition.clone(),
+        method: method.clone(),
+        runner_up: verdict.runner_up.clone().unwrap_or_default(),
+        lead: verdict.lead.unwrap_or(1.0),
+        measured_at: iolab::lab::sysinfo::now_rfc3339(),
+        device: tuning::device_of(data_dir),
+    });
+    let said = match &winner {
+        Some(w) => format!(
+            "follows {} ({:.2}x {}, beyond the noise)",
+            w.method, w.lead, w.runner_up
+        ),
+        None => "no strategy beats the others beyond the noise: the rule applies".into(),
+    };
+    match tuning::save_strategy(which, &verdict.condition, winner) {
+        Ok(Some(path)) => ctx.notes.push(format!(
+            "{} {}, by default on this machine: {said} (saved in {})",
+            verdict.suite,
+            verdict.condition,
+            path.display()
+        )),
+        Ok(None) => {}
+        Err(e) => ctx.notes.push(format!(
+            "could not save the {} {} winner: {e}",
+            verdict.suite, verdict.condition
+        )),
+    }
+}
