@@ -8,8 +8,14 @@ use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_append");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 const STRATEGIES: [&str; 5] = [

@@ -23,7 +23,10 @@ fn with_child_setup(args: &[&str], setup: impl Fn() + Send + Sync + 'static) -> 
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("iolab"));
     // A private working folder: nothing is left in the crate if a command runs after all.
     let cwd = common::scratch();
-    cmd.args(args).stdin(Stdio::null()).current_dir(cwd.path());
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .current_dir(cwd.path())
+        .env("XDG_CACHE_HOME", cwd.path().join("cache"));
     // SAFETY: `setup` makes only async-signal-safe calls and allocates nothing, as its
     // callers promise.
     unsafe {

@@ -15,12 +15,20 @@ use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_iolab");
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_count_faults");
+
 fn iolab() -> Command {
-    Command::new(BIN)
+    let mut cmd = Command::new(BIN);
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 fn iolab_std() -> StdCommand {
-    StdCommand::new(BIN)
+    let mut cmd = StdCommand::new(BIN);
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 // ---------------------------------------------------------------------------------------

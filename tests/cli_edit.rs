@@ -18,9 +18,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_iolab");
 const STRATEGIES: [&str; 3] = ["mmap", "std-whole", "std-stream"];
 const SAMPLE: &[u8] = b"id,name,price\r\n1,apple,0.5\n2,pear,0.75\n";
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_edit");
+
 fn iolab(args: &[&str]) -> Command {
     let mut cmd = Command::new(BIN);
-    cmd.args(args);
+    cmd.args(args).env("XDG_CACHE_HOME", CACHE);
     cmd
 }
 
@@ -461,7 +465,9 @@ fn a_quick_bench_writes_verified_edit_rows_with_every_key_and_cleans_up() {
     fs::create_dir(&data).unwrap();
     // A file of someone else's in the data folder: the bench must not touch it.
     let bystander = sample(&data, "bystander.csv", b"mine,not,yours\n");
+    // Its own cache: the winners it saves must not reach the other tests' edits.
     let o = run(iolab(&["bench", "edit", "--quick", "--data"])
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .arg(&data)
         .arg("--out")
         .arg(&out));

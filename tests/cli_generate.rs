@@ -25,8 +25,14 @@ fn newlines(bytes: &[u8]) -> u64 {
 // ---------------------------------------------------------------------------------------
 // iolab gen
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_generate");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 /// Runs `iolab ARGS`, expecting failure with exactly one line on stderr; returns it.

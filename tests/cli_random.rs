@@ -7,8 +7,14 @@ use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_random");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 fn blocks_file(dir: &std::path::Path) -> std::path::PathBuf {

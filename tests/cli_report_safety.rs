@@ -18,8 +18,14 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_report_safety");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 /// The `results.json` of one quick real run, made once for the whole file.

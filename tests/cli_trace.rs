@@ -19,8 +19,14 @@ fn shared() -> MutexGuard<'static, ()> {
     TRACEFS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_trace");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 fn trace(backend: &str) -> Command {

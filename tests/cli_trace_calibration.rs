@@ -17,8 +17,17 @@ use assert_cmd::cargo::CommandCargoExt;
 /// trace, well within the calibration (its syncs take at least 0.3 s).
 const INTO_THE_CALIBRATION: Duration = Duration::from_millis(150);
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(
+    env!("CARGO_TARGET_TMPDIR"),
+    "/xdg-cache-cli_trace_calibration"
+);
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 /// The backends that can trace here; prints the skip line for the others.

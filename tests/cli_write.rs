@@ -13,8 +13,14 @@ use std::process::{Command, Output, Stdio};
 use assert_cmd::cargo::CommandCargoExt;
 use iolab::lab::write::Method;
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_write");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 fn exe() -> std::path::PathBuf {

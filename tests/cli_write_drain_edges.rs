@@ -19,8 +19,17 @@ use assert_cmd::cargo::CommandCargoExt;
 /// fails the test instead of hanging it.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(
+    env!("CARGO_TARGET_TMPDIR"),
+    "/xdg-cache-cli_write_drain_edges"
+);
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 /// Runs `cmd` under [`TIMEOUT`]; panics if it does not finish in time.

@@ -12,8 +12,14 @@ use std::time::Duration;
 use assert_cmd::cargo::CommandCargoExt;
 use common::SmallFs;
 
+/// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
+/// writes the user's machine profile.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-faults");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut cmd = Command::cargo_bin("iolab").unwrap();
+    cmd.env("XDG_CACHE_HOME", CACHE);
+    cmd
 }
 
 /// A small tmpfs, or the reason it cannot be mounted here (the caller skips).

@@ -58,6 +58,7 @@ fn the_report_of_a_real_run_renders_every_chart_without_errors() {
     let out = dir.path().join("results");
     let status = Command::cargo_bin("iolab")
         .unwrap()
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .args(["bench", "--quick", "--size", "4M", "--data"])
         .arg(dir.path().join("data"))
         .arg("--out")
