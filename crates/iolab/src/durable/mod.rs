@@ -125,33 +125,48 @@ impl Policy {
     }
 }
 
-/// The condition of the durable section whose winner [`Log::open`] follows: group commit,
-/// 8 writers, 512-byte records (the machine profile's `durable` entry).
-pub const PROFILE_CONDITION: &str = "durable, 8 writers, 512 B";
+/// The conditions of the durable section whose winners [`Log::open`] follows, in order: 8
+/// writers sharing syncs (group commit, 512-byte records), then one writer (8 KiB records)
+/// when the first is a tie. The machine profile's `durable` entries.
+pub const PROFILE_CONDITIONS: [&str; 2] = ["durable, 8 writers, 512 B", "durable, 1 writer, 8 KiB"];
 
 /// The policy a log at `path` takes when none is set, and why: the winner `iolab bench
-/// append` measured on this machine for `path`'s device, when it can run in `path`'s
-/// folder; else [`LogOptions::DEFAULT_POLICY`].
+/// append` measured on this machine for `path`'s device (of the first of
+/// [`PROFILE_CONDITIONS`] that has one), when it can run in `path`'s folder; else
+/// [`LogOptions::DEFAULT_POLICY`].
 pub fn default_policy(path: &Path) -> (Policy, String) {
+    policy_from(&crate::read::tuning::load_checked(), path)
+}
+
+/// [`default_policy`] with `profile`.
+fn policy_from(
+    profile: &std::result::Result<crate::read::tuning::Tuning, String>,
+    path: &Path,
+) -> (Policy, String) {
     use crate::read::tuning::{self, Strategies};
     let rule = LogOptions::DEFAULT_POLICY;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let profile = tuning::load_checked();
-    let why_not = match tuning::strategy_for(&profile, Strategies::Durable, PROFILE_CONDITION, dir)
-    {
-        Ok(w) => match w.method.parse::<Policy>() {
-            Ok(policy) => match policy.availability_for(dir) {
-                Ok(()) => return (policy, w.source()),
-                Err(why) => format!("the measured winner {policy} cannot run here: {why}"),
+    let mut why_not = Vec::new();
+    for condition in PROFILE_CONDITIONS {
+        match tuning::strategy_for(profile, Strategies::Durable, condition, dir) {
+            Ok(w) => match w.method.parse::<Policy>() {
+                Ok(policy) => match policy.availability_for(dir) {
+                    Ok(()) => return (policy, w.source()),
+                    Err(why) => why_not.push(format!("{policy} cannot run here: {why}")),
+                },
+                Err(_) => why_not.push(format!("the winner `{}` is unknown here", w.method)),
             },
-            Err(_) => format!("the measured winner `{}` is unknown here", w.method),
-        },
-        Err(why) => why,
-    };
-    (rule, format!("the rule, {rule} ({why_not})"))
+            Err(why) => {
+                if !why_not.contains(&why) {
+                    why_not.push(why);
+                }
+            }
+        }
+    }
+    (rule, format!("the rule, {rule} ({})", why_not.join("; ")))
 }
 
 /// Watches a [`Log`]'s writes and syncs, for tests and tracing. Every `end` is a file
@@ -571,4 +586,48 @@ fn sync_parent(path: &Path) -> Result<()> {
 /// keeps only the payloads.
 pub fn read_payloads(path: impl AsRef<Path>) -> Result<Vec<Vec<u8>>> {
     read_records(path).map(|r| r.records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_policy_a_log_follows_the_first_condition_with_a_winner() {
+        use crate::read::tuning::{StrategyWinner, Tuning};
+        let winner = |condition: &str, method: &str| StrategyWinner {
+            condition: condition.into(),
+            method: method.into(),
+            runner_up: "prealloc".into(),
+            lead: 1.2,
+            measured_at: "2026-11-26T10:00:00Z".into(),
+            device: None,
+        };
+        let profile = |durable| {
+            Ok(Tuning {
+                measured_at: String::new(),
+                kernel_release: String::new(),
+                cores: 1,
+                cpu_model: String::new(),
+                count: Vec::new(),
+                random: Vec::new(),
+                edit: Vec::new(),
+                durable,
+            })
+        };
+        let log = std::env::temp_dir().join("log");
+        let one_writer = winner(PROFILE_CONDITIONS[1], "fdatasync");
+        let (p, why) = policy_from(&profile(vec![one_writer.clone()]), &log);
+        assert_eq!(
+            p,
+            Policy::Fdatasync,
+            "the 8 writers tie: the 1-writer winner"
+        );
+        assert!(why.contains("durable, 1 writer, 8 KiB winner"), "{why}");
+        let both = vec![one_writer, winner(PROFILE_CONDITIONS[0], "dsync")];
+        assert_eq!(policy_from(&profile(both), &log).0, Policy::Dsync);
+        let (p, why) = policy_from(&Err("no profile of this machine yet".into()), &log);
+        assert_eq!(p, LogOptions::DEFAULT_POLICY);
+        assert_eq!(why, "the rule, prealloc (no profile of this machine yet)");
+    }
 }

@@ -80,7 +80,7 @@ pub struct Tuning {
     /// The `edit` suite's winning strategies (`replace`, `truncate`), for `EditOptions`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub edit: Vec<StrategyWinner>,
-    /// The durable section's winning policy (group commit, 8 writers), for `Log::open`.
+    /// The durable section's winning policies (8 writers; 1 writer), for `Log::open`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub durable: Vec<StrategyWinner>,
 }

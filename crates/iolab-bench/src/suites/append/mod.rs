@@ -165,11 +165,11 @@ fn is_default(row: &Row) -> bool {
 /// The durable section's `rows` after saving the winner `Log::open` follows (measured in
 /// `dir`), with the rows it makes without options marked `default`.
 fn with_durable_default(ctx: &mut Context<'_>, mut rows: Vec<Row>, dir: &Path) -> Vec<Row> {
-    use iolab::lab::durable::{PROFILE_CONDITION, default_policy};
+    use iolab::lab::durable::{PROFILE_CONDITIONS, default_policy};
     let refs: Vec<&Row> = rows.iter().collect();
-    if let Some(v) = verdict::durable_verdicts(&refs)
+    for v in verdict::durable_verdicts(&refs)
         .into_iter()
-        .find(|v| v.condition == PROFILE_CONDITION)
+        .filter(|v| PROFILE_CONDITIONS.contains(&v.condition.as_str()))
     {
         crate::profile::remember(ctx, Strategies::Durable, &v, dir);
     }
