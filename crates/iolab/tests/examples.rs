@@ -70,10 +70,16 @@ fn example_path(name: &str) -> PathBuf {
     path
 }
 
+/// The examples' cache folder (`XDG_CACHE_HOME`): no machine profile, so each default is
+/// its rule whatever this machine measured.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-examples");
+
 /// Runs example `name` with `args`, within [`TIMEOUT`].
 fn run(name: &str, args: &[&Path]) -> Output {
     let mut cmd = Command::new(example_path(name));
-    cmd.args(args).stdin(Stdio::null());
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .env("XDG_CACHE_HOME", CACHE);
     common::run_within(cmd, TIMEOUT)
 }
 

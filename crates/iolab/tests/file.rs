@@ -324,7 +324,13 @@ proptest! {
         let path = dir.path().join("data");
         fs::write(&path, &content).unwrap();
         // SAFETY: the file is private to this test and not changed while it is open.
-        let options = unsafe { RandomAccessOptions::new().limiter(&PROPTEST_MAPS).mmap(mapped) };
+        // Without a map, pread asked for: the default follows this machine's profile.
+        let options = unsafe {
+            RandomAccessOptions::new()
+                .limiter(&PROPTEST_MAPS)
+                .mmap(mapped)
+                .backing(Backing::Pread)
+        };
         let file = options.open(&path).unwrap();
         let expect_map = mapped && !content.is_empty();
         prop_assert_eq!(file.backing() == Backing::Mmap, expect_map);
@@ -393,7 +399,10 @@ fn pread_sees_appended_bytes_a_map_does_not() {
     let path = dir.path().join("growing");
     fs::write(&path, b"abc").unwrap();
     // Asked for explicitly: `RandomAccessFile::open` may choose a map on this machine.
-    let plain = RandomAccessOptions::new().open(&path).unwrap();
+    let plain = RandomAccessOptions::new()
+        .backing(Backing::Pread)
+        .open(&path)
+        .unwrap();
     // SAFETY: the file is only appended to (never truncated or rewritten) while mapped.
     let mapped = unsafe { RandomAccessOptions::new().limiter(&MAPS).mmap(true) }
         .open(&path)
