@@ -32,15 +32,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_iolab");
 const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-cli_count");
 
 fn iolab() -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.env("XDG_CACHE_HOME", CACHE);
-    cmd
+    Command::from_std(common::child(BIN, CACHE))
 }
 
 fn iolab_std() -> StdCommand {
-    let mut cmd = StdCommand::new(BIN);
-    cmd.env("XDG_CACHE_HOME", CACHE);
-    cmd
+    common::child(BIN, CACHE)
 }
 
 #[test]

@@ -51,7 +51,7 @@ pub struct Condition<'a> {
 
 /// The verdict for `condition`, or `None` when none of its methods has a verified timing.
 pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
-    let usable = |r: &&&Row| r.verified && r.error.is_none() && r.stats.is_some();
+    let usable = |r: &&&Row| usable(r);
     // The fastest row of each method stands for it.
     let mut best: Vec<&Row> = Vec::new();
     for r in condition.rows.iter().filter(usable).filter(|r| !r.baseline) {
@@ -127,6 +127,11 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
     })
 }
 
+/// Whether a row can be judged: verified, without error, with timings.
+fn usable(r: &Row) -> bool {
+    r.verified && r.error.is_none() && r.stats.is_some()
+}
+
 /// How a condition's default row did.
 struct Judged<'a> {
     /// The default row.
@@ -147,8 +152,12 @@ fn judge_default<'a>(
     best: &[&'a Row],
     fastest: &'a Row,
 ) -> Option<Judged<'a>> {
-    let usable = |r: &&&Row| r.verified && r.error.is_none() && r.stats.is_some();
-    let marked: Vec<&Row> = condition.rows.iter().filter(usable).copied().collect();
+    let marked: Vec<&Row> = condition
+        .rows
+        .iter()
+        .copied()
+        .filter(|r| usable(r))
+        .collect();
     let row = marked
         .iter()
         .find(|r| r.is_default())

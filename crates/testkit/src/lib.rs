@@ -102,6 +102,14 @@ fn target_tmp() -> Option<PathBuf> {
 /// A fresh scratch folder on a real file system the current user can write: under cargo's
 /// per-target temporary folder when this user may write there (it keeps tests off a tmpfs
 /// `/tmp`, which refuses `O_DIRECT`), else under [`std::env::temp_dir`] (an unprivileged
+/// `bin` as a child whose cache folder (`XDG_CACHE_HOME`) is `cache`, a test file's own: no
+/// test reads or writes the user's machine profile (`auto.json`).
+pub fn child(bin: &str, cache: &str) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.env("XDG_CACHE_HOME", cache);
+    cmd
+}
+
 /// user running binaries built by someone else).
 pub fn scratch() -> TempDir {
     if let Some(target) = target_tmp()

@@ -605,14 +605,8 @@ mod tests {
         };
         let profile = |durable| {
             Ok(Tuning {
-                measured_at: String::new(),
-                kernel_release: String::new(),
-                cores: 1,
-                cpu_model: String::new(),
-                count: Vec::new(),
-                random: Vec::new(),
-                edit: Vec::new(),
                 durable,
+                ..Tuning::default()
             })
         };
         let log = std::env::temp_dir().join("log");

@@ -602,12 +602,6 @@ mod tests {
 
     fn profile(method: &str) -> std::result::Result<Tuning, String> {
         Ok(Tuning {
-            measured_at: String::new(),
-            kernel_release: String::new(),
-            cores: 1,
-            cpu_model: String::new(),
-            count: Vec::new(),
-            random: Vec::new(),
             edit: vec![StrategyWinner {
                 condition: "truncate".into(),
                 method: method.into(),
@@ -616,7 +610,7 @@ mod tests {
                 measured_at: "2026-11-26T10:00:00Z".into(),
                 device: None,
             }],
-            durable: Vec::new(),
+            ..Tuning::default()
         })
     }
 

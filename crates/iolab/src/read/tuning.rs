@@ -58,8 +58,8 @@ impl Winner {
     }
 }
 
-/// The remembered winners.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The remembered winners (`Default`: none, of no machine).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tuning {
     /// When they were measured, RFC 3339 UTC.
     pub measured_at: String,
@@ -342,16 +342,7 @@ pub fn cpu_model() -> String {
 /// Rewrites the profile with `change` applied, measured now on this machine: a profile of
 /// another machine is started afresh.
 fn update(change: impl FnOnce(&mut Tuning)) -> std::io::Result<Option<PathBuf>> {
-    let mut tuning = load().unwrap_or_else(|| Tuning {
-        measured_at: String::new(),
-        kernel_release: String::new(),
-        cores: 0,
-        cpu_model: String::new(),
-        count: Vec::new(),
-        random: Vec::new(),
-        edit: Vec::new(),
-        durable: Vec::new(),
-    });
+    let mut tuning = load().unwrap_or_default();
     change(&mut tuning);
     tuning.measured_at = crate::sysinfo::now_rfc3339();
     tuning.kernel_release = kernel_release();
@@ -483,14 +474,8 @@ mod tests {
 
     fn profile_with(edit: Vec<StrategyWinner>) -> Result<Tuning, String> {
         Ok(Tuning {
-            measured_at: "2026-11-26T10:00:00Z".into(),
-            kernel_release: kernel_release(),
-            cores: cores(),
-            cpu_model: cpu_model(),
-            count: Vec::new(),
-            random: Vec::new(),
             edit,
-            durable: Vec::new(),
+            ..Tuning::default()
         })
     }
 
