@@ -76,7 +76,9 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         .buffer_size_or(DEFAULT_BUFFER_SIZE)
         .next_multiple_of(align.offset)
         .max(align.offset);
-    let mut buf = AlignedBuf::new(len, align.buffer_align());
+    let mut buf = AlignedBuf::for_device(1, len, align.buffer_align())
+        .pop()
+        .expect("one buffer");
     // Start at the aligned offset at or before `input.start()` and skip the difference.
     let mut skip = (input.start() % align.offset as u64) as usize;
     let mut offset = input.start() - skip as u64;

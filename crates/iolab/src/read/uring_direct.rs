@@ -76,9 +76,7 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         .min(usize::try_from(span.div_ceil(block as u64)).unwrap_or(usize::MAX))
         .max(1);
     let buffer_align = align.buffer_align();
-    let buffers: Vec<AlignedBuf> = (0..depth)
-        .map(|_| AlignedBuf::new(block, buffer_align))
-        .collect();
+    let buffers = AlignedBuf::for_device(depth, block, buffer_align);
     // Declared after `file`, so the ring (waiting for any read left in flight) goes first.
     let mut ring = DeepRing::new(
         METHOD,
