@@ -68,10 +68,21 @@ fn small_warm_and_cold_files_get_the_rule_without_measurements() {
     evict(&big);
     let (out, err) = count_verbose(&cache, &big);
     assert_eq!(out, format!("{lines} {}\n", big.display()));
-    // Cold: the map on every core, and --verbose says it is the rule.
-    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    // Cold: io_uring O_DIRECT reads where io_uring runs, else the map on every core, and
+    // --verbose says it is the rule.
+    assert!(is_cold_rule(&chosen(&err)), "{err}");
     assert!(err.contains("0% cached"), "{err}");
     assert!(err.contains("the rule"), "{err}");
+}
+
+/// Whether `method` is what `auto`'s rule takes for a cold file of a few MiB or more here:
+/// `uring-direct` where io_uring runs, else a map.
+fn is_cold_rule(method: &str) -> bool {
+    if iolab::lab::read::uring_direct::availability().is_ok() {
+        method == "uring-direct"
+    } else {
+        method.starts_with("mmap")
+    }
 }
 
 /// A sparse file of `len` bytes (no newline), evicted: big enough for a size class
@@ -134,7 +145,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     sparse_cold(&small, 300 << 20);
     let (out, err) = count_verbose(&cache, &small);
     assert_eq!(out, format!("0 {}\n", small.display()));
-    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    assert!(is_cold_rule(&chosen(&err)), "{err}");
     assert!(
         err.contains("no cold winner beyond the noise measured for files of 256 MiB"),
         "{err}"
@@ -150,12 +161,12 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     let cpu = iolab::lab::read::tuning::cpu_model();
     std::fs::write(&file, tuning("0.0.0-other", &cpu).to_string()).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
-    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    assert!(is_cold_rule(&chosen(&err)), "{err}");
     assert!(err.contains("measured under kernel 0.0.0-other"), "{err}");
     let kernel = iolab::lab::read::tuning::kernel_release();
     std::fs::write(&file, tuning(&kernel, "Another CPU").to_string()).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
-    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    assert!(is_cold_rule(&chosen(&err)), "{err}");
     assert!(err.contains("on another CPU (Another CPU)"), "{err}");
 
     // The old format (one warm and one cold winner for every size, no noise rule): its
@@ -171,7 +182,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     std::fs::write(&file, old.to_string()).unwrap();
     evict(&gib);
     let (_, err) = count_verbose(&cache, &gib);
-    assert!(chosen(&err).starts_with("mmap"), "{err}");
+    assert!(is_cold_rule(&chosen(&err)), "{err}");
 
     // Garbage: ignored, not an error.
     std::fs::write(&file, "not json").unwrap();

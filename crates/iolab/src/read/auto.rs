@@ -7,13 +7,16 @@
 //!   only kind of method that works on them.
 //! - Under [`SMALL_FILE`]: `bufread-chunks`. One or two `read`s cost less than setting up a
 //!   map, a thread or a ring; a 1 KiB file must not pay for any of them.
-//! - Otherwise `mmap-parallel`, warm or cold: the map scanned by every core with the best
-//!   kernel (one thread below 16 MiB; the single-threaded `mmap-*` with the best kernel on
-//!   a one-core machine). Warm, it runs at memory speed. Cold, every method's times on a
-//!   virtual disk are bimodal, so sets of runs cannot rank them within 10–20%;
-//!   `mmap-parallel` trailed `wc -l` in one set of eight and `stream` in five of ten, so
-//!   the rule stays `mmap-parallel` and the suite measures `stream` beside it
-//!   (evidence: docs/findings/count.md).
+//! - Cold (at most [`COLD_RESIDENCY`] of it cached, `cachestat(2)` at open), where io_uring
+//!   can run: `uring-direct`, 8 reads of 1 MiB in flight into huge-page buffers, with no
+//!   page-cache work at all. Since its buffers are on huge pages (one request per read, not
+//!   two) it was the fastest cold method on this project's disk at 1 GiB (0.31 s against
+//!   0.34–0.70 s for `mmap-parallel`) and 22 GiB (6.7 s against 8.5–20 s; fio's best 7.3 s)
+//!   (evidence: docs/findings/count.md, 26 Nov). A file system that refuses `O_DIRECT` gets
+//!   [`FALLBACK`].
+//! - Otherwise `mmap-parallel`: the map scanned by every core with the best kernel (one
+//!   thread below 16 MiB; the single-threaded `mmap-*` with the best kernel on a one-core
+//!   machine), at memory speed when warm.
 //!
 //! **Measured winners**: when `iolab bench count` has measured this machine (same kernel,
 //! same cores; see [`tuning`]), the winner for the file's cache state and size class
@@ -148,6 +151,17 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
         ),
         _ => " (the rule)".to_string(),
     };
+    if state == Some("cold") && super::uring_direct::availability().is_ok() {
+        return Choice::rule(
+            Method::UringDirect,
+            format!(
+                "{cached}: read it from the device with io_uring and O_DIRECT, {} reads of \
+                 {} in flight{unmeasured}",
+                super::uring_direct::DEFAULT_QUEUE_DEPTH,
+                crate::units::format_bytes(super::uring_direct::DEFAULT_BLOCK_SIZE as u64)
+            ),
+        );
+    }
     let method = if cores > 1 {
         Method::MmapParallel
     } else {

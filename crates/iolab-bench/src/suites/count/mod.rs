@@ -88,10 +88,11 @@ pub const BIG_SET: u64 = 8 << 30;
 /// file from the device, and the device probe's samples fall between them).
 pub const BIG_RUNS: usize = 3;
 /// The methods measured on a big data set: the default and the cold candidates it
-/// chooses between (one map scanned by every core, parallel `pread` streams, one stream
-/// with read-ahead kept ahead).
-pub const BIG_METHODS: [Method; 4] = [
+/// chooses between (io_uring `O_DIRECT` reads, one map scanned by every core, parallel
+/// `pread` streams, one stream with read-ahead kept ahead).
+pub const BIG_METHODS: [Method; 5] = [
     Method::Auto,
+    Method::UringDirect,
     Method::MmapParallel,
     Method::PreadParallel,
     Method::Stream,
