@@ -80,23 +80,40 @@ pub(crate) fn replace(
     watch: &mut Watch<'_>,
     phases: &mut Phases,
 ) -> Result<u64> {
-    if job.len == 0 {
+    replace_range(job, edit, watch, phases, 0..job.len, job.durable)
+}
+
+/// [`replace`] of the bytes in `range` alone (its start a multiple of the page size),
+/// through a map of that range; syncs it with `msync(MS_SYNC)` when `sync` is set (else the
+/// caller's `fdatasync` covers the pages, which unmapping leaves dirty in the page cache).
+pub(crate) fn replace_range(
+    job: &Job<'_>,
+    edit: &Replace,
+    watch: &mut Watch<'_>,
+    phases: &mut Phases,
+    range: std::ops::Range<u64>,
+    sync: bool,
+) -> Result<u64> {
+    if range.is_empty() {
         return Ok(0);
     }
-    let len = len_usize(job.len)?;
+    let len = len_usize(range.end - range.start)?;
     // SAFETY: a shared writable map of a regular file open for reading and writing for the
     // duration of the map. In Rust terms it is sound only while no other process writes
     // the file; that cannot be enforced. A process shrinking it is caught by the SIGBUS
     // guard below instead of killing this one (see the module docs).
     let mut map = phases
         .time("map", || unsafe {
-            MmapOptions::new().len(len).map_mut(job.file)
+            MmapOptions::new()
+                .offset(range.start)
+                .len(len)
+                .map_mut(job.file)
         })
         .map_err(|e| Error::io("mmap failed", e))?;
     // Only a hint (doubles read-ahead on a cold file); a failure changes nothing.
     let _ = map.advise(Advice::Sequential);
     let guard = sigbus::Guard::new(map.as_ptr(), len);
-    let changed = replace_windows(&mut map, edit, watch, phases);
+    let changed = replace_windows(&mut map, range.start, edit, watch, phases);
     let shrank = guard.truncated();
     drop(guard);
     // A shrunk file explains any other failure too (a prefault past the new end).
@@ -105,7 +122,7 @@ pub(crate) fn replace(
     } else {
         changed
     }?;
-    if job.durable {
+    if sync {
         phases
             .time("sync", || map.flush())
             .map_err(|e| Error::io("cannot sync (msync)", e))?;
@@ -114,9 +131,11 @@ pub(crate) fn replace(
     Ok(changed)
 }
 
-/// Replaces window by window (see [`WINDOW`]); returns how many bytes changed.
+/// Replaces window by window (see [`WINDOW`]) in a map of the file from byte `base`;
+/// returns how many bytes changed.
 fn replace_windows(
     map: &mut MmapMut,
+    base: u64,
     edit: &Replace,
     watch: &mut Watch<'_>,
     phases: &mut Phases,
@@ -136,7 +155,7 @@ fn replace_windows(
         };
         // Through a shared map there is no stale copy to write back (another process's
         // write lands in the same pages), but an append or a rename must stop the edit.
-        watch.check(&format!("the replace at byte {first}"))?;
+        watch.check(&format!("the replace at byte {}", base + first as u64))?;
         match phases.time("prefault", || {
             map.advise_range(Advice::PopulateWrite, first, end - first)
         }) {
@@ -152,7 +171,7 @@ fn replace_windows(
             Ok(()) => {}
         }
         changed += phases.time("replace", || edit.apply(&mut map[first..end]));
-        watch.wrote(first as u64, (end - first) as u64)?;
+        watch.wrote(base + first as u64, (end - first) as u64)?;
     }
     Ok(changed)
 }

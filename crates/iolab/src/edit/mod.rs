@@ -47,6 +47,7 @@
 pub mod mmap;
 pub mod std_stream;
 pub mod std_whole;
+mod trial;
 mod watch;
 
 use std::fs::{self, File, OpenOptions};
@@ -240,31 +241,39 @@ impl EditKind {
 /// The strategy an edit of the file at `path` takes when none is set, and why: the winner
 /// `iolab bench edit` measured on this machine, for files on `path`'s device
 /// ([`crate::lab::read::tuning`]); else the rule, [`DEFAULT_REPLACE`] or
-/// [`DEFAULT_TRUNCATE`].
+/// [`DEFAULT_TRUNCATE`]. Where the rule applies, a replace of a file of at least
+/// [`TRIAL_MIN`] bytes measures `mmap` and `std-stream` on its first part and finishes
+/// with the faster ([`Report::strategy`] and [`Report::why`] say which it took).
 pub fn default_strategy(kind: EditKind, path: &Path) -> (Strategy, String) {
-    strategy_from(&crate::read::tuning::load_checked(), kind, path)
+    let (strategy, why, _) = strategy_from(&crate::read::tuning::load_checked(), kind, path);
+    (strategy, why)
 }
 
-/// [`default_strategy`] with `profile`.
+/// The smallest file a replace with no strategy and no measured winner measures itself on
+/// (see [`default_strategy`]): 128 MiB.
+pub const TRIAL_MIN: u64 = trial::TRIAL_MIN;
+
+/// [`default_strategy`] with `profile`, and whether it is the rule.
 fn strategy_from(
     profile: &std::result::Result<crate::read::tuning::Tuning, String>,
     kind: EditKind,
     path: &Path,
-) -> (Strategy, String) {
+) -> (Strategy, String, bool) {
     use crate::read::tuning::{Strategies, strategy_for};
     let rule = kind.rule();
     let why_not = match strategy_for(profile, Strategies::Edit, kind.condition(), path) {
         Ok(w) => match w.method.parse::<Strategy>() {
-            Ok(strategy) => return (strategy, w.source()),
+            Ok(strategy) => return (strategy, w.source(), false),
             Err(_) => format!("the measured winner `{}` is unknown here", w.method),
         },
         Err(why) => why,
     };
-    (rule, format!("the rule, {rule} ({why_not})"))
+    (rule, format!("the rule, {rule} ({why_not})"), true)
 }
 
-/// The strategy [`EditOptions::replace_byte`] takes when none is set: it won replace on the
-/// machines measured (docs/findings/edit.md).
+/// The strategy [`EditOptions::replace_byte`] takes when none is set and the profile has no
+/// winner, for a file smaller than [`TRIAL_MIN`] (a bigger one is measured): it won replace
+/// on two of the machines measured and lost on the third (docs/findings/edit.md).
 pub const DEFAULT_REPLACE: Strategy = Strategy::Mmap;
 /// The strategy [`EditOptions::truncate_after_first_line`] takes when none is set: the
 /// winner or tied with `mmap`, in bounded memory (docs/findings/edit.md).
@@ -291,11 +300,13 @@ impl EditOptions {
     /// How the file's bytes are reached: through a map, read whole, or streamed.
     ///
     /// By default, the winner `iolab bench edit` measured on this machine for the file's
-    /// device ([`default_strategy`]; [`Report::why`] says which), else the rule of the
-    /// machines measured: [`Strategy::Mmap`] for [`EditOptions::replace_byte`] (it won
-    /// replace on both, 4.8–7.0× `tr`) and [`Strategy::StdStream`] for
-    /// [`EditOptions::truncate_after_first_line`] (the winner or tied with `mmap`, in
-    /// bounded memory); docs/findings/edit.md.
+    /// device ([`default_strategy`]; [`Report::why`] says which), else the rule:
+    /// [`EditOptions::replace_byte`] measures `mmap` and `std-stream` on the first 64 MiB
+    /// of a file of at least [`TRIAL_MIN`] bytes and replaces the rest with the faster
+    /// (each won on some machine and lost on another), and takes [`Strategy::Mmap`] on a
+    /// smaller file; [`EditOptions::truncate_after_first_line`] takes
+    /// [`Strategy::StdStream`] (the winner or tied with `mmap`, in bounded memory);
+    /// docs/findings/edit.md.
     pub fn strategy(mut self, strategy: Strategy) -> EditOptions {
         self.strategy = Some(strategy);
         self
@@ -361,15 +372,21 @@ impl EditOptions {
             .map_err(|e| e.at(path))
     }
 
-    /// The strategy for `kind` on `path`, and why: the one set, else the default.
-    fn choose(&self, kind: EditKind, path: &Path) -> (Strategy, String) {
+    /// The strategy for `kind` on `path`, why, and whether it is the rule (which a big
+    /// replace measures instead): the one set, else the default.
+    fn choose(&self, kind: EditKind, path: &Path) -> (Strategy, String, bool) {
         match self.strategy {
-            Some(strategy) => (strategy, "chosen by the caller".into()),
-            None => default_strategy(kind, path),
+            Some(strategy) => (strategy, "chosen by the caller".into(), false),
+            None => strategy_from(&crate::read::tuning::load_checked(), kind, path),
         }
     }
 
-    fn run(&self, (strategy, why): (Strategy, String), path: &Path, edit: Edit) -> Result<Report> {
+    fn run(
+        &self,
+        (mut strategy, mut why, rule): (Strategy, String, bool),
+        path: &Path,
+        edit: Edit,
+    ) -> Result<Report> {
         let start = Instant::now();
         let mut phases = Phases::default();
         let (file, probed) = phases.time("open", || open_for_edit(path))?;
@@ -393,6 +410,14 @@ impl EditOptions {
         let outcome = match edit {
             // Nothing can change; no strategy needs to read the file to know that.
             Edit::Replace(r) if r.from == r.to => Outcome::Replaced { changed: 0 },
+            // The rule measures a big file's first part (see [`trial`]).
+            Edit::Replace(r) if rule && len >= TRIAL_MIN => {
+                let (changed, trial) =
+                    trial::replace(&job, &r, self.buffer_size, &mut watch, &mut phases)?;
+                strategy = trial.chosen;
+                why = trial.why();
+                Outcome::Replaced { changed }
+            }
             Edit::Replace(r) => Outcome::Replaced {
                 changed: match strategy {
                     Strategy::Mmap => mmap::replace(&job, &r, &mut watch, &mut phases),
@@ -617,17 +642,17 @@ mod tests {
     #[test]
     fn without_a_strategy_an_edit_follows_the_profile_or_says_why_not() {
         let here = std::env::temp_dir();
-        let (s, why) = strategy_from(&profile("mmap"), EditKind::Truncate, &here);
-        assert_eq!(s, Strategy::Mmap);
+        let (s, why, rule) = strategy_from(&profile("mmap"), EditKind::Truncate, &here);
+        assert_eq!((s, rule), (Strategy::Mmap, false));
         assert!(why.contains("truncate winner"), "{why}");
-        let (s, why) = strategy_from(&profile("mmap"), EditKind::Replace, &here);
-        assert_eq!(s, DEFAULT_REPLACE);
+        let (s, why, rule) = strategy_from(&profile("mmap"), EditKind::Replace, &here);
+        assert_eq!((s, rule), (DEFAULT_REPLACE, true));
         assert_eq!(
             why,
             "the rule, mmap (no winner beyond the noise measured here)"
         );
-        let (s, why) = strategy_from(&profile("teleport"), EditKind::Truncate, &here);
-        assert_eq!(s, DEFAULT_TRUNCATE);
+        let (s, why, rule) = strategy_from(&profile("teleport"), EditKind::Truncate, &here);
+        assert_eq!((s, rule), (DEFAULT_TRUNCATE, true));
         assert!(why.contains("`teleport` is unknown here"), "{why}");
     }
 }

@@ -72,16 +72,28 @@ pub(crate) fn replace(
     watch: &mut Watch<'_>,
     phases: &mut Phases,
 ) -> Result<u64> {
+    replace_range(job, edit, buffer_size, watch, phases, 0..job.len)
+}
+
+/// [`replace`] of the bytes in `range` alone.
+pub(crate) fn replace_range(
+    job: &Job<'_>,
+    edit: &Replace,
+    buffer_size: usize,
+    watch: &mut Watch<'_>,
+    phases: &mut Phases,
+    range: std::ops::Range<u64>,
+) -> Result<u64> {
     // SAFETY: posix_fadvise on an open descriptor is only a hint and has no memory effects;
     // its result does not matter (it doubles read-ahead on a cold file).
     unsafe { libc::posix_fadvise(job.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
     let mut buf = vec![0u8; buffer_size];
-    let mut offset = 0u64;
+    let mut offset = range.start;
     let mut changed = 0u64;
-    while offset < job.len {
+    while offset < range.end {
         let want = buf
             .len()
-            .min(usize::try_from(job.len - offset).unwrap_or(usize::MAX));
+            .min(usize::try_from(range.end - offset).unwrap_or(usize::MAX));
         let n = phases
             .time("read", || {
                 read_at_retrying(job.file, &mut buf[..want], offset)

@@ -5,6 +5,7 @@ use super::{Arg, Check, EditJob, Op, Plan, SED_LARGE_MAX_RUNS, whole_fits};
 use crate::context::Config;
 use crate::context::Context;
 use crate::peers::{version_line, which};
+use crate::verdict::DEFAULT_METHOD;
 use iolab::lab::edit::Strategy;
 use iolab::lab::kernel::Kernel;
 use std::ffi::OsString;
@@ -64,21 +65,25 @@ fn count_jobs(config: &Config) -> Vec<EditJob> {
     jobs
 }
 
-/// Every strategy, without and with the final sync, editing a copy through `iolab edit`.
+/// Every strategy and the default (`auto`: no `--strategy`, the library's choice), without
+/// and with the final sync, editing a copy through `iolab edit`.
 fn strategy_jobs(config: &Config, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
     let iolab = config.iolab_exe.clone();
     let whole_fits = whole_fits(plan.dataset.bytes);
     let mut jobs = Vec::new();
     {
-        for strategy in Strategy::ALL {
-            if !config.wants(strategy.name()) {
+        // `None`: the library's default, `iolab edit` without `--strategy`.
+        let contenders = Strategy::ALL.into_iter().map(Some).chain([None]);
+        for strategy in contenders {
+            let name = strategy.map_or(DEFAULT_METHOD, |s| s.name());
+            if !config.wants(name) {
                 continue;
             }
-            if strategy == Strategy::StdWhole && !whole_fits {
+            if strategy == Some(Strategy::StdWhole) && !whole_fits {
                 continue;
             }
             for durable in [false, true] {
-                if durable && strategy == Strategy::StdWhole && plan.large {
+                if durable && strategy == Some(Strategy::StdWhole) && plan.large {
                     // Its durable step is std-stream's: one fdatasync of the same dirty pages.
                     continue;
                 }
@@ -93,13 +98,15 @@ fn strategy_jobs(config: &Config, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
                     ]),
                     _ => args.push(text("truncate-first-line")),
                 }
-                args.extend([text("--strategy"), text(strategy.name())]);
+                if let Some(strategy) = strategy {
+                    args.extend([text("--strategy"), text(strategy.name())]);
+                }
                 if !durable {
                     args.push(text("--no-sync"));
                 }
                 args.extend([text("--timings-json"), Arg::Input]);
                 jobs.push(EditJob {
-                    method: strategy.name().into(),
+                    method: name.into(),
                     baseline: false,
                     durable,
                     variant: Some(if durable { "durable" } else { "no-sync" }),

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::results::Row;
 use crate::rounds::{Entry, Role, Rounds, Run, Times, Turn, drive};
 use crate::runner::{Outcome, parse_count};
+use crate::verdict::DEFAULT_METHOD;
 use std::path::Path;
 
 /// One counted or warm-up run of an edit job.
@@ -41,6 +42,8 @@ pub(super) fn measure(
         .map(|job| {
             let role = if job.baseline {
                 Role::Baseline
+            } else if job.method == DEFAULT_METHOD {
+                Role::Default
             } else {
                 Role::Method
             };

@@ -16,8 +16,6 @@ use std::fs::{self, File};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use jobs::jobs_for;
 use measure::measure;
 use rows::{base_row, to_row, verdicts};
@@ -33,7 +31,8 @@ use crate::results::Row;
 use crate::runner::Job;
 use crate::suite::Sizes;
 use crate::suite::{MethodInfo, Output, Suite};
-use iolab::lab::edit::{EditKind, default_strategy};
+use crate::verdict::DEFAULT_METHOD;
+use iolab::lab::edit::EditKind;
 use iolab::lab::generate::rows_for_size;
 use iolab::lab::read::tuning::Strategies;
 use iolab::lab::units::format_bytes;
@@ -279,9 +278,10 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     }
     drop(work);
     verdicts(ctx, &rows);
-    // The winners `EditOptions` follows, then the rows it makes without a strategy.
-    let refs: Vec<&Row> = rows.iter().collect();
-    for v in verdict::of_rows(&refs) {
+    // The winners `EditOptions` follows (among the strategies: `auto` is one of them), then
+    // the rows it makes without a strategy marked.
+    let strategies: Vec<&Row> = rows.iter().filter(|r| r.method != DEFAULT_METHOD).collect();
+    for v in verdict::of_rows(&strategies) {
         if v.condition == EditKind::Replace.condition()
             || v.condition == EditKind::Truncate.condition()
         {
@@ -289,27 +289,15 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
         }
     }
     for row in &mut rows {
-        let kind = match row.op() {
-            Some("replace") => EditKind::Replace,
-            Some("truncate-first-line") => EditKind::Truncate,
-            _ => continue,
-        };
-        let dataset = datasets
-            .iter()
-            .find(|d| row.extra.get("dataset") == Some(&json!(d.0)));
-        if let Some((_, dataset, _, _)) = dataset
-            && !row.baseline
-            && row.method == default_strategy(kind, &dataset.path).0.name()
-        {
+        if !row.baseline && row.method == DEFAULT_METHOD {
             row.mark_default();
         }
     }
     Ok(rows.into())
 }
 
-/// Whether `row` is what a library call with no strategy makes: `replace_byte`'s and
-/// `truncate_after_first_line`'s default strategies for the data set's device (synced or
-/// not: each condition is one), marked by `run` once the winners are saved.
+/// Whether `row` is what a library call with no strategy makes: the `auto` rows (`iolab
+/// edit` without `--strategy`), marked by `run`.
 pub(crate) fn is_default(row: &Row) -> bool {
     row.is_default()
 }

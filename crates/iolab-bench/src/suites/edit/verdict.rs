@@ -52,7 +52,7 @@ pub(super) fn of_rows(rows: &[&Row]) -> Vec<Verdict> {
     )
 }
 
-/// `iolab edit … --strategy S [--no-sync] FILE` and the library call ([`snippet::edit`]).
+/// `iolab edit … [--strategy S] [--no-sync] FILE` and the library call ([`snippet::edit`]).
 fn usage(row: &Row) -> Usage {
     let durable = row.extra.get("durable") != Some(&json!(false));
     let (cli, edit) = if key(row, "op") == Some(Op::Replace.name()) {
@@ -69,16 +69,15 @@ fn usage(row: &Row) -> Usage {
             Edit::TruncateAfterFirstLine,
         )
     };
+    // `auto` is the call without a strategy.
+    let strategy = row.method.parse::<Strategy>().ok();
     Usage {
         cli: format!(
-            "{cli} --strategy {}{} FILE",
-            row.method,
+            "{cli}{}{} FILE",
+            strategy.map_or(String::new(), |s| format!(" --strategy {s}")),
             if durable { "" } else { " --no-sync" }
         ),
-        library: row
-            .method
-            .parse::<Strategy>()
-            .map_or_else(|_| "—".into(), |s| snippet::edit(edit, Some(s), durable)),
+        library: snippet::edit(edit, strategy, durable),
         example: "edit_in_place",
     }
 }
