@@ -6,8 +6,9 @@
 //! at open and `munmap` at drop, with page faults instead of system calls in between.
 //!
 //! **Which**: [`RandomAccessFile::open`] maps the file when `iolab bench random` measured a
-//! map as this machine's winner for a file of its size ([`crate::random::auto`]), else
-//! reads with `pread`; such a map is read by copying into the caller's `scratch` under the
+//! map as this machine's winner for a file of its size, else (no measurements) when the
+//! file is in the page cache as it opens, and reads with `pread` otherwise
+//! ([`crate::random::auto`]); such a map is read by copying into the caller's `scratch` under the
 //! `SIGBUS` guard, so a truncation is an [`Error::FileShrank`], not a crash.
 //! [`RandomAccessOptions::backing`] picks one instead, and its `unsafe`
 //! [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices are returned as
@@ -142,7 +143,8 @@ impl RandomAccessOptions {
     /// guard is free).
     ///
     /// By default, the backing `iolab bench random` measured fastest on this machine for
-    /// a file of this size, else `pread` ([`RandomAccessFile::choice`] says which and why).
+    /// a file of this size, else a map for a file in the page cache and `pread` for one
+    /// that is not ([`RandomAccessFile::choice`] says which and why).
     pub fn backing(mut self, backing: Backing) -> RandomAccessOptions {
         self.backing = Some(backing);
         self
@@ -210,7 +212,7 @@ impl RandomAccessOptions {
             return Ok(file);
         }
         let choice = match self.backing {
-            None => crate::random::auto::choose(len),
+            None => crate::random::auto::choose(&file.file, len),
             Some(backing) => crate::random::auto::Choice {
                 method: if backing == Backing::Mmap {
                     "mmap"
@@ -279,14 +281,15 @@ pub struct RandomAccessFile {
 impl RandomAccessFile {
     /// Opens `path` with the backing that reads random blocks fastest on this machine for a
     /// file of its size ([`crate::random::auto`]: the winners `iolab bench random`
-    /// measured, else `pread`); [`RandomAccessFile::choice`] and `Debug` say which and why.
+    /// measured, else a map when the file is in the page cache and `pread` when it is
+    /// not); [`RandomAccessFile::choice`] and `Debug` say which and why.
     ///
     /// A map chosen here is safe without any promise: [`RandomAccessFile::read`] copies
     /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
     /// [`Error::FileShrank`] rather than killing the process. Falls back to `pread` when no
     /// map slot is free, the `SIGBUS` guard has no room, or the map fails. A map reads the
     /// file only up to the size it had when opened: for a file that grows, use
-    /// `RandomAccessOptions::new().open` (`pread`).
+    /// `RandomAccessOptions::new().backing(Backing::Pread).open`.
     pub fn open(path: impl AsRef<Path>) -> Result<RandomAccessFile> {
         RandomAccessOptions::new().open(path)
     }

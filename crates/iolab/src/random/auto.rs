@@ -7,12 +7,16 @@
 //! `RandomAccessFile`; the suite records the best of those at queue depth 1 (and `pread`
 //! when a map wins by less than the noise).
 //!
-//! **The rule** otherwise: `pread`. It is never far behind warm (a system call and a 4 KiB
-//! copy, about a microsecond, against a `memcpy` from a map), holds beyond memory where a
-//! map collapses (CIDR 2022: cold, a map's read-ahead is wasted), and needs no map slot
-//! (evidence: docs/findings/random.md).
+//! **The rule** otherwise measures the file's cache state at open (`cachestat(2)`, one
+//! system call; sampled `mincore(2)` on older kernels): a file at least [`RESIDENT`] in the
+//! page cache is read through a map advised `MADV_RANDOM` (`mmap-random`: a copy from
+//! memory and no system call; 1.27–1.43× `pread` warm here, tied on the other VMs), any
+//! other through `pread` (it holds beyond memory and cold, where a map's faults and
+//! read-ahead are wasted: CIDR 2022), and needs no map slot. Evidence:
+//! docs/findings/random.md, docs/findings/defaults.md.
 //!
-//! **System calls**: a read of `/proc/meminfo` and of the small tuning file.
+//! **System calls**: a read of `/proc/meminfo` and of the small tuning file, and the
+//! residency question.
 
 use crate::read::tuning;
 
@@ -46,14 +50,23 @@ fn measured(class: &str) -> Option<(&'static str, bool, f64)> {
     Some((method, mmap, w.iops))
 }
 
+/// The fraction of the page cache a file must have for the rule to map it: 90%.
+pub const RESIDENT: f64 = 0.9;
+
 /// The random-read method [`choose`] follows for files of size class `class` (`warm` or
-/// `beyond-memory`): the winner measured here, else `pread`.
-pub fn method_for_class(class: &str) -> &'static str {
-    measured(class).map_or("pread", |(method, _, _)| method)
+/// `beyond-memory`): the winner measured here, else the rule's for a file that is
+/// `resident` (at least [`RESIDENT`] cached) or not.
+pub fn method_for(class: &str, resident: bool) -> &'static str {
+    measured(class).map_or(rule(resident), |(method, _, _)| method)
 }
 
-/// The backing for a file of `len` bytes.
-pub fn choose(len: u64) -> Choice {
+/// The rule's method for a file that is `resident` or not.
+fn rule(resident: bool) -> &'static str {
+    if resident { "mmap-random" } else { "pread" }
+}
+
+/// The backing for `file`, `len` bytes long.
+pub fn choose(file: &std::fs::File, len: u64) -> Choice {
     let available = crate::sysinfo::mem_available_bytes();
     let class = match available {
         Some(m) if len > m => "beyond-memory",
@@ -75,12 +88,22 @@ pub fn choose(len: u64) -> Choice {
             ),
         };
     }
+    let cached = crate::cache::residency_sampled(file).ok();
+    let resident = cached.is_some_and(|f| f >= RESIDENT);
+    let method = rule(resident);
+    let state = match cached {
+        Some(f) => format!("{:.0}% in the page cache", f * 100.0),
+        None => "its cache state unknown".into(),
+    };
+    let reason = if resident {
+        "a map, the rule for a file in memory (no system call per read)"
+    } else {
+        "pread, the rule for a file not in memory (a map's faults and read-ahead are wasted)"
+    };
     Choice {
-        method: "pread",
-        mmap: false,
-        random_advice: false,
-        reason: format!(
-            "{fits}: pread, the rule without measurements (close to a map warm, safe beyond memory)"
-        ),
+        method,
+        mmap: resident,
+        random_advice: resident,
+        reason: format!("{fits}, {state}: {reason}; no measurements of this machine"),
     }
 }

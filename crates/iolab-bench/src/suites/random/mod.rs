@@ -264,15 +264,18 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
 /// this machine's profile holds for the state's size class (just saved by the run), else
 /// `pread`, one read at a time.
 fn is_default(row: &Row) -> bool {
-    let class = match row.state() {
-        Some("beyond-memory") => "beyond-memory",
-        Some(_) => "warm",
+    // The rule maps a file found in the page cache: the warm state's, not the cold's
+    // (evicted before each run) nor beyond memory's.
+    let (class, resident) = match row.state() {
+        Some("beyond-memory") => ("beyond-memory", false),
+        Some("warm") => ("warm", true),
+        Some(_) => ("warm", false),
         None => return false,
     };
     !row.baseline
         && row.queue_depth() == Some(1)
         && row.threads() == Some(1)
-        && row.method == iolab::lab::random::auto::method_for_class(class)
+        && row.method == iolab::lab::random::auto::method_for(class, resident)
 }
 
 /// Suite-specific keys of a row.
