@@ -51,7 +51,8 @@
 //! before anything is appended after it.
 //!
 //! **What each policy costs** here, against PostgreSQL's `pg_test_fsync`, and why
-//! [`Policy::Prealloc`] is the default: docs/findings/durable.md.
+//! [`Policy::DirectDsync`] is the default where the folder accepts `O_DIRECT`
+//! ([`default_policy`]): docs/findings/durable.md.
 
 pub mod direct_dsync;
 pub mod dsync;
@@ -132,8 +133,9 @@ pub const PROFILE_CONDITIONS: [&str; 2] = ["durable, 8 writers, 512 B", "durable
 
 /// The policy a log at `path` takes when none is set, and why: the winner `iolab bench
 /// append` measured on this machine for `path`'s device (of the first of
-/// [`PROFILE_CONDITIONS`] that has one), when it can run in `path`'s folder; else
-/// [`LogOptions::DEFAULT_POLICY`].
+/// [`PROFILE_CONDITIONS`] that has one), when it can run in `path`'s folder; else the
+/// rule: [`LogOptions::DEFAULT_POLICY`] (`direct-dsync`) where the folder accepts
+/// `O_DIRECT`, [`LogOptions::FALLBACK_POLICY`] (`prealloc`) where it does not.
 pub fn default_policy(path: &Path) -> (Policy, String) {
     policy_from(&crate::read::tuning::load_checked(), path)
 }
@@ -144,7 +146,6 @@ fn policy_from(
     path: &Path,
 ) -> (Policy, String) {
     use crate::read::tuning::{self, Strategies};
-    let rule = LogOptions::DEFAULT_POLICY;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -166,6 +167,16 @@ fn policy_from(
             }
         }
     }
+    let rule = match LogOptions::DEFAULT_POLICY.availability_for(dir) {
+        Ok(()) => LogOptions::DEFAULT_POLICY,
+        Err(why) => {
+            why_not.push(format!(
+                "{} cannot run here: {why}",
+                LogOptions::DEFAULT_POLICY
+            ));
+            LogOptions::FALLBACK_POLICY
+        }
+    };
     (rule, format!("the rule, {rule} ({})", why_not.join("; ")))
 }
 
@@ -232,8 +243,13 @@ impl fmt::Debug for LogOptions {
 
 impl LogOptions {
     /// The policy a [`Log`] opened without options uses where this machine's profile holds
-    /// no winner for its device (the rule; [`default_policy`]).
-    pub const DEFAULT_POLICY: Policy = Policy::Prealloc;
+    /// no winner for its device and the log's folder accepts `O_DIRECT` (the rule;
+    /// [`default_policy`]): it won or tied every durable condition on the machines measured
+    /// (docs/findings/durable.md, docs/findings/defaults.md).
+    pub const DEFAULT_POLICY: Policy = Policy::DirectDsync;
+    /// The rule's policy where the log's folder refuses `O_DIRECT` (tmpfs before Linux 6.6):
+    /// the same pre-zeroed file, synced with `fdatasync`.
+    pub const FALLBACK_POLICY: Policy = Policy::Prealloc;
 
     /// Options with every default.
     pub fn new() -> LogOptions {
@@ -244,7 +260,8 @@ impl LogOptions {
     ///
     /// By default, the policy `iolab bench append` measured as the winner on this machine
     /// for the log's device ([`default_policy`]; [`Log::why`] says which), else
-    /// [`Policy::Prealloc`] (docs/findings/durable.md).
+    /// [`Policy::DirectDsync`] where the folder accepts `O_DIRECT` and [`Policy::Prealloc`]
+    /// where it does not (docs/findings/durable.md).
     pub fn policy(mut self, policy: Policy) -> LogOptions {
         self.policy = Some(policy);
         self
@@ -621,7 +638,19 @@ mod tests {
         let both = vec![one_writer, winner(PROFILE_CONDITIONS[0], "dsync")];
         assert_eq!(policy_from(&profile(both), &log).0, Policy::Dsync);
         let (p, why) = policy_from(&Err("no profile of this machine yet".into()), &log);
-        assert_eq!(p, LogOptions::DEFAULT_POLICY);
-        assert_eq!(why, "the rule, prealloc (no profile of this machine yet)");
+        match LogOptions::DEFAULT_POLICY.availability_for(&std::env::temp_dir()) {
+            Ok(()) => {
+                assert_eq!(p, LogOptions::DEFAULT_POLICY);
+                assert_eq!(
+                    why,
+                    "the rule, direct-dsync (no profile of this machine yet)"
+                );
+            }
+            Err(refused) => {
+                assert_eq!(p, LogOptions::FALLBACK_POLICY);
+                assert!(why.starts_with("the rule, prealloc (no profile"), "{why}");
+                assert!(why.contains(&refused), "{why}");
+            }
+        }
     }
 }
