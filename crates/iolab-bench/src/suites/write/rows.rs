@@ -29,6 +29,17 @@ pub(super) fn to_row(
     if entry.method == Some(Method::Bufwriter) {
         row.extra.insert("record_bytes".into(), json!(RECORD_SIZE));
     }
+    if entry.method == Some(Method::RawFd) {
+        // Not the default's job either: `StdoutWriter` copies each record a program makes.
+        row.extra.insert(
+            keys::NARROWER.into(),
+            json!(
+                "it writes one buffer that is already full (zeros) over and over: no byte is \
+                 copied in user space, where a program's records are copied into its writer's \
+                 buffer (docs/findings/write.md)"
+            ),
+        );
+    }
     if entry.method == Some(Method::Vmsplice) {
         // Not the default's job: a program's own bytes cannot be handed over this way.
         row.extra.insert(
