@@ -9,14 +9,11 @@ use std::path::Path;
 use crate::context::Context;
 use crate::verdict::Verdict;
 use iolab::lab::read::tuning::{self, Strategies, StrategyWinner};
+use iolab::lab::units::format_bytes;
 
 /// Saves `verdict`'s decision as the profile's `which` entry for its condition (measured on
 /// the device of `data_dir`), and notes it.
 pub fn remember(ctx: &mut Context<'_>, which: Strategies, verdict: &Verdict, data_dir: &Path) {
-    let config = ctx.config;
-    if crate::interrupt::interrupted() || config.methods.is_some() || !config.files.is_empty() {
-        return;
-    }
     let winner = verdict.winner.as_ref().map(|method| StrategyWinner {
         condition: verdict.condition.clone(),
         method: method.clone(),
@@ -24,25 +21,47 @@ pub fn remember(ctx: &mut Context<'_>, which: Strategies, verdict: &Verdict, dat
         lead: verdict.lead.unwrap_or(1.0),
         measured_at: iolab::lab::sysinfo::now_rfc3339(),
         device: tuning::device_of(data_dir),
+        bytes: None,
     });
+    save(
+        ctx,
+        which,
+        (verdict.suite.as_str(), &verdict.condition),
+        winner,
+    );
+}
+
+/// Saves `winner` (or, `None`, a tie: the rule applies) as the profile's `which` entry for
+/// `suite`'s `condition` after a complete run, and notes it.
+pub fn save(
+    ctx: &mut Context<'_>,
+    which: Strategies,
+    (suite, condition): (&str, &str),
+    winner: Option<StrategyWinner>,
+) {
+    let config = ctx.config;
+    if crate::interrupt::interrupted() || config.methods.is_some() || !config.files.is_empty() {
+        return;
+    }
     let said = match &winner {
         Some(w) => format!(
-            "follows {} ({:.2}x {}, beyond the noise)",
-            w.method, w.lead, w.runner_up
+            "follows {}{} ({:.2}x {}, beyond the noise)",
+            w.method,
+            w.bytes
+                .map_or(String::new(), |b| format!(" at {}", format_bytes(b))),
+            w.lead,
+            w.runner_up
         ),
         None => "no strategy beats the others beyond the noise: the rule applies".into(),
     };
-    match tuning::save_strategy(which, &verdict.condition, winner) {
+    match tuning::save_strategy(which, condition, winner) {
         Ok(Some(path)) => ctx.notes.push(format!(
-            "{} {}, by default on this machine: {said} (saved in {})",
-            verdict.suite,
-            verdict.condition,
+            "{suite} {condition}, by default on this machine: {said} (saved in {})",
             path.display()
         )),
         Ok(None) => {}
         Err(e) => ctx.notes.push(format!(
-            "could not save the {} {} winner: {e}",
-            verdict.suite, verdict.condition
+            "could not save the {suite} {condition} winner: {e}"
         )),
     }
 }

@@ -619,6 +619,7 @@ mod tests {
             lead: 1.2,
             measured_at: "2026-11-26T10:00:00Z".into(),
             device: None,
+            bytes: None,
         };
         let profile = |durable| {
             Ok(Tuning {

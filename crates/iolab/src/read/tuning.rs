@@ -83,6 +83,9 @@ pub struct Tuning {
     /// The durable section's winning policies (8 writers; 1 writer), for `Log::open`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub durable: Vec<StrategyWinner>,
+    /// The `write` suite's winning buffer into a file (`file`), for `StdoutWriter::new`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<StrategyWinner>,
 }
 
 /// A strategy that won a condition beyond the noise, where the device it ran on decides.
@@ -101,6 +104,10 @@ pub struct StrategyWinner {
     /// The device it was measured on ([`device_of`]: `MAJ:MIN`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// The size it won with, where the winner is a size (`StdoutWriter`'s buffer into a
+    /// file); `None` for a strategy or policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
 }
 
 impl StrategyWinner {
@@ -358,6 +365,8 @@ pub enum Strategies {
     Edit,
     /// [`Tuning::durable`].
     Durable,
+    /// [`Tuning::write`].
+    Write,
 }
 
 /// Applies a benchmark run's decision for `condition` to the `which` list: `Some` winner
@@ -371,6 +380,7 @@ pub fn save_strategy(
         let list = match which {
             Strategies::Edit => &mut t.edit,
             Strategies::Durable => &mut t.durable,
+            Strategies::Write => &mut t.write,
         };
         list.retain(|w| w.condition != condition);
         list.extend(winner);
@@ -400,6 +410,7 @@ impl Tuning {
         let list = match which {
             Strategies::Edit => &self.edit,
             Strategies::Durable => &self.durable,
+            Strategies::Write => &self.write,
         };
         list.iter().find(|w| w.condition == condition)
     }
@@ -487,6 +498,7 @@ mod tests {
             lead: 1.3,
             measured_at: "2026-11-26T10:00:00Z".into(),
             device,
+            bytes: None,
         }
     }
 

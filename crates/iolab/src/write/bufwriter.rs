@@ -22,7 +22,7 @@ use std::io::{self, Write};
 
 use super::adaptive::{Adaptive, Run, Sizing};
 use super::raw_fd::SizedStdout;
-use super::{DestinationKind, Error, PAGE_ALIGN, default_buffer_size, probe_stdout};
+use super::{DestinationKind, Error, PAGE_ALIGN, default_buffer, probe_stdout};
 use crate::buf::AlignedBuf;
 
 /// The record size the `bufwriter` method writes in: 128 bytes, about a line of text (the
@@ -32,8 +32,9 @@ pub const RECORD_SIZE: usize = 128;
 
 /// A buffered writer on standard output that is not line-buffered.
 ///
-/// - Its capacity follows [`default_buffer_size`] for what standard output is (a pipe's
-///   capacity, 128 KiB for files), or is given with [`StdoutWriter::with_capacity`].
+/// - Its capacity follows [`default_buffer`] for what standard output is (a pipe's
+///   capacity; 128 KiB for files, or the size `iolab bench write` measured beating it on
+///   this machine), or is given with [`StdoutWriter::with_capacity`].
 /// - Into a pipe, [`StdoutWriter::new`] hands its buffer to the kernel as soon as it
 ///   holds a write's worth, of a size it adapts ([`super::adaptive`]: 8 KiB when the
 ///   reader runs on another CPU, the whole buffer when it shares ours); elsewhere, one
@@ -80,19 +81,32 @@ pub struct StdoutWriter {
     /// Bytes the kernel has accepted.
     written: u64,
     exit_on_broken_pipe: bool,
+    /// Why its buffer has its size.
+    why: String,
 }
 
 impl StdoutWriter {
-    /// A writer sized for what standard output is ([`default_buffer_size`]).
+    /// A writer sized for what standard output is ([`default_buffer`]: into a file, the
+    /// size measured on this machine if one beat the rule's; [`StdoutWriter::why`] says).
     ///
     /// Fails with [`Error::StdoutClosed`] when descriptor 1 is not open for writing.
     pub fn new() -> Result<StdoutWriter, Error> {
         let destination = probe_stdout()?;
-        let capacity = default_buffer_size(&destination);
-        Ok(StdoutWriter::unchecked(
-            capacity,
-            default_sizing(&destination, capacity),
-        ))
+        Ok(StdoutWriter::sized_for(&destination))
+    }
+
+    /// The default writer for `destination`.
+    fn sized_for(destination: &super::Destination) -> StdoutWriter {
+        let (capacity, why) = default_buffer(destination);
+        let mut writer = StdoutWriter::unchecked(capacity, default_sizing(destination, capacity));
+        writer.why = why;
+        writer
+    }
+
+    /// Why its buffer has its size: the caller's, the size `iolab bench write` measured
+    /// here (and when), or the rule, and why the profile was not followed.
+    pub fn why(&self) -> &str {
+        &self.why
     }
 
     /// A writer with a buffer of `bytes` (at least 1).
@@ -113,6 +127,7 @@ impl StdoutWriter {
             out: SizedStdout { sizing },
             written: 0,
             exit_on_broken_pipe: false,
+            why: "chosen by the caller".into(),
         };
         writer.update_due();
         writer
@@ -348,10 +363,7 @@ impl super::WriteOptions {
         }
         Ok(match self.buffer_size {
             Some(bytes) => StdoutWriter::unchecked(bytes, Sizing::Fixed(bytes)),
-            None => {
-                let capacity = default_buffer_size(&destination);
-                StdoutWriter::unchecked(capacity, default_sizing(&destination, capacity))
-            }
+            None => StdoutWriter::sized_for(&destination),
         })
     }
 }

@@ -17,8 +17,9 @@
 //! closed descriptor turned into clear [`Error`]s, flushed on drop.
 //!
 //! **The buffer-size rule** ([`default_buffer_size`]): a pipe's capacity, and `pv`'s
-//! `st_blksize × 32` for anything else, both clamped to 64 KiB..=1 MiB. That is the
-//! buffer; into a pipe, the default writes it out in pieces whose size it measures
+//! `st_blksize × 32` for anything else, both clamped to 64 KiB..=1 MiB. Into a regular
+//! file, a size `iolab bench write` measured beating the rule's beyond the noise on this
+//! machine and device replaces it ([`default_buffer`]). That is the buffer; into a pipe, the default writes it out in pieces whose size it measures
 //! ([`adaptive`]), and `vmsplice` first enlarges the pipe ([`vmsplice`]).
 //!
 //! **Why pipes need more than a size**: into a pipe, the best size per `write` depends on
@@ -175,6 +176,54 @@ pub fn default_buffer_size(destination: &Destination) -> usize {
     preferred.clamp(MIN_DEFAULT_BUFFER_SIZE, MAX_DEFAULT_BUFFER_SIZE)
 }
 
+/// The buffer iolab picks for `destination`, standard output, and why: into a regular
+/// file, the size `iolab bench write` measured beating the rule's beyond the noise on this
+/// machine, for files on the device it ran on ([`crate::lab::read::tuning`]); else the
+/// rule, [`default_buffer_size`].
+pub fn default_buffer(destination: &Destination) -> (usize, String) {
+    let profile = match destination.kind {
+        DestinationKind::RegularFile => crate::read::tuning::load_checked(),
+        _ => Err(String::new()),
+    };
+    buffer_from(
+        &profile,
+        destination,
+        std::path::Path::new("/proc/self/fd/1"),
+    )
+}
+
+/// [`default_buffer`] with `profile`, for a destination at `path`.
+fn buffer_from(
+    profile: &std::result::Result<crate::read::tuning::Tuning, String>,
+    destination: &Destination,
+    path: &std::path::Path,
+) -> (usize, String) {
+    use crate::read::tuning::{Strategies, strategy_for};
+    let rule = default_buffer_size(destination);
+    let why_not = match destination.kind {
+        DestinationKind::RegularFile => {
+            match strategy_for(profile, Strategies::Write, "file", path) {
+                Ok(w) => match w.bytes.and_then(|b| usize::try_from(b).ok()) {
+                    Some(bytes) => return (bytes.clamp(1, MAX_WRITE_BUFFER), w.source()),
+                    None => "the measured winner has no size".into(),
+                },
+                Err(why) => why,
+            }
+        }
+        kind => format!("{} follows the rule", kind.describe()),
+    };
+    (
+        rule,
+        format!(
+            "the rule, {} ({why_not})",
+            crate::units::format_bytes(rule as u64)
+        ),
+    )
+}
+
+/// The largest buffer a profile may set: 64 MiB.
+const MAX_WRITE_BUFFER: usize = 64 << 20;
+
 /// Writes `bytes` zero bytes to standard output with `method`.
 ///
 /// Standard output is checked first ([`probe_stdout`]): a closed descriptor is an
@@ -211,7 +260,7 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
     }
     let buffer_size = options.buffer_size.unwrap_or_else(|| match method {
         Method::Vmsplice => vmsplice::default_chunk(&destination),
-        _ => default_buffer_size(&destination),
+        _ => default_buffer(&destination).0,
     });
     // Explicit sizes are kept; the default into a pipe measures (`adaptive`), except
     // vmsplice's, whose pages are not copied and whose best size does not move.
@@ -400,6 +449,47 @@ mod tests {
         }
         let e = "nope".parse::<Method>().unwrap_err().to_string();
         assert!(e.contains("stdout, raw-fd, bufwriter, vmsplice"), "{e}");
+    }
+
+    #[test]
+    fn into_a_file_the_measured_size_replaces_the_rule_elsewhere_the_rule_stays() {
+        use crate::read::tuning::{StrategyWinner, Tuning};
+        let file = Destination {
+            kind: DestinationKind::RegularFile,
+            block_size: 4096,
+            pipe_capacity: None,
+        };
+        let here = std::env::temp_dir();
+        let profile = |bytes| {
+            Ok(Tuning {
+                write: vec![StrategyWinner {
+                    condition: "file".into(),
+                    method: "bufwriter".into(),
+                    runner_up: "the rule's buffer".into(),
+                    lead: 1.2,
+                    measured_at: "2026-11-26T10:00:00Z".into(),
+                    device: None,
+                    bytes,
+                }],
+                ..Tuning::default()
+            })
+        };
+        let (size, why) = buffer_from(&profile(Some(1 << 20)), &file, &here);
+        assert_eq!(size, 1 << 20);
+        assert!(why.contains("file winner"), "{why}");
+        let (size, why) = buffer_from(&profile(None), &file, &here);
+        assert_eq!(size, default_buffer_size(&file));
+        assert!(why.contains("has no size"), "{why}");
+        let (size, why) = buffer_from(&Err("no profile of this machine yet".into()), &file, &here);
+        assert_eq!(size, 128 << 10);
+        assert_eq!(why, "the rule, 128 KiB (no profile of this machine yet)");
+        let null = Destination {
+            kind: DestinationKind::Null,
+            ..file
+        };
+        let (size, why) = buffer_from(&profile(Some(1 << 20)), &null, &here);
+        assert_eq!(size, default_buffer_size(&null));
+        assert!(why.contains("/dev/null follows the rule"), "{why}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::results::Row;
 use crate::runner::{self, CpuPlacement, Job};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Output, Place, Suite};
+use iolab::lab::read::tuning::Strategies;
 use iolab::lab::units::format_bytes;
 use iolab::lab::write::{self, Destination, Method};
 
@@ -222,6 +223,9 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
         rows.extend(run_sink(ctx, &sink, bytes, &facts)?);
     }
     drop(file);
+    // The buffer `StdoutWriter::new()` then takes into a file (a tie: the rule's).
+    let winner = verdict::file_buffer_winner(&rows, &config.data_dir);
+    crate::profile::save(ctx, Strategies::Write, (SUITE, "file"), winner);
     Ok(rows.into())
 }
 

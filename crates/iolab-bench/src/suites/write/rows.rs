@@ -133,7 +133,7 @@ fn default_note(
                 ..*destination
             })
         }
-        _ => write::default_buffer_size(destination),
+        _ => write::default_buffer(destination).0,
     };
     (
         format!("iolab default: buffer {}", format_bytes(buffer as u64)),

@@ -52,3 +52,88 @@ fn usage(row: &Row) -> Usage {
         example: "stdout_writer",
     }
 }
+
+/// The buffer `StdoutWriter::new()` takes into a file on this machine, from the `file`
+/// rows of `bufwriter` (the default's, at its own size, and the sweep's around it): the
+/// fastest size when it beats the default row beyond the noise, else `None` (the rule,
+/// `st_blksize` × 32, holds). Measured on the device of `data_dir`.
+pub(super) fn file_buffer_winner(
+    rows: &[Row],
+    data_dir: &std::path::Path,
+) -> Option<iolab::lab::read::tuning::StrategyWinner> {
+    let usable = |r: &&Row| {
+        key(r, "sink") == Some("file")
+            && r.method == Method::Bufwriter.name()
+            && r.verified
+            && r.error.is_none()
+            && r.stats.is_some()
+    };
+    let default = rows.iter().filter(usable).find(|r| super::is_default(r))?;
+    let best = rows
+        .iter()
+        .filter(usable)
+        .filter(|r| !super::is_default(r))
+        .min_by(|a, b| {
+            a.median_s
+                .partial_cmp(&b.median_s)
+                .expect("medians are numbers")
+        })?;
+    let bytes = best.extra.get("buffer_bytes")?.as_u64()?;
+    let (fast, slow) = (best.stats.as_ref()?, default.stats.as_ref()?);
+    if !crate::stats::beats(fast, slow) {
+        return None;
+    }
+    Some(iolab::lab::read::tuning::StrategyWinner {
+        condition: "file".into(),
+        method: Method::Bufwriter.name().into(),
+        runner_up: "the rule's buffer".into(),
+        lead: default.median_s? / best.median_s?,
+        measured_at: iolab::lab::sysinfo::now_rfc3339(),
+        device: iolab::lab::read::tuning::device_of(data_dir),
+        bytes: Some(bytes),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(buffer: Option<u64>, runs: &[f64]) -> Row {
+        let mut r = Row {
+            suite: "write".into(),
+            method: "bufwriter".into(),
+            bytes: 1 << 30,
+            verified: true,
+            ..Row::default()
+        };
+        r.extra.insert("sink".into(), json!("file"));
+        match buffer {
+            Some(b) => r.extra.insert("buffer_bytes".into(), json!(b)),
+            None => r.extra.insert("auto_buffer".into(), json!(true)),
+        };
+        r.set_timings(runs, runs, runs);
+        r
+    }
+
+    #[test]
+    fn a_file_buffer_is_saved_only_when_it_beats_the_default_beyond_the_noise() {
+        let quiet = [1.0, 1.01, 0.99, 1.0, 1.0];
+        let dir = std::env::temp_dir();
+        let rows = [
+            row(None, &quiet),
+            row(Some(1 << 20), &quiet.map(|x| x * 0.7)),
+            row(Some(64 << 10), &quiet.map(|x| x * 0.9)),
+        ];
+        let w = file_buffer_winner(&rows, &dir).expect("1 MiB beats the default");
+        assert_eq!((w.condition.as_str(), w.bytes), ("file", Some(1 << 20)));
+        assert!((w.lead - 1.0 / 0.7).abs() < 0.01, "{}", w.lead);
+        let tie = [
+            row(None, &quiet),
+            row(Some(1 << 20), &quiet.map(|x| x * 0.98)),
+        ];
+        assert!(file_buffer_winner(&tie, &dir).is_none());
+        // No default row (a run of other methods): nothing to judge against.
+        assert!(file_buffer_winner(&rows[1..], &dir).is_none());
+    }
+}
