@@ -596,3 +596,52 @@ fn check_edit_row(row: &serde_json::Value, op: &str, method: &str, durable: Opti
         assert!(row["variant"].is_string(), "{row}");
     }
 }
+
+#[test]
+fn a_big_replace_without_a_profile_measures_both_strategies_and_finishes_with_one() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("big.csv");
+    // Sparse, 136 MiB: a comma every 4 MiB, two at each 8 MiB chunk boundary of the trial,
+    // and one in the last byte, so every chunk and the rest have work.
+    let len = (iolab::lab::edit::TRIAL_MIN + (8 << 20)).next_multiple_of(4096);
+    let file = File::create(&path).unwrap();
+    file.set_len(len).unwrap();
+    let mut commas: Vec<u64> = (0..len).step_by(4 << 20).map(|o| o + 17).collect();
+    commas.extend((1..=16u64).flat_map(|c| [c * (8 << 20) - 1, c * (8 << 20)]));
+    commas.push(len - 1);
+    for &at in &commas {
+        file.write_at(b",", at).unwrap();
+    }
+    drop(file);
+    let o = run(
+        iolab(&["edit", "replace", "--from", ",", "--to", ";", "--timings"])
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .arg(&path),
+    );
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let out = stdout_of(&o);
+    commas.sort_unstable();
+    commas.dedup();
+    assert!(
+        out.contains(&format!("replaced {} ',' bytes with ';'", commas.len())),
+        "{out}"
+    );
+    assert!(
+        out.contains("why: the rule, measured on the first 64 MiB: mmap "),
+        "{out}"
+    );
+    let chosen = ["mmap", "std-stream"]
+        .into_iter()
+        .find(|s| out.contains(&format!("strategy {s},")))
+        .unwrap_or_else(|| panic!("one of the two finished: {out}"));
+    assert!(
+        out.contains(&format!("{chosen} replaced the rest")),
+        "{out}"
+    );
+    // Every comma replaced, nothing else touched, the length kept.
+    let bytes = fs::read(&path).unwrap();
+    assert_eq!(bytes.len() as u64, len);
+    let semis: Vec<u64> = (0..len).filter(|&i| bytes[i as usize] == b';').collect();
+    assert_eq!(semis, commas);
+    assert_eq!(bytes.iter().filter(|&&b| b != 0).count(), commas.len());
+}

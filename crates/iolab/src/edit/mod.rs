@@ -253,22 +253,23 @@ pub fn default_strategy(kind: EditKind, path: &Path) -> (Strategy, String) {
 /// (see [`default_strategy`]): 128 MiB.
 pub const TRIAL_MIN: u64 = trial::TRIAL_MIN;
 
-/// [`default_strategy`] with `profile`, and whether it is the rule.
+/// [`default_strategy`] with `profile`, and, when it is the rule, why the profile was not
+/// followed.
 fn strategy_from(
     profile: &std::result::Result<crate::read::tuning::Tuning, String>,
     kind: EditKind,
     path: &Path,
-) -> (Strategy, String, bool) {
+) -> (Strategy, String, Option<String>) {
     use crate::read::tuning::{Strategies, strategy_for};
     let rule = kind.rule();
     let why_not = match strategy_for(profile, Strategies::Edit, kind.condition(), path) {
         Ok(w) => match w.method.parse::<Strategy>() {
-            Ok(strategy) => return (strategy, w.source(), false),
+            Ok(strategy) => return (strategy, w.source(), None),
             Err(_) => format!("the measured winner `{}` is unknown here", w.method),
         },
         Err(why) => why,
     };
-    (rule, format!("the rule, {rule} ({why_not})"), true)
+    (rule, format!("the rule, {rule} ({why_not})"), Some(why_not))
 }
 
 /// The strategy [`EditOptions::replace_byte`] takes when none is set and the profile has no
@@ -372,18 +373,18 @@ impl EditOptions {
             .map_err(|e| e.at(path))
     }
 
-    /// The strategy for `kind` on `path`, why, and whether it is the rule (which a big
-    /// replace measures instead): the one set, else the default.
-    fn choose(&self, kind: EditKind, path: &Path) -> (Strategy, String, bool) {
+    /// The strategy for `kind` on `path`, why, and, when it is the rule (which a big replace
+    /// measures instead), why the profile was not followed: the one set, else the default.
+    fn choose(&self, kind: EditKind, path: &Path) -> (Strategy, String, Option<String>) {
         match self.strategy {
-            Some(strategy) => (strategy, "chosen by the caller".into(), false),
+            Some(strategy) => (strategy, "chosen by the caller".into(), None),
             None => strategy_from(&crate::read::tuning::load_checked(), kind, path),
         }
     }
 
     fn run(
         &self,
-        (mut strategy, mut why, rule): (Strategy, String, bool),
+        (mut strategy, mut why, rule): (Strategy, String, Option<String>),
         path: &Path,
         edit: Edit,
     ) -> Result<Report> {
@@ -411,11 +412,11 @@ impl EditOptions {
             // Nothing can change; no strategy needs to read the file to know that.
             Edit::Replace(r) if r.from == r.to => Outcome::Replaced { changed: 0 },
             // The rule measures a big file's first part (see [`trial`]).
-            Edit::Replace(r) if rule && len >= TRIAL_MIN => {
+            Edit::Replace(r) if rule.is_some() && len >= TRIAL_MIN => {
                 let (changed, trial) =
                     trial::replace(&job, &r, self.buffer_size, &mut watch, &mut phases)?;
                 strategy = trial.chosen;
-                why = trial.why();
+                why = trial.why(rule.as_deref().unwrap_or_default());
                 Outcome::Replaced { changed }
             }
             Edit::Replace(r) => Outcome::Replaced {
@@ -644,16 +645,21 @@ mod tests {
     fn without_a_strategy_an_edit_follows_the_profile_or_says_why_not() {
         let here = std::env::temp_dir();
         let (s, why, rule) = strategy_from(&profile("mmap"), EditKind::Truncate, &here);
-        assert_eq!((s, rule), (Strategy::Mmap, false));
+        assert_eq!((s, rule), (Strategy::Mmap, None));
         assert!(why.contains("truncate winner"), "{why}");
         let (s, why, rule) = strategy_from(&profile("mmap"), EditKind::Replace, &here);
-        assert_eq!((s, rule), (DEFAULT_REPLACE, true));
+        assert_eq!(s, DEFAULT_REPLACE);
+        assert_eq!(
+            rule.as_deref(),
+            Some("no winner beyond the noise measured here")
+        );
         assert_eq!(
             why,
             "the rule, mmap (no winner beyond the noise measured here)"
         );
         let (s, why, rule) = strategy_from(&profile("teleport"), EditKind::Truncate, &here);
-        assert_eq!((s, rule), (DEFAULT_TRUNCATE, true));
+        assert_eq!(s, DEFAULT_TRUNCATE);
+        assert!(rule.is_some());
         assert!(why.contains("`teleport` is unknown here"), "{why}");
     }
 }

@@ -54,12 +54,12 @@ pub(crate) struct Trial {
 }
 
 impl Trial {
-    /// The reason, for [`super::Report::why`].
-    pub(crate) fn why(&self) -> String {
+    /// The reason, for [`super::Report::why`], given why no measured winner was followed.
+    pub(crate) fn why(&self, why_not: &str) -> String {
         let rate = |d: Duration| TRIAL_CHUNK as f64 / d.as_secs_f64().max(1e-9) / 1e6;
         format!(
-            "measured on the first {} MiB (no winner saved for this machine): mmap {:.0} MB/s, \
-             std-stream {:.0} MB/s at best per {} MiB chunk; {} replaced the rest",
+            "the rule, measured on the first {} MiB: mmap {:.0} MB/s, std-stream {:.0} MB/s at \
+             best per {} MiB chunk; {} replaced the rest ({why_not})",
             (TRIAL_CHUNK * TRIAL_CHUNKS as u64) >> 20,
             rate(self.fastest[0]),
             rate(self.fastest[1]),
@@ -123,9 +123,16 @@ mod tests {
             chosen: Strategy::StdStream,
             fastest: [Duration::from_millis(4), Duration::from_millis(2)],
         };
-        let why = t.why();
+        let why = t.why("no profile of this machine yet");
+        assert!(
+            why.starts_with("the rule, measured on the first 64 MiB"),
+            "{why}"
+        );
         assert!(why.contains("mmap 2097 MB/s"), "{why}");
         assert!(why.contains("std-stream 4194 MB/s"), "{why}");
-        assert!(why.ends_with("std-stream replaced the rest"), "{why}");
+        assert!(
+            why.ends_with("std-stream replaced the rest (no profile of this machine yet)"),
+            "{why}"
+        );
     }
 }
