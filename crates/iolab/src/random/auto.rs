@@ -50,8 +50,9 @@ fn measured(class: &str) -> Option<(&'static str, bool, f64)> {
     Some((method, mmap, w.iops))
 }
 
-/// The fraction of the page cache a file must have for the rule to map it: 90%.
-pub const RESIDENT: f64 = 0.9;
+/// The share of a file the page cache must hold for the rule to map it: what `count`
+/// calls warm, 90%.
+pub const RESIDENT: f64 = crate::read::auto::WARM_RESIDENCY;
 
 /// The random-read method [`choose`] follows for files of size class `class` (`warm` or
 /// `beyond-memory`): the winner measured here, else the rule's for a file that is
