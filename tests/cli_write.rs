@@ -551,3 +551,53 @@ fn a_failed_write_counts_only_what_reached_the_output() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+#[test]
+fn into_a_file_the_default_buffer_follows_the_profile_and_verbose_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let out = dir.path().join("out");
+    let write = || {
+        let mut cmd = Command::cargo_bin("iolab").unwrap();
+        cmd.env("XDG_CACHE_HOME", &cache)
+            .args(["write", "-m", "bufwriter", "--bytes", "3M", "-v"])
+            .stdout(File::create(&out).unwrap());
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{o:?}");
+        assert_eq!(std::fs::metadata(&out).unwrap().len(), 3 << 20);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // No profile: the rule, 32 blocks of the file system's preferred size (within 64K..1M).
+    let stderr = write();
+    assert!(stderr.contains("iolab: buffer: the rule, "), "{stderr}");
+    // A winner measured on this machine and on the file's device: followed.
+    let tuning = serde_json::json!({
+        "measured_at": "2026-11-26T00:00:00Z",
+        "kernel_release": iolab::lab::read::tuning::kernel_release(),
+        "cores": std::thread::available_parallelism().unwrap().get(),
+        "cpu_model": iolab::lab::read::tuning::cpu_model(),
+        "write": [{
+            "condition": "file", "method": "bufwriter", "runner_up": "the rule's buffer",
+            "lead": 1.3, "measured_at": "2026-11-26T00:00:00Z",
+            "device": iolab::lab::read::tuning::device_of(dir.path()),
+            "bytes": 1u64 << 20
+        }]
+    });
+    std::fs::create_dir_all(cache.join("iolab")).unwrap();
+    std::fs::write(
+        cache
+            .join("iolab")
+            .join(iolab::lab::read::tuning::FILE_NAME),
+        tuning.to_string(),
+    )
+    .unwrap();
+    let stderr = write();
+    assert!(
+        stderr.contains("buffer 1.00 MiB, into a regular file"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("iolab: buffer: the file winner `iolab bench` measured here"),
+        "{stderr}"
+    );
+}

@@ -112,6 +112,9 @@ pub fn run(args: Args) -> Result<i32> {
                     done.method,
                     format_bytes(done.buffer_size as u64)
                 ));
+                if args.buffer.is_none() && args.method != write::Method::Vmsplice {
+                    super::report(&format!("buffer: {}", write::default_buffer(d).1));
+                }
             }
             Ok(0)
         }
