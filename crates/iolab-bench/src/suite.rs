@@ -37,6 +37,10 @@ pub struct Suite {
     /// judged in the verdict, always shown by the compact terminal tables. Read at run time
     /// (`random`'s follows the winners the run just saved).
     pub is_default: fn(&Row) -> bool,
+    /// The name of the rows that measure the library's default as a row of its own, when
+    /// that is not one of [`Suite::methods`] (`edit`'s `auto`: `iolab edit` without
+    /// `--strategy`); `--methods` takes it too.
+    pub default_rows: Option<&'static str>,
     /// Its verdict rows: per condition, the winner and how to use it (see
     /// [`crate::verdict::decide`], which makes the decision for every suite).
     pub verdict: fn(&Results, &[&Row]) -> Vec<Verdict>,

@@ -8,6 +8,7 @@ use iolab::lab::named::UnknownName;
 /// A suite's method and baseline names.
 pub fn names_of(suite: &Suite) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = (suite.methods)().into_iter().map(|m| m.name).collect();
+    names.extend(suite.default_rows);
     names.extend(suite.baselines.iter().copied());
     names
 }
@@ -115,5 +116,24 @@ fn check_methods(suites: &[String], methods: &[String]) -> Result<(), String> {
                 owners.first().copied().unwrap_or("count")
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_rows_of_a_suite_can_be_selected_by_name() {
+        let one = |suite: &str| vec![suite.to_string()];
+        let auto = vec!["auto".to_string()];
+        // edit measures its default as rows of their own; count's is one of its methods.
+        assert!(check_methods(&one("edit"), &auto).is_ok());
+        assert!(check_methods(&one("count"), &auto).is_ok());
+        let e = check_methods(&one("write"), &auto).unwrap_err();
+        assert!(
+            e.contains("'auto' is not a method of the write suite"),
+            "{e}"
+        );
     }
 }

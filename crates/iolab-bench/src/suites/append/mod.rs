@@ -71,6 +71,7 @@ pub const ENTRY: Suite = Suite {
     charts: chart::charts,
     verdict: verdict::verdicts,
     is_default,
+    default_rows: None,
     run,
 };
 

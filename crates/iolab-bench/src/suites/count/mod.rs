@@ -74,6 +74,7 @@ pub const ENTRY: Suite = Suite {
     charts: chart::charts,
     verdict: verdict::verdicts,
     is_default: |r| r.method == iolab::lab::read::Method::Auto.name(),
+    default_rows: None,
     run,
 };
 

@@ -82,6 +82,7 @@ pub const ENTRY: Suite = Suite {
     charts: chart::charts,
     verdict: verdict::verdicts,
     is_default,
+    default_rows: Some(DEFAULT_METHOD),
     run,
 };
 

@@ -91,6 +91,7 @@ pub const ENTRY: Suite = Suite {
     run,
     takes_files: false,
     is_default,
+    default_rows: None,
     verdict: verdict::verdicts,
 };
 

@@ -70,6 +70,7 @@ pub const ENTRY: Suite = Suite {
     charts: chart::charts,
     verdict: verdict::verdicts,
     is_default,
+    default_rows: None,
     run,
 };
 
