@@ -42,7 +42,11 @@ fn prints_the_figures_and_json() {
     for needle in ["IOPS", "MB/s", "p50", "p99", "p99.9", "every read verified"] {
         assert!(stdout.contains(needle), "{needle}: {stdout}");
     }
-    assert!(String::from_utf8_lossy(&out.stderr).contains("RandomAccessFile::open chose"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("RandomAccessFile::open: trial 1: "),
+        "{stderr}"
+    );
     let out = iolab()
         .args([
             "random",
@@ -72,6 +76,42 @@ fn prints_the_figures_and_json() {
     assert_eq!(v["verified"], true);
     assert_eq!(v["check"], "generated");
     assert_eq!(v["checked"], v["reads"]);
+    assert_eq!(v["why"], serde_json::Value::Null);
+}
+
+#[test]
+fn auto_reads_through_the_librarys_default_and_says_why() {
+    let dir = common::scratch();
+    let path = blocks_file(dir.path());
+    let out = iolab()
+        .args(["random", "--method", "auto", "--reads", "2000", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&v["method"], &v["verified"]),
+        (&"auto".into(), &true.into())
+    );
+    assert_eq!(v["checked"], v["reads"]);
+    let why = v["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("trial ") && why.contains(" serves"),
+        "{why}"
+    );
+    // One read at a time: a queue is refused in one line.
+    let out = iolab()
+        .args(["random", "--method", "auto", "--queue-depth", "4"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("one read at a time"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
 
 #[test]

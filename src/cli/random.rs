@@ -92,16 +92,19 @@ pub fn run(args: Args) -> Result<i32> {
     // After the run, so that a file random reads refuse (a FIFO without a writer, whose
     // open would block) is refused before anything else opens it.
     if args.verbose {
-        let file = iolab::RandomAccessFile::open(&args.file)?;
-        if let Some(choice) = file.choice() {
-            super::report(&format!(
-                "{}: RandomAccessFile::open chose {} ({:?} backing): {}",
-                args.file.display(),
-                choice.method,
-                file.backing(),
-                choice.reason
-            ));
-        }
+        let why = match &report.why {
+            Some(why) => why.clone(),
+            None => {
+                let file = iolab::RandomAccessFile::open(&args.file)?;
+                let mut scratch = vec![0u8; options.block_bytes()];
+                file.read_at(0, &mut scratch)?;
+                file.why()
+            }
+        };
+        super::report(&format!(
+            "{}: RandomAccessFile::open: {why}",
+            args.file.display()
+        ));
     }
     let (p50, p99, p999) = (
         report.latency_us(0.5),
@@ -133,6 +136,7 @@ pub fn run(args: Args) -> Result<i32> {
             },
             "checked": report.checked,
             "cdf_us": report.cdf_us(),
+            "why": report.why,
         });
         writeln!(out, "{value}").context("cannot write to stdout")?;
     } else {

@@ -193,20 +193,20 @@ pub fn random(
 ) -> String {
     let one_at_a_time = queue_depth <= 1 && threads <= 1;
     match method {
-        RandomMethod::Pread | RandomMethod::Mmap if one_at_a_time => {
-            let backing = if method == RandomMethod::Mmap {
-                Backing::Mmap
-            } else {
-                Backing::Pread
+        RandomMethod::Pread | RandomMethod::Mmap | RandomMethod::PreadDirect if one_at_a_time => {
+            let backing = match method {
+                RandomMethod::Mmap => Backing::Mmap,
+                RandomMethod::PreadDirect => Backing::Direct,
+                _ => Backing::Pread,
             };
             format!(
                 "let file = iolab::RandomAccessOptions::new().backing(iolab::Backing::{backing:?}).open(path)?;\n\
                  file.read_at(0, &mut vec![0u8; {block}])?;"
             )
         }
-        // The default follows the backing `iolab bench random` measured fastest here (a
-        // map advised `MADV_RANDOM` when that won).
-        RandomMethod::MmapRandom if one_at_a_time => format!(
+        // The default: its measured backing maps a file in the page cache (advised
+        // `MADV_RANDOM`) and times the others on one that is not.
+        RandomMethod::MmapRandom | RandomMethod::Auto if one_at_a_time => format!(
             "let file = iolab::RandomAccessFile::open(path)?;\n\
              file.read_at(0, &mut vec![0u8; {block}])?;"
         ),

@@ -1,7 +1,9 @@
-//! `RandomAccessFile::open`'s choice of backing, in children of this test binary with a
-//! cache folder (`XDG_CACHE_HOME`) of their own: a map chosen from a machine profile that
-//! turns a truncation into `FileShrank`, and the rule without a profile (a file in the page
-//! cache mapped, one on the device read with `pread`).
+//! `RandomAccessFile::open`'s measured backing: in children of this test binary with a
+//! cache folder (`XDG_CACHE_HOME`) of their own, a map started from a machine profile that
+//! turns a truncation into `FileShrank`, and without a profile a file in the page cache
+//! mapped untimed and one on the device timed among the backings; in this process, every
+//! backing (`O_DIRECT` at unaligned offsets included) and the measured one read the file's
+//! bytes, from two threads while the trials switch backings.
 
 use iolab_testkit as common;
 
@@ -9,7 +11,7 @@ use std::fs::{self, File};
 use std::path::Path;
 
 use iolab::Error;
-use iolab::lab::file::{Backing, RandomAccessFile};
+use iolab::lab::file::{Backing, RandomAccessFile, RandomAccessOptions};
 
 /// Set (to a cache folder) for the re-executed child of
 /// [`a_guarded_map_chosen_by_open_turns_a_truncation_into_file_shrank`].
@@ -111,7 +113,119 @@ fn rule_child() {
     assert_eq!(choice.method, "pread", "{choice:?}");
     assert_eq!(f.backing(), Backing::Pread, "{choice:?}");
     assert!(choice.reason.contains("no measurements"), "{choice:?}");
-    assert_eq!(f.read(8192, &mut scratch).unwrap(), &[7u8; 4096][..]);
+    // The reads of the first trial take turns, each timed; then the fastest serves.
+    for block in 0..iolab::lab::file::measured::TRIAL_READS as u64 {
+        assert_eq!(
+            f.read(block * 4096, &mut scratch).unwrap(),
+            &[7u8; 4096][..]
+        );
+    }
+    let why = f.why();
+    assert!(
+        why.starts_with("trial 1: ") && why.contains("timed pread"),
+        "{why}"
+    );
+    assert!(
+        why.contains("mmap-random") && why.contains(" serves"),
+        "{why}"
+    );
+}
+
+/// The child half of the warm case: the first read of a file in the page cache asks the
+/// cache and maps it without timing.
+#[test]
+fn warm_child() {
+    let Some(cache) = std::env::var_os(WARM_CHILD_ENV) else {
+        return;
+    };
+    let path = Path::new(&cache).join("warm-table");
+    fs::write(&path, vec![9u8; 1 << 20]).unwrap();
+    iolab::lab::cache::warm(&path).unwrap();
+    let f = RandomAccessFile::open(&path).unwrap();
+    let mut scratch = [0u8; 4096];
+    assert_eq!(f.read(4096, &mut scratch).unwrap(), &[9u8; 4096][..]);
+    let why = f.why();
+    assert!(
+        why.starts_with("trial 1: 100% in the page cache; mmap-random serves, untimed"),
+        "{why}"
+    );
+    assert_eq!(f.backing(), Backing::Mmap);
+}
+
+/// Set (to a cache folder with no profile) for [`warm_child`].
+const WARM_CHILD_ENV: &str = "IOLAB_FILE_WARM_CACHE";
+
+#[test]
+fn without_a_profile_a_cached_file_is_mapped_at_its_first_read() {
+    let cache = common::scratch();
+    run_child("warm_child", WARM_CHILD_ENV, cache.path());
+}
+
+/// A file of `len` bytes whose every byte differs from its neighbours'.
+fn numbered(dir: &Path, len: usize) -> (std::path::PathBuf, Vec<u8>) {
+    let content: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+    let path = dir.join("numbered");
+    fs::write(&path, &content).unwrap();
+    (path, content)
+}
+
+/// Reads at unaligned offsets and lengths, across the end, compared with `content`.
+fn check_reads(f: &RandomAccessFile, content: &[u8], seed: u64) {
+    let mut x = seed | 1;
+    for _ in 0..600 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let offset = x % (content.len() as u64 + 100);
+        let len = 1 + (x >> 40) as usize % 9000;
+        let mut buf = vec![0u8; len];
+        let n = f.read_at(offset, &mut buf).unwrap();
+        let start = (offset as usize).min(content.len());
+        let end = (start + len).min(content.len());
+        assert_eq!(&buf[..n], &content[start..end], "read_at({offset}, {len})");
+    }
+}
+
+#[test]
+fn every_backing_reads_the_files_bytes_at_any_offset_and_length() {
+    let dir = common::scratch();
+    let (path, content) = numbered(dir.path(), (3 << 20) + 123);
+    for backing in [Backing::Pread, Backing::Mmap, Backing::Direct] {
+        let f = match RandomAccessOptions::new().backing(backing).open(&path) {
+            Ok(f) => f,
+            Err(e) if backing == Backing::Direct => {
+                common::skip(format!("no O_DIRECT on the scratch file system: {e}"));
+                continue;
+            }
+            Err(e) => panic!("{backing:?}: {e}"),
+        };
+        assert_eq!(f.backing(), backing);
+        assert!(f.why().contains("as the options asked"), "{}", f.why());
+        check_reads(&f, &content, 0x9e37_79b9);
+    }
+}
+
+#[test]
+fn the_measured_backing_reads_the_files_bytes_from_two_threads_while_it_switches() {
+    let dir = common::scratch();
+    let (path, content) = numbered(dir.path(), (2 << 20) + 77);
+    // Out of the page cache, so that the first trial times every backing.
+    iolab::lab::cache::evict(&path, false).unwrap();
+    let evicted = iolab::lab::cache::residency_of(&path).unwrap() < 0.1;
+    let f = RandomAccessFile::open(&path).unwrap();
+    std::thread::scope(|s| {
+        for seed in [1u64, 2] {
+            let (f, content) = (&f, &content);
+            s.spawn(move || check_reads(f, content, seed * 0x2545_f491));
+        }
+    });
+    // The first trial timed the backings (a later one, 100 ms on, may find the file
+    // cached by then and map it untimed).
+    let why = f.why();
+    assert!(why.starts_with("trial "), "{why}");
+    if evicted && why.starts_with("trial 1:") {
+        assert!(why.contains("timed pread"), "{why}");
+    }
 }
 
 #[test]

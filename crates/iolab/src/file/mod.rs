@@ -35,6 +35,9 @@
 //! `append-file`), which `iolab bench append` measures against C++ `std::fstream`.
 
 pub mod append;
+pub mod auto;
+mod direct;
+pub mod measured;
 pub mod random_access;
 pub mod sequential;
 

@@ -1,18 +1,21 @@
 //! [`RandomAccessFile`]: reads at arbitrary offsets, by `pread` or from a memory map,
 //! like LevelDB's `PosixRandomAccessFile` and `PosixMmapReadableFile`.
 //!
-//! **System calls**: `open`, `fstat`; then either one `pread` per read (continued after
-//! short reads and `EINTR`), or, when the file is mapped and a slot is free, one `mmap`
-//! at open and `munmap` at drop, with page faults instead of system calls in between.
+//! **System calls**: `open`, `fstat`; then per read a `pread`, a copy from a map (one
+//! `mmap` at open and `munmap` at drop, page faults instead of system calls), or an
+//! `O_DIRECT` `pread` (a second descriptor, opened at open through `/proc/self/fd`).
 //!
-//! **Which**: [`RandomAccessFile::open`] maps the file when `iolab bench random` measured a
-//! map as this machine's winner for a file of its size, else (no measurements) when the
-//! file is in the page cache as it opens, and reads with `pread` otherwise
-//! ([`crate::random::auto`]); such a map is read by copying into the caller's `scratch` under the
-//! `SIGBUS` guard, so a truncation is an [`Error::FileShrank`], not a crash.
-//! [`RandomAccessOptions::backing`] picks one instead, and its `unsafe`
-//! [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices are returned as
-//! they are.
+//! **Which**: [`RandomAccessFile::open`] measures ([`super::measured`]): at its first read
+//! and now and then after, it asks the page cache (`cachestat`); a file in it is read
+//! through a map advised `MADV_RANDOM`, one that is not has its next reads take turns
+//! among `pread`, the map and `O_DIRECT` (offered only to a file not cached at open), and
+//! the fastest serves ([`RandomAccessFile::why`] says which and the times). Until the
+//! first trial ends, the winner `iolab bench random` saved for the file's size class, else
+//! the residency rule ([`super::auto`]), serves. A map is read by copying into the
+//! caller's `scratch` under the `SIGBUS` guard, so a truncation is an
+//! [`Error::FileShrank`], not a crash. [`RandomAccessOptions::backing`] picks one instead,
+//! and its `unsafe` [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices
+//! are returned as they are.
 //!
 //! **Map slots**: every map costs address space and a kernel VMA, and a process has at
 //! most `vm.max_map_count` (65530 by default) of them, so the live maps are capped by a
@@ -24,7 +27,9 @@
 //! **When each wins**: a map serves repeated small reads of a warm file without a system
 //! call (and, with [`RandomAccessOptions::mmap`], without a copy); `pread` costs
 //! a system call and a copy per read but no page-table work, is safe against truncation,
-//! and sees the file grow.
+//! and sees the file grow; `O_DIRECT` skips the page cache's insertions and evictions,
+//! which pays on a device as fast as memory, and loses whatever the cache would have kept
+//! (docs/findings/random.md).
 //!
 //! **Limits**: a mapped file is read only up to the size it had when opened. If another
 //! process truncates a mapped file, touching the lost pages raises `SIGBUS` and kills the
@@ -40,8 +45,12 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use std::time::Instant;
+
 use memmap2::Mmap;
 
+use super::direct::DirectReader;
+use super::measured::{self, Measured};
 use super::{Error, Result, open_error, retry_eintr};
 
 /// The global limiter's cap on live maps: 1000 on 64-bit targets, 0 (never map) on
@@ -112,6 +121,9 @@ pub enum Backing {
     Pread,
     /// Slices of a memory map.
     Mmap,
+    /// `pread` with `O_DIRECT`, past the page cache, through an aligned bounce buffer for
+    /// reads that are not aligned.
+    Direct,
 }
 
 /// How to open a [`RandomAccessFile`]; [`RandomAccessFile::open`] uses the defaults.
@@ -138,13 +150,13 @@ impl RandomAccessOptions {
         RandomAccessOptions::default()
     }
 
-    /// How reads reach the file: [`Backing::Pread`], or [`Backing::Mmap`], a map read by
+    /// How reads reach the file: [`Backing::Pread`]; [`Backing::Mmap`], a map read by
     /// copying under the `SIGBUS` guard (safe against truncation; `pread` when no slot or
-    /// guard is free).
+    /// guard is free); or [`Backing::Direct`] (refused where the file system refuses
+    /// `O_DIRECT`).
     ///
-    /// By default, the backing `iolab bench random` measured fastest on this machine for
-    /// a file of this size, else a map for a file in the page cache and `pread` for one
-    /// that is not ([`RandomAccessFile::choice`] says which and why).
+    /// By default, measured: the reads take turns among the backings at first and now and
+    /// then, and the fastest serves ([`RandomAccessFile::why`] says which and why).
     pub fn backing(mut self, backing: Backing) -> RandomAccessOptions {
         self.backing = Some(backing);
         self
@@ -192,7 +204,9 @@ impl RandomAccessOptions {
             file,
             len,
             map: None,
+            direct: None,
             choice: None,
+            measured: None,
         };
         // Only a regular, non-empty file can be mapped (a zero-length map is invalid).
         if !meta.is_file() || len == 0 {
@@ -211,39 +225,52 @@ impl RandomAccessOptions {
             });
             return Ok(file);
         }
-        let choice = match self.backing {
-            None => crate::random::auto::choose(&file.file, len),
-            Some(backing) => crate::random::auto::Choice {
-                method: if backing == Backing::Mmap {
-                    "mmap"
-                } else {
-                    "pread"
-                },
-                mmap: backing == Backing::Mmap,
-                random_advice: false,
-                reason: format!("{backing:?}, as the options asked"),
-            },
-        };
-        if choice.mmap {
-            file.map = self.limiter.acquire().and_then(|slot| {
-                // SAFETY: the map is only read through copies made while its SIGBUS guard
-                // is registered (see `read_at`), so truncation is caught and no slice of
-                // it outlives a read.
-                let map = unsafe { Mmap::map(&file.file) }.ok()?;
-                if choice.random_advice {
-                    let _ = map.advise(memmap2::Advice::Random);
+        match self.backing {
+            Some(Backing::Pread) => {}
+            Some(Backing::Mmap) => file.map = self.guarded_map(&file.file, true),
+            Some(Backing::Direct) => file.direct = Some(DirectReader::open(&file.file)?),
+            None => {
+                let choice = super::auto::choose(&file.file, len);
+                file.map = self.guarded_map(&file.file, choice.mmap && !choice.random_advice);
+                // O_DIRECT cannot win on a file in memory: offered only to one that is not.
+                let cached = crate::cache::residency_sampled(&file.file).unwrap_or(0.0);
+                if cached < super::auto::RESIDENT {
+                    file.direct = DirectReader::open(&file.file).ok();
                 }
-                // An unguarded map would let a truncation kill the process: `pread` then.
-                let guard = crate::sys::sigbus::Guard::new(map.as_ptr(), map.len());
-                guard.is_registered().then_some(Mapped {
-                    guard: Some(guard),
-                    map,
-                    _slot: slot,
-                })
-            });
+                let mut offered = vec![Backing::Pread];
+                offered.extend(file.map.as_ref().map(|_| Backing::Mmap));
+                offered.extend(file.direct.as_ref().map(|_| Backing::Direct));
+                let first = if choice.mmap && file.map.is_some() {
+                    Backing::Mmap
+                } else {
+                    Backing::Pread
+                };
+                file.measured = Some(Measured::new(first, &offered, len));
+                file.choice = Some(choice);
+            }
         }
-        file.choice = Some(choice);
         Ok(file)
+    }
+
+    /// A map read by copying under the `SIGBUS` guard, advised `MADV_RANDOM` unless
+    /// `readahead`; `None` when no slot or guard is free or the map fails.
+    fn guarded_map(&self, file: &File, readahead: bool) -> Option<Mapped> {
+        self.limiter.acquire().and_then(|slot| {
+            // SAFETY: the map is only read through copies made while its SIGBUS guard
+            // is registered (see `read_at`), so truncation is caught and no slice of
+            // it outlives a read.
+            let map = unsafe { Mmap::map(file) }.ok()?;
+            if !readahead {
+                let _ = map.advise(memmap2::Advice::Random);
+            }
+            // An unguarded map would let a truncation kill the process: `pread` then.
+            let guard = crate::sys::sigbus::Guard::new(map.as_ptr(), map.len());
+            guard.is_registered().then_some(Mapped {
+                guard: Some(guard),
+                map,
+                _slot: slot,
+            })
+        })
     }
 }
 
@@ -274,44 +301,67 @@ pub struct RandomAccessFile {
     file: File,
     len: u64,
     map: Option<Mapped>,
-    /// What was chosen and why (`None` for an unguarded map or a file that cannot be mapped).
-    choice: Option<crate::random::auto::Choice>,
+    /// The same file opened with `O_DIRECT`, when that backing is asked for or offered.
+    direct: Option<DirectReader>,
+    /// Where the measured default started and why (`None` when a backing was asked for,
+    /// for an unguarded map, or a file that cannot be mapped).
+    choice: Option<super::auto::Choice>,
+    /// The measured default's trials (`None` as for `choice`).
+    measured: Option<Measured>,
 }
 
 impl RandomAccessFile {
-    /// Opens `path` with the backing that reads random blocks fastest on this machine for a
-    /// file of its size ([`crate::random::auto`]: the winners `iolab bench random`
-    /// measured, else a map when the file is in the page cache and `pread` when it is
-    /// not); [`RandomAccessFile::choice`] and `Debug` say which and why.
+    /// Opens `path` with a measured backing: its first reads take turns among `pread`, a
+    /// map advised `MADV_RANDOM` and, for a file not in the page cache, `O_DIRECT`, and
+    /// the fastest serves; the turns come back now and then, so a file that warms or is
+    /// evicted while open is followed ([`crate::file::measured`]). Until the first turns
+    /// end, the backing `iolab bench random` measured fastest here for a file of its size
+    /// serves, else a map for a file in the page cache and `pread` for one that is not.
+    /// [`RandomAccessFile::why`] and `Debug` say which and why.
     ///
-    /// A map chosen here is safe without any promise: [`RandomAccessFile::read`] copies
+    /// A map used here is safe without any promise: [`RandomAccessFile::read`] copies
     /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
-    /// [`Error::FileShrank`] rather than killing the process. Falls back to `pread` when no
-    /// map slot is free, the `SIGBUS` guard has no room, or the map fails. A map reads the
-    /// file only up to the size it had when opened: for a file that grows, use
+    /// [`Error::FileShrank`] rather than killing the process. No map is offered when no
+    /// map slot is free, the `SIGBUS` guard has no room, or the map fails. Every backing
+    /// reads the file up to the size it had when opened: for a file that grows, use
     /// `RandomAccessOptions::new().backing(Backing::Pread).open`.
     pub fn open(path: impl AsRef<Path>) -> Result<RandomAccessFile> {
         RandomAccessOptions::new().open(path)
     }
 
-    /// The backing chosen and why (`None` for [`RandomAccessOptions::mmap`] and for a file
-    /// that cannot be mapped: empty, or not a regular file).
-    pub fn choice(&self) -> Option<&crate::random::auto::Choice> {
+    /// Where the measured backing started and why (`None` when a backing was asked for,
+    /// for [`RandomAccessOptions::mmap`], and for a file that cannot be mapped: empty, or
+    /// not a regular file).
+    pub fn choice(&self) -> Option<&super::auto::Choice> {
         self.choice.as_ref()
     }
 
+    /// Which backing serves now and why: asked for, or measured (where it started, and
+    /// the last turns' time per read of each backing).
+    pub fn why(&self) -> String {
+        let Some(measured) = &self.measured else {
+            return format!("{:?}, as the options asked", self.backing());
+        };
+        let start = self.choice.as_ref().map_or("", |c| c.reason.as_str());
+        match measured.last() {
+            Some(trial) => format!("{trial} (it started from: {start})"),
+            None => format!(
+                "{} until the first turns end ({start})",
+                measured::name(measured.serving())
+            ),
+        }
+    }
+
     /// Reads up to `scratch.len()` bytes at `offset` and returns them: a slice of the map
-    /// (no copy) when mapped, else the filled start of `scratch`. Fewer bytes only at the
-    /// end of the file; none at or past it.
+    /// (no copy) for an unguarded map, else the filled start of `scratch`. Fewer bytes
+    /// only at the end of the file; none at or past it.
     pub fn read<'a>(&'a self, offset: u64, scratch: &'a mut [u8]) -> Result<&'a [u8]> {
         match &self.map {
-            Some(mapped) if mapped.guard.is_some() => {
-                let n = self.read_at(offset, scratch)?;
-                Ok(&scratch[..n])
+            Some(mapped) if mapped.guard.is_none() => {
+                Ok(window(&mapped.map, offset, scratch.len()))
             }
-            Some(mapped) => Ok(window(&mapped.map, offset, scratch.len())),
-            None => {
-                let n = self.pread_full(offset, scratch)?;
+            _ => {
+                let n = self.read_at(offset, scratch)?;
                 Ok(&scratch[..n])
             }
         }
@@ -320,8 +370,36 @@ impl RandomAccessFile {
     /// Copies up to `buf.len()` bytes at `offset` into `buf` and returns how many. Fewer
     /// only at the end of the file; 0 at or past it.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        match &self.map {
-            Some(mapped) => {
+        let Some(measured) = &self.measured else {
+            return self.read_by(self.backing(), offset, buf, None);
+        };
+        let (backing, timed) = measured.pick(|| crate::cache::residency_sampled(&self.file).ok());
+        if timed || measured.noting(backing) {
+            measured.note(offset, backing);
+        }
+        let start = timed.then(Instant::now);
+        let mut got = self.read_by(backing, offset, buf, Some(self.len));
+        if let Some(start) = start {
+            measured.record(backing, start.elapsed());
+        }
+        if backing == Backing::Direct && matches!(got, Err(Error::Unavailable { .. })) {
+            measured.withdraw(Backing::Direct);
+            got = self.read_by(Backing::Pread, offset, buf, Some(self.len));
+        }
+        got
+    }
+
+    /// One read by `backing`, up to `end` when given (else, by `pread`, to the file's end
+    /// now).
+    fn read_by(
+        &self,
+        backing: Backing,
+        offset: u64,
+        buf: &mut [u8],
+        end: Option<u64>,
+    ) -> Result<usize> {
+        match (backing, &self.map, &self.direct) {
+            (Backing::Mmap, Some(mapped), _) => {
                 let src = window(&mapped.map, offset, buf.len());
                 buf[..src.len()].copy_from_slice(src);
                 if mapped.guard.as_ref().is_some_and(|g| g.truncated()) {
@@ -329,12 +407,21 @@ impl RandomAccessFile {
                 }
                 Ok(src.len())
             }
-            None => self.pread_full(offset, buf),
+            (Backing::Direct, _, Some(direct)) => {
+                direct.read_at(offset, buf, end.unwrap_or(self.len))
+            }
+            _ => {
+                let room = end.map_or(buf.len(), |end| {
+                    usize::try_from(end.saturating_sub(offset))
+                        .map_or(buf.len(), |r| r.min(buf.len()))
+                });
+                self.pread_full(offset, &mut buf[..room])
+            }
         }
     }
 
-    /// The file's size when it was opened (a mapped file is read up to this size; with
-    /// `pread`, bytes appended later can be read too).
+    /// The file's size when it was opened: the default and a map read up to this size;
+    /// with `pread` asked for, bytes appended later can be read too.
     pub fn len(&self) -> u64 {
         self.len
     }
@@ -344,12 +431,13 @@ impl RandomAccessFile {
         self.len == 0
     }
 
-    /// Whether reads come from a map or from `pread`.
+    /// The backing serving reads now (with the measured default, it may change).
     pub fn backing(&self) -> Backing {
-        if self.map.is_some() {
-            Backing::Mmap
-        } else {
-            Backing::Pread
+        match (&self.measured, &self.map, &self.direct) {
+            (Some(measured), _, _) => measured.serving(),
+            (None, Some(_), _) => Backing::Mmap,
+            (None, None, Some(_)) => Backing::Direct,
+            (None, None, None) => Backing::Pread,
         }
     }
 

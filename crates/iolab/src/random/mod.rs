@@ -1,5 +1,5 @@
 //! Random reads: small blocks at random offsets of one file, the access a storage engine
-//! makes most — six ways, one file each, every read checked.
+//! makes most — six ways and the library's default, one file each, every read checked.
 //!
 //! | method | module | how a block arrives |
 //! |---|---|---|
@@ -9,6 +9,7 @@
 //! | `mmap-random` | [`mmap_random`] | the same map with `madvise(MADV_RANDOM)`: no read-ahead |
 //! | `uring` | [`uring`] | io_uring `READ`s, buffered, up to the queue depth in flight |
 //! | `uring-direct` | [`uring_direct`] | io_uring `READ_FIXED`s with `O_DIRECT` into registered buffers |
+//! | `auto` | `library_default` | [`crate::file::RandomAccessFile::open`]: the measured backing of those that read one block at a time |
 //!
 //! The debate they settle is Crotty, Leis and Pavlo, "Are You Sure You Want to Use MMAP in
 //! Your Database Management System?" (CIDR 2022): maps win while the data fits in memory
@@ -33,8 +34,9 @@
 //! submission to the completion of that read — goes into an HDR histogram (nanoseconds,
 //! three significant digits), merged over the threads.
 
-pub mod auto;
+pub use crate::file::auto;
 pub mod batch;
+mod library_default;
 pub mod mmap;
 pub mod mmap_random;
 pub mod pattern;
@@ -90,6 +92,8 @@ crate::named_enum! {
         Uring = "uring",
         /// io_uring, `O_DIRECT`, registered buffers.
         UringDirect = "uring-direct",
+        /// `RandomAccessFile::open`, the library's default: its measured backing.
+        Auto = "auto",
     }
 }
 
@@ -100,7 +104,11 @@ impl Method {
         match self {
             Method::Uring => uring::availability(),
             Method::UringDirect => uring_direct::availability(),
-            Method::Pread | Method::PreadDirect | Method::Mmap | Method::MmapRandom => Ok(()),
+            Method::Pread
+            | Method::PreadDirect
+            | Method::Mmap
+            | Method::MmapRandom
+            | Method::Auto => Ok(()),
         }
     }
 
@@ -255,6 +263,9 @@ pub struct Report {
     pub check: Check,
     /// Reads whose bytes were compared with the truth (every read for [`Check::Generated`]).
     pub checked: u64,
+    /// For `auto`: the backing that served at the end and why
+    /// ([`crate::file::RandomAccessFile::why`]).
+    pub why: Option<String>,
 }
 
 impl Report {
@@ -457,6 +468,7 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
     };
     // Opening and mapping stay outside the timer; a ring is set up per thread inside it
     // (tens of microseconds).
+    let mut why = None;
     let (tallies, elapsed, cpu) = match method {
         Method::Pread => timed(|| run_source(&plan, &pread::Pread::new(file)))?,
         Method::PreadDirect => {
@@ -473,6 +485,12 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
             let source = mmap_random::open(file, len)?;
             let out = timed(|| run_source(&plan, &source))?;
             source.check()?;
+            out
+        }
+        Method::Auto => {
+            let source = library_default::LibraryDefault::open(path)?;
+            let out = timed(|| run_source(&plan, &source))?;
+            why = Some(source.why());
             out
         }
         Method::Uring => timed(|| uring::run(&plan))?,
@@ -494,6 +512,7 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
         first_mismatch: None,
         check: plan.check,
         checked: 0,
+        why,
     };
     for mut t in tallies {
         t.check_samples(file)?;

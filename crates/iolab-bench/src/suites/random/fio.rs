@@ -104,5 +104,6 @@ pub(super) fn parse(stdout: &str) -> Option<Sample> {
         cpu_us_per_read: cpu_pct / 100.0 * runtime_s * 1e6 / reads.max(1.0),
         verified: true,
         cdf_us: Vec::new(),
+        why: None,
     })
 }

@@ -158,6 +158,7 @@ fn parse_iolab(stdout: &str) -> Option<Sample> {
         cpu_us_per_read: f("cpu_us_per_read")?,
         verified: v.get("verified")?.as_bool()?,
         cdf_us: serde_json::from_value(v.get("cdf_us")?.clone()).ok()?,
+        why: v.get("why").and_then(Value::as_str).map(str::to_string),
     })
 }
 

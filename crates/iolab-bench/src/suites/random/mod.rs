@@ -27,7 +27,7 @@ use crate::results::Row;
 use crate::runner::Job;
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Output, Place, Suite};
-use iolab::lab::random::{DEFAULT_BLOCK, Pattern};
+use iolab::lab::random::{DEFAULT_BLOCK, Method, Pattern};
 
 /// The data set's size by default: 1 GiB.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -127,6 +127,8 @@ pub(crate) struct Sample {
     pub cpu_us_per_read: f64,
     pub verified: bool,
     pub cdf_us: Vec<(f64, f64)>,
+    /// `auto`'s serving backing and why, at the end of the run.
+    pub why: Option<String>,
 }
 
 /// One job of a state: an iolab method or fio, with its parameters.
@@ -261,22 +263,14 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     Ok(rows.into())
 }
 
-/// Whether `row` is what `RandomAccessFile::open` reads with in its state: the winner
-/// this machine's profile holds for the state's size class (just saved by the run), else
-/// `pread`, one read at a time.
+/// Whether `row` is what `RandomAccessFile::open` reads with: the `auto` method (the
+/// library's default through its own code, measured backing included), one read at a
+/// time on one thread.
 fn is_default(row: &Row) -> bool {
-    // The rule maps a file found in the page cache: the warm state's, not the cold's
-    // (evicted before each run) nor beyond memory's.
-    let (class, resident) = match row.state() {
-        Some("beyond-memory") => ("beyond-memory", false),
-        Some("warm") => ("warm", true),
-        Some(_) => ("warm", false),
-        None => return false,
-    };
     !row.baseline
+        && row.method == Method::Auto.name()
         && row.queue_depth() == Some(1)
         && row.threads() == Some(1)
-        && row.method == iolab::lab::random::auto::method_for(class, resident)
 }
 
 /// Suite-specific keys of a row.

@@ -108,6 +108,9 @@ pub(super) fn rows(
             if let Some(cdf) = samples.last().map(|s| &s.cdf_us).filter(|c| !c.is_empty()) {
                 row.extra.insert("cdf_us".into(), json!(cdf));
             }
+            if let Some(why) = samples.last().and_then(|s| s.why.as_ref()) {
+                row.extra.insert("why".into(), json!(why));
+            }
             row
         })
         .collect()

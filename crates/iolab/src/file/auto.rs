@@ -1,4 +1,5 @@
-//! The backing [`crate::file::RandomAccessFile::open`] chooses for a file, and why.
+//! Where [`crate::file::RandomAccessFile::open`]'s measured backing starts, and why: the
+//! backing that serves until its first trial ends ([`super::measured`]).
 //!
 //! **Measured winners**: when `iolab bench random` has measured this machine (same kernel,
 //! same cores; the tuning file of [`crate::lab::read::tuning`]), the winner of the file's size class
@@ -7,13 +8,11 @@
 //! `RandomAccessFile`; the suite records the best of those at queue depth 1 (and `pread`
 //! when a map wins by less than the noise).
 //!
-//! **The rule** otherwise measures the file's cache state at open (`cachestat(2)`, one
+//! **The rule** otherwise asks the file's cache state at open (`cachestat(2)`, one
 //! system call; sampled `mincore(2)` on older kernels): a file at least [`RESIDENT`] in the
-//! page cache is read through a map advised `MADV_RANDOM` (`mmap-random`: a copy from
-//! memory and no system call; 1.27–1.43× `pread` warm here, tied on the other VMs), any
-//! other through `pread` (it holds beyond memory and cold, where a map's faults and
-//! read-ahead are wasted: CIDR 2022), and needs no map slot. Evidence:
-//! docs/findings/random.md, docs/findings/defaults.md.
+//! page cache starts on a map advised `MADV_RANDOM` (`mmap-random`: a copy from memory and
+//! no system call), any other on `pread` (a map's faults and read-ahead are wasted there:
+//! CIDR 2022). Evidence: docs/findings/random.md, docs/findings/defaults.md.
 //!
 //! **System calls**: a read of `/proc/meminfo` and of the small tuning file, and the
 //! residency question.
