@@ -56,27 +56,7 @@ fn a_guarded_map_chosen_by_open_turns_a_truncation_into_file_shrank() {
     run_child("shrink_child", SHRINK_CHILD_ENV, cache.path());
 }
 
-/// Runs this test binary's test `name` alone, with `env` and `XDG_CACHE_HOME` set to
-/// `cache` (a machine profile of its own, or none), and checks that it passed; its stderr
-/// (skip lines) is passed on.
-fn run_child(name: &str, env: &str, cache: &Path) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(common::child_test_args(name))
-        .env(env, cache)
-        .env("XDG_CACHE_HOME", cache)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "{name} failed or did not run ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
-    eprint!("{stderr}");
-}
+use common::run_child_with_cache as run_child;
 
 /// Set (to a cache folder with no profile) for the re-executed child of
 /// [`without_a_profile_a_file_in_memory_is_mapped_and_one_on_the_device_is_preaded`].

@@ -289,6 +289,28 @@ pub fn child_test_args(child_test: &str) -> [&str; 4] {
     ["--exact", child_test, "--nocapture", "--test-threads=1"]
 }
 
+/// Runs this test binary's test `name` alone, with `env` and `XDG_CACHE_HOME` set to
+/// `cache` (a machine profile of its own, or none), and checks that it passed; its stderr
+/// (skip lines) is passed on.
+pub fn run_child_with_cache(name: &str, env: &str, cache: &Path) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(child_test_args(name))
+        .env(env, cache)
+        .env("XDG_CACHE_HOME", cache)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name} failed or did not run ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    eprint!("{stderr}");
+}
+
 /// Re-executes this test binary's test `child_test` (a test that does nothing unless its
 /// environment says so) with `envs`, waits until the file `ready` exists (the child is
 /// writing), sleeps `delay`, and kills it with `SIGKILL`. Panics if the child exits on its

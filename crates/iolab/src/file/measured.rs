@@ -15,12 +15,13 @@
 //! **The margins**: a challenger replaces the serving backing only when faster by
 //! [`SWITCH_MARGIN`] (two backings within noise do not flip back and forth). `O_DIRECT`
 //! leaves nothing in the page cache, so it is judged against what the cache would have
-//! made of its reads: each page a direct read touches is noted, and the share of direct
-//! reads of a page read before (which the cache would have served from memory) is taken
-//! off the cached backings' times before the comparison, with [`DIRECT_MARGIN`] on top. A
-//! skewed workload (a hot set) repeats pages within the first trial and stays cached; a
-//! uniform one over a file that fits in memory repeats more the longer it runs, and goes
-//! back to the cache once the repeats outweigh `O_DIRECT`'s lead.
+//! made of its reads: the page of each read of a trial, and of every read while `O_DIRECT`
+//! serves, is noted, and the share of those reads of a page read before (which the cache
+//! would have served from memory) is taken off the cached backings' times before the
+//! comparison, with [`DIRECT_MARGIN`] on top; after a switch to `O_DIRECT` the next trial
+//! comes ten times sooner. A skewed workload (a hot set) repeats pages within the first
+//! trials and stays cached; a uniform one over a file that fits in memory repeats more the
+//! longer it runs, and goes back to the cache once the repeats outweigh `O_DIRECT`'s lead.
 //!
 //! **Where it starts**: the backing of the machine profile or the residency rule
 //! ([`super::auto`]) serves until the first trial ends. Evidence:
@@ -73,7 +74,8 @@ pub struct Trial {
     /// `(backing, mean ns per read, reads timed)` for each backing timed (none when the
     /// file was resident).
     pub means: Vec<(Backing, f64, u64)>,
-    /// The share of direct reads since the trial before that read a page read before.
+    /// The share of the reads noted since the trial before (a trial's turns, and every read
+    /// while `O_DIRECT` serves) that read a page read before.
     pub repeats: f64,
     /// The backing serving after it.
     pub chosen: Backing,
@@ -117,9 +119,8 @@ pub(crate) fn name(backing: Backing) -> &'static str {
 }
 
 /// The backing to serve after a trial: `means[i]` is the mean ns per read of
-/// `ORDER[i]` (`None` when not tried), `repeats` the share of direct reads that read a
-/// page read before (which a cached backing would have served from memory), `serving`
-/// the backing before it.
+/// `ORDER[i]` (`None` when not tried), `repeats` the share of reads that read a page read
+/// before (which a cached backing serves from memory), `serving` the backing before it.
 pub fn decide(serving: Backing, means: [Option<f64>; 3], repeats: f64) -> Backing {
     let direct = index(Backing::Direct);
     let cached = |i: usize| means[i].map(|m| m * (1.0 - repeats.clamp(0.0, 1.0)));
@@ -171,9 +172,9 @@ pub(crate) struct Measured {
     trials: AtomicU64,
     /// One bit per page read by a noted read (allocated when `O_DIRECT` is offered).
     pages: Box<[AtomicU64]>,
-    /// Direct reads noted since the last trial ended, and those of a page read before.
-    direct_reads: AtomicU64,
-    direct_repeats: AtomicU64,
+    /// Reads noted since the last trial ended, and those of a page read before.
+    noted: AtomicU64,
+    repeats: AtomicU64,
 }
 
 impl Measured {
@@ -202,14 +203,14 @@ impl Measured {
             last: Mutex::new(None),
             trials: AtomicU64::new(0),
             pages: (0..words).map(|_| AtomicU64::new(0)).collect(),
-            direct_reads: AtomicU64::new(0),
-            direct_repeats: AtomicU64::new(0),
+            noted: AtomicU64::new(0),
+            repeats: AtomicU64::new(0),
         }
     }
 
     /// Notes a read at `offset` (a trial's turn, or any read while `O_DIRECT` serves): its
-    /// page is marked read, and a direct read of a page read before counts as a repeat.
-    pub(crate) fn note(&self, offset: u64, backing: Backing) {
+    /// page is marked read, and a read of a page read before counts as a repeat.
+    pub(crate) fn note(&self, offset: u64) {
         let page = offset >> PAGE_SHIFT;
         let Some(word) = usize::try_from(page / 64)
             .ok()
@@ -219,11 +220,9 @@ impl Measured {
         };
         let bit = 1u64 << (page % 64);
         let before = word.fetch_or(bit, Ordering::Relaxed);
-        if backing == Backing::Direct {
-            self.direct_reads.fetch_add(1, Ordering::Relaxed);
-            if before & bit != 0 {
-                self.direct_repeats.fetch_add(1, Ordering::Relaxed);
-            }
+        self.noted.fetch_add(1, Ordering::Relaxed);
+        if before & bit != 0 {
+            self.repeats.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -354,8 +353,8 @@ impl Measured {
         let serving = self.serving();
         let bits = self.cached.load(Ordering::Relaxed);
         let cached = (bits != u64::MAX).then(|| f64::from_bits(bits));
-        let direct = self.direct_reads.swap(0, Ordering::Relaxed);
-        let repeats = self.direct_repeats.swap(0, Ordering::Relaxed) as f64 / direct.max(1) as f64;
+        let noted = self.noted.swap(0, Ordering::Relaxed);
+        let repeats = self.repeats.swap(0, Ordering::Relaxed) as f64 / noted.max(1) as f64;
         self.settle(
             serving,
             decide(serving, means, repeats),
@@ -379,6 +378,9 @@ impl Measured {
         let number = self.trials.fetch_add(1, Ordering::Relaxed) + 1;
         let wait = if chosen == serving && number > 1 {
             (self.wait.load(Ordering::Relaxed) * 2).min(LAST_RETRIAL.as_nanos() as u64)
+        } else if chosen == Backing::Direct {
+            // Its reads leave the cache cold: whether they repeat pages is checked soon.
+            first / 10
         } else {
             first
         };
@@ -437,14 +439,14 @@ mod tests {
         assert_eq!(decide(p, times, 0.0), d);
         assert_eq!(decide(d, times, 0.1), d);
         assert_eq!(decide(d, times, 0.3), p);
-        // The notes: a direct read of a page read before is a repeat; other reads only mark.
+        // The notes: a read of a page read before is a repeat.
         let m = Measured::new(p, &[p, d], 64 << 12);
-        m.note(5 << 12, p);
-        m.note((5 << 12) + 100, d);
-        m.note(6 << 12, d);
-        m.note(1 << 40, d); // past the end: not noted
-        assert_eq!(m.direct_reads.load(Ordering::Relaxed), 2);
-        assert_eq!(m.direct_repeats.load(Ordering::Relaxed), 1);
+        m.note(5 << 12);
+        m.note((5 << 12) + 100);
+        m.note(6 << 12);
+        m.note(1 << 40); // past the end: not noted
+        assert_eq!(m.noted.load(Ordering::Relaxed), 3);
+        assert_eq!(m.repeats.load(Ordering::Relaxed), 1);
         assert!(m.noting(d) && !m.noting(p));
         // Without O_DIRECT offered there is nothing to note.
         assert!(!Measured::new(p, &[p], 64 << 12).noting(d));

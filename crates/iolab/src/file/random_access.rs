@@ -375,7 +375,7 @@ impl RandomAccessFile {
         };
         let (backing, timed) = measured.pick(|| crate::cache::residency_sampled(&self.file).ok());
         if timed || measured.noting(backing) {
-            measured.note(offset, backing);
+            measured.note(offset);
         }
         let start = timed.then(Instant::now);
         let mut got = self.read_by(backing, offset, buf, Some(self.len));
