@@ -80,6 +80,59 @@ fn prints_the_figures_and_json() {
 }
 
 #[test]
+fn the_io_uring_methods_take_the_measured_depth_else_the_rules_32() {
+    let dir = common::scratch();
+    let path = blocks_file(dir.path());
+    let out = iolab()
+        .args([
+            "random", "--method", "uring", "--reads", "2000", "--json", "-v",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("unavailable") {
+        common::skip(format!("io_uring cannot run here: {stderr}"));
+        return;
+    }
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // This file's cache folder holds no `--sweep` depths: the rule.
+    assert_eq!(v["queue_depth"], 32);
+    assert!(
+        stderr.contains("queue depth 32: the rule, 32 ("),
+        "{stderr}"
+    );
+    // Asked for, a depth is taken as it is; a method reading one at a time says so.
+    let out = iolab()
+        .args([
+            "random",
+            "--method",
+            "uring",
+            "--reads",
+            "500",
+            "--queue-depth",
+            "4",
+            "--json",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["queue_depth"], 4);
+    let out = iolab()
+        .args([
+            "random", "--method", "pread", "--reads", "500", "--json", "-v",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["queue_depth"], 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("queue depth 1: one read at a time"));
+}
+
+#[test]
 fn auto_reads_through_the_librarys_default_and_says_why() {
     let dir = common::scratch();
     let path = blocks_file(dir.path());

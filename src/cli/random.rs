@@ -20,9 +20,11 @@ pub struct Args {
     /// Bytes per read: a power of two from 512 to 1M [default: 4K].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     block: Option<usize>,
-    /// Reads in flight per thread, 1 to 256 (uring and uring-direct).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    queue_depth: usize,
+    /// Reads in flight per thread, 1 to 256 (uring and uring-direct; by default the depth
+    /// `iolab bench random --sweep` measured fastest here, else 32; the others read one at
+    /// a time).
+    #[arg(long, value_name = "N")]
+    queue_depth: Option<usize>,
     /// Threads, 1 to the available cores.
     #[arg(long, value_name = "T", default_value_t = 1)]
     threads: usize,
@@ -81,9 +83,17 @@ pub fn run(args: Args) -> Result<i32> {
         (Some(n), None) => Stop::Reads(n),
         (None, None) => Stop::Reads(random::DEFAULT_READS),
     };
+    let (queue_depth, depth_why) = match args.queue_depth {
+        Some(n) => (n, "as asked".to_string()),
+        None if args.method.queues() => {
+            let len = std::fs::metadata(&args.file).map_or(0, |m| m.len());
+            random::depth_for(args.method.name(), len)
+        }
+        None => (1, "one read at a time".to_string()),
+    };
     let options = Options::new()
         .block(args.block.unwrap_or(random::DEFAULT_BLOCK))
-        .queue_depth(args.queue_depth)
+        .queue_depth(queue_depth)
         .threads(args.threads)
         .stop(stop)
         .pattern(args.pattern);
@@ -105,6 +115,7 @@ pub fn run(args: Args) -> Result<i32> {
             "{}: RandomAccessFile::open: {why}",
             args.file.display()
         ));
+        super::report(&format!("queue depth {queue_depth}: {depth_why}"));
     }
     let (p50, p99, p999) = (
         report.latency_us(0.5),
@@ -117,7 +128,7 @@ pub fn run(args: Args) -> Result<i32> {
             "pattern": args.pattern.name(),
             "block_bytes": options.block_bytes(),
             "bytes_per_read": report.bytes_per_read(),
-            "queue_depth": args.queue_depth,
+            "queue_depth": queue_depth,
             "threads": args.threads,
             "file_bytes": report.file_bytes,
             "reads": report.reads,
@@ -147,7 +158,7 @@ pub fn run(args: Args) -> Result<i32> {
             report.method,
             args.pattern,
             read_size(&report, options.block_bytes()),
-            args.queue_depth,
+            queue_depth,
             args.threads,
             report.reads,
             report.elapsed.as_secs_f64(),

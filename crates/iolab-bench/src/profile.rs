@@ -65,3 +65,35 @@ pub fn save(
         )),
     }
 }
+
+/// The size among `rows` (all of one method and condition, each with `buffer_bytes`) that
+/// beats the `default` row beyond the noise, as the profile's `condition` winner measured
+/// on the device of `data_dir`; `None` when no size does (the rule holds).
+pub fn size_winner(
+    rows: &[&crate::results::Row],
+    default: &crate::results::Row,
+    condition: &str,
+    data_dir: &Path,
+) -> Option<StrategyWinner> {
+    let best = rows
+        .iter()
+        .filter(|r| r.median_s.is_some() && r.stats.is_some())
+        .min_by(|a, b| {
+            a.median_s
+                .partial_cmp(&b.median_s)
+                .expect("medians are numbers")
+        })?;
+    let bytes = best.extra.get("buffer_bytes")?.as_u64()?;
+    if !crate::stats::beats(best.stats.as_ref()?, default.stats.as_ref()?) {
+        return None;
+    }
+    Some(StrategyWinner {
+        condition: condition.into(),
+        method: best.method.clone(),
+        runner_up: "the rule's buffer".into(),
+        lead: default.median_s? / best.median_s?,
+        measured_at: iolab::lab::sysinfo::now_rfc3339(),
+        device: tuning::device_of(data_dir),
+        bytes: Some(bytes),
+    })
+}

@@ -129,6 +129,16 @@ fn byte(b: u8) -> String {
 /// Appending records to `path` with `strategy`, made durable every `sync_every` records
 /// when given.
 pub fn append(strategy: AppendStrategy, sync_every: Option<u64>) -> String {
+    append_sized(strategy, None, sync_every)
+}
+
+/// As [`append`], for [`AppendStrategy::AppendFile`] with a buffer of `buffer` bytes
+/// (`None`: its default); `buffer` is ignored for the other strategies.
+pub fn append_sized(
+    strategy: AppendStrategy,
+    buffer: Option<u64>,
+    sync_every: Option<u64>,
+) -> String {
     let open = "std::fs::OpenOptions::new().create(true).append(true).open(path)?";
     let every = |call: &str| match sync_every {
         Some(k) => format!("\n{call} // every {k} records"),
@@ -136,9 +146,12 @@ pub fn append(strategy: AppendStrategy, sync_every: Option<u64>) -> String {
     };
     match strategy {
         AppendStrategy::AppendFile => format!(
-            "let mut file = iolab::AppendFile::create(path)?;\n\
+            "let mut file = {};\n\
              file.append(b\"one record\\n\")?;{}\n\
              file.close()?;",
+            buffer.map_or("iolab::AppendFile::create(path)?".into(), |b| format!(
+                "iolab::AppendOptions::new().buffer_size({b}).open(path)?"
+            )),
             every("file.sync()?;")
         ),
         AppendStrategy::BufWriter64k | AppendStrategy::BufWriter8k => {
@@ -335,6 +348,10 @@ pub fn all() -> Vec<(String, String)> {
     for s in AppendStrategy::ALL {
         add(format!("append {s}"), append(s, None));
         add(format!("append {s} synced"), append(s, Some(1000)));
+        add(
+            format!("append {s} sized"),
+            append_sized(s, Some(1 << 18), None),
+        );
     }
     for p in Policy::ALL.map(Some).into_iter().chain([None]) {
         add(format!("durable {p:?}"), durable(p));

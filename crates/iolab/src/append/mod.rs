@@ -5,7 +5,7 @@
 //! | `write-per-record` | [`write_per_record`] | one `write` per record |
 //! | `bufwriter-8k`, `bufwriter-64k` | [`bufwriter`] | one `write` per full `BufWriter` buffer (std flushes the buffer when a record does not fit) |
 //! | `writev-batch` | [`writev_batch`] | one `writev` per [`WRITEV_BATCH`] records, an `iovec` each (no copy) |
-//! | `append-file` | [`append_file`] | [`AppendFile`]: one `write` of exactly 64 KiB per 64 KiB; records of 64 KiB or more: one `writev` of buffer + record |
+//! | `append-file` | [`append_file`] | [`AppendFile`]: one `write` per full buffer (64 KiB by default); records as large as the buffer: one `writev` of buffer + record |
 //!
 //! Every strategy opens a new file with `O_APPEND` ([`append_records`]) and appends the
 //! records in order; with [`Syncs::every`] it makes them durable (`fdatasync`) after every
@@ -42,7 +42,7 @@ crate::named_enum! {
         BufWriter64k = "bufwriter-64k",
         /// One `writev(2)` per [`WRITEV_BATCH`] records, each an `iovec` of its own.
         WritevBatch = "writev-batch",
-        /// [`AppendFile`] with its default 64 KiB buffer.
+        /// [`AppendFile`] with its default buffer (64 KiB, or this machine's measured one).
         AppendFile = "append-file",
     }
 }
@@ -129,9 +129,23 @@ pub fn append_records<'r, T>(
             let mut file = create()?;
             around(&mut || writev_batch::append(&mut file, n, &record, syncs))
         }
-        Strategy::AppendFile => {
-            let mut file = AppendFile::create(path)?;
-            around(&mut || append_file::append(&mut file, n, &record, syncs))
-        }
+        Strategy::AppendFile => append_file_records(None, path, syncs, record, around),
     }
+}
+
+/// As [`append_records`] with [`Strategy::AppendFile`], its buffer `buffer` bytes (`None`:
+/// what [`AppendFile::create`] takes, [`crate::file::append::default_buffer`]).
+pub fn append_file_records<'r, T>(
+    buffer: Option<usize>,
+    path: &Path,
+    syncs: Syncs,
+    record: impl Fn(u64) -> &'r [u8],
+    around: impl FnOnce(&mut dyn FnMut() -> io::Result<()>) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut options = crate::file::AppendOptions::new();
+    if let Some(bytes) = buffer {
+        options = options.buffer_size(bytes);
+    }
+    let mut file: AppendFile = options.open(path)?;
+    around(&mut || append_file::append(&mut file, syncs.records, &record, syncs))
 }

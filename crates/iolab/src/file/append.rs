@@ -46,6 +46,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::{Error, Result, open_error, retry_eintr};
+use crate::units::format_bytes;
 
 /// The buffer's default size: 64 KiB, LevelDB's `PosixWritableFile` (`kWritableFileBufferSize`).
 /// Larger buffers save little (one system call per 64 KiB is already negligible per
@@ -70,32 +71,29 @@ pub enum Creation {
     NewOrExisting,
 }
 
+/// The largest buffer a machine profile may set: 64 MiB.
+const MAX_PROFILE_BUFFER: usize = 64 << 20;
+
 /// How to open an [`AppendFile`]: a builder, like [`std::fs::OpenOptions`].
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct AppendOptions {
-    buffer_size: usize,
+    buffer_size: Option<usize>,
     creation: Creation,
 }
 
-impl Default for AppendOptions {
-    fn default() -> Self {
-        AppendOptions {
-            buffer_size: DEFAULT_BUFFER_SIZE,
-            creation: Creation::New,
-        }
-    }
-}
-
 impl AppendOptions {
-    /// The defaults: a [`DEFAULT_BUFFER_SIZE`] (64 KiB) buffer, [`Creation::New`].
+    /// The defaults: the buffer of [`default_buffer`], [`Creation::New`].
     pub fn new() -> AppendOptions {
         AppendOptions::default()
     }
 
-    /// The buffer's size in bytes. Default [`DEFAULT_BUFFER_SIZE`] (64 KiB). `0` makes every
-    /// append a system call of its own.
+    /// The buffer's size in bytes. `0` makes every append a system call of its own.
+    ///
+    /// By default, the size `iolab bench append` measured fastest for tiny records on this
+    /// machine, for a file on the device it ran on, else [`DEFAULT_BUFFER_SIZE`] (64 KiB)
+    /// ([`default_buffer`]; [`AppendFile::why`] says which).
     pub fn buffer_size(mut self, bytes: usize) -> AppendOptions {
-        self.buffer_size = bytes;
+        self.buffer_size = Some(bytes);
         self
     }
 
@@ -126,15 +124,44 @@ impl AppendOptions {
             // syncing the directory, or that sync failed and the open is retried), and whatever
             // is synced into the file would go with the name at a power loss.
             sync_parent(path)?;
+            let (capacity, why) = match self.buffer_size {
+                Some(bytes) => (
+                    bytes,
+                    format!("{}, as the options asked", format_bytes(bytes as u64)),
+                ),
+                None => default_buffer(path),
+            };
             Ok(AppendFile {
                 file,
-                buf: Vec::with_capacity(self.buffer_size),
-                capacity: self.buffer_size,
+                buf: Vec::with_capacity(capacity),
+                capacity,
                 written: 0,
                 sync_failed: None,
+                why,
             })
         })()
         .map_err(|e: Error| e.at(path))
+    }
+}
+
+/// The buffer an [`AppendFile`] at `path` gets without [`AppendOptions::buffer_size`], and
+/// why: the size `iolab bench append` measured beating [`DEFAULT_BUFFER_SIZE`] beyond the
+/// noise for tiny records on this machine (the profile's `append` `buffer` entry, when it
+/// ran on the device of `path`), else [`DEFAULT_BUFFER_SIZE`].
+pub fn default_buffer(path: &Path) -> (usize, String) {
+    use crate::read::tuning::{self, Strategies, size_for};
+    match size_for(&tuning::load_checked(), Strategies::Append, "buffer", path) {
+        Ok((bytes, source)) => {
+            let bytes = usize::try_from(bytes).unwrap_or(MAX_PROFILE_BUFFER);
+            (bytes.clamp(1, MAX_PROFILE_BUFFER), source)
+        }
+        Err(why_not) => (
+            DEFAULT_BUFFER_SIZE,
+            format!(
+                "the rule, {} ({why_not})",
+                format_bytes(DEFAULT_BUFFER_SIZE as u64)
+            ),
+        ),
     }
 }
 
@@ -203,6 +230,8 @@ pub struct AppendFile {
     written: u64,
     /// The message of a failed `fdatasync`: from then on `flush` and `sync` refuse.
     sync_failed: Option<String>,
+    /// Why the buffer has its size ([`AppendFile::why`]).
+    why: String,
 }
 
 impl AppendFile {
@@ -322,9 +351,15 @@ impl AppendFile {
         self.written
     }
 
-    /// The buffer's size, as set by [`AppendOptions::buffer_size`].
+    /// The buffer's size: set by [`AppendOptions::buffer_size`], else [`default_buffer`].
     pub fn buffer_size(&self) -> usize {
         self.capacity
+    }
+
+    /// Why the buffer has its size: asked for, the machine profile's winner (and when it
+    /// was measured), or the rule (and why no winner applied).
+    pub fn why(&self) -> &str {
+        &self.why
     }
 
     /// The open file (for `fstat` and the like; writing to it directly bypasses the buffer).

@@ -68,10 +68,7 @@ fn rule(resident: bool) -> &'static str {
 /// The backing for `file`, `len` bytes long.
 pub fn choose(file: &std::fs::File, len: u64) -> Choice {
     let available = crate::sysinfo::mem_available_bytes();
-    let class = match available {
-        Some(m) if len > m => "beyond-memory",
-        _ => "warm",
-    };
+    let class = size_class(len);
     let fits = match available {
         Some(m) if len > m => format!("{len} bytes, more than the {m} bytes of memory available"),
         Some(m) => format!("{len} bytes, within the {m} bytes of memory available"),
@@ -105,5 +102,14 @@ pub fn choose(file: &std::fs::File, len: u64) -> Choice {
         mmap: resident,
         random_advice: resident,
         reason: format!("{fits}, {state}: {reason}; no measurements of this machine"),
+    }
+}
+
+/// The size class of a file of `len` bytes: `warm` when it fits in the memory available
+/// now, `beyond-memory` when it does not.
+pub fn size_class(len: u64) -> &'static str {
+    match crate::sysinfo::mem_available_bytes() {
+        Some(m) if len > m => "beyond-memory",
+        _ => "warm",
     }
 }

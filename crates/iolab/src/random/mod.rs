@@ -36,6 +36,7 @@
 
 pub use crate::file::auto;
 pub mod batch;
+mod depth;
 mod library_default;
 pub mod mmap;
 pub mod mmap_random;
@@ -55,6 +56,7 @@ use hdrhistogram::Histogram;
 use crate::buf::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::input::{FileKind, Input};
+pub use depth::depth_for;
 pub use pattern::{Pattern, Sampler};
 pub use tally::Check;
 pub(crate) use tally::Tally;
@@ -65,6 +67,9 @@ pub const DEFAULT_BLOCK: usize = 4096;
 pub const MIN_BLOCK: usize = 512;
 /// The largest block: 1 MiB.
 pub const MAX_BLOCK: usize = 1 << 20;
+/// The io_uring methods' queue depth when neither the options nor this machine's profile
+/// give one: 32, fio's common setting and the random suite's.
+pub const DEFAULT_QUEUE_DEPTH: usize = 32;
 /// The deepest queue: 256 reads in flight per thread.
 pub const MAX_QUEUE_DEPTH: usize = 256;
 /// Reads per run when neither a count nor a duration is given.

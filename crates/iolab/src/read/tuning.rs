@@ -86,6 +86,53 @@ pub struct Tuning {
     /// The `write` suite's winning buffer into a file (`file`), for `StdoutWriter::new`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write: Vec<StrategyWinner>,
+    /// The `append` suite's winning `AppendFile` buffer for tiny records (`buffer`), for
+    /// `AppendFile::create` and `AppendOptions` without a size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub append: Vec<StrategyWinner>,
+    /// The queue depth each io_uring random-read method read fastest at, per size class
+    /// (`iolab bench random --sweep`), for `iolab random` without `--queue-depth`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub random_depth: Vec<RandomDepth>,
+}
+
+/// The queue depth an io_uring random-read method read fastest at, beyond the noise of
+/// the rule's depth, for a size class (`warm`, `beyond-memory`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RandomDepth {
+    /// `warm` or `beyond-memory`.
+    pub size_class: String,
+    /// `uring` or `uring-direct`.
+    pub method: String,
+    /// Reads in flight per thread.
+    pub queue_depth: usize,
+    /// Its median IOPS (4 KiB, uniform, one thread).
+    pub iops: f64,
+    /// When it was measured, RFC 3339 UTC.
+    pub measured_at: String,
+}
+
+/// Remembers the depths `iolab bench random --sweep` measured (ignored below
+/// [`MIN_BYTES`]): each method and class measured replaces its entry, and one `tied` (no
+/// depth beat the rule's beyond the noise) is removed. Returns where they were written.
+pub fn save_random_depths(
+    file_bytes: u64,
+    depths: Vec<RandomDepth>,
+    tied: &[(String, String)],
+) -> std::io::Result<Option<PathBuf>> {
+    if file_bytes < MIN_BYTES || depths.is_empty() && tied.is_empty() {
+        return Ok(None);
+    }
+    update(|t| {
+        t.random_depth.retain(|d| {
+            let key = (d.method.clone(), d.size_class.clone());
+            !tied.contains(&key)
+                && !depths
+                    .iter()
+                    .any(|n| n.method == d.method && n.size_class == d.size_class)
+        });
+        t.random_depth.extend(depths);
+    })
 }
 
 /// A strategy that won a condition beyond the noise, where the device it ran on decides.
@@ -367,6 +414,8 @@ pub enum Strategies {
     Durable,
     /// [`Tuning::write`].
     Write,
+    /// [`Tuning::append`].
+    Append,
 }
 
 /// Applies a benchmark run's decision for `condition` to the `which` list: `Some` winner
@@ -381,6 +430,7 @@ pub fn save_strategy(
             Strategies::Edit => &mut t.edit,
             Strategies::Durable => &mut t.durable,
             Strategies::Write => &mut t.write,
+            Strategies::Append => &mut t.append,
         };
         list.retain(|w| w.condition != condition);
         list.extend(winner);
@@ -404,6 +454,20 @@ pub fn strategy_for<'a>(
     Ok(winner)
 }
 
+/// The size the `which` winner of `condition` won with, for a file at `path`, and where it
+/// came from; or why there is none to follow (as [`strategy_for`], or a winner without a
+/// size).
+pub fn size_for(
+    profile: &Result<Tuning, String>,
+    which: Strategies,
+    condition: &str,
+    path: &std::path::Path,
+) -> Result<(u64, String), String> {
+    let winner = strategy_for(profile, which, condition, path)?;
+    let bytes = winner.bytes.ok_or("the measured winner has no size")?;
+    Ok((bytes, winner.source()))
+}
+
 impl Tuning {
     /// The strategy winner of `condition` in the `which` list, if one was measured.
     pub fn strategy_winner(&self, which: Strategies, condition: &str) -> Option<&StrategyWinner> {
@@ -411,6 +475,7 @@ impl Tuning {
             Strategies::Edit => &self.edit,
             Strategies::Durable => &self.durable,
             Strategies::Write => &self.write,
+            Strategies::Append => &self.append,
         };
         list.iter().find(|w| w.condition == condition)
     }

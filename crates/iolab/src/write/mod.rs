@@ -198,18 +198,16 @@ fn buffer_from(
     destination: &Destination,
     path: &std::path::Path,
 ) -> (usize, String) {
-    use crate::read::tuning::{Strategies, strategy_for};
+    use crate::read::tuning::{Strategies, size_for};
     let rule = default_buffer_size(destination);
     let why_not = match destination.kind {
-        DestinationKind::RegularFile => {
-            match strategy_for(profile, Strategies::Write, "file", path) {
-                Ok(w) => match w.bytes.and_then(|b| usize::try_from(b).ok()) {
-                    Some(bytes) => return (bytes.clamp(1, MAX_WRITE_BUFFER), w.source()),
-                    None => "the measured winner has no size".into(),
-                },
-                Err(why) => why,
+        DestinationKind::RegularFile => match size_for(profile, Strategies::Write, "file", path) {
+            Ok((bytes, source)) => {
+                let bytes = usize::try_from(bytes).unwrap_or(MAX_WRITE_BUFFER);
+                return (bytes.clamp(1, MAX_WRITE_BUFFER), source);
             }
-        }
+            Err(why) => why,
+        },
         kind => format!("{} follows the rule", kind.describe()),
     };
     (

@@ -16,7 +16,8 @@ use crate::error::Result;
 use crate::results::Row;
 use crate::rounds::{Entry, Role, Rounds, Run, Times, Turn, drive};
 use crate::workdir::WorkDir;
-use iolab::lab::append::{Syncs, append_records};
+use iolab::lab::append::{Syncs, append_file_records, append_records};
+use iolab::lab::units::format_bytes;
 
 /// Measures `strategies` (and the `fstream` baseline, when given) on `section`: warm-up
 /// rounds, then counted rounds, interleaved; every run's file is verified, then removed.
@@ -24,12 +25,13 @@ pub(super) fn section(
     ctx: &mut Context<'_>,
     work: &mut WorkDir,
     section: &Section,
-    strategies: &[Strategy],
+    (strategies, sizes): (&[Strategy], &[usize]),
     baseline: Option<&Fstream>,
 ) -> Result<Vec<Row>> {
     let config = ctx.config;
     let mut contenders: Vec<Contender<'_>> =
         strategies.iter().map(|&s| Contender::Ours(s)).collect();
+    contenders.extend(sizes.iter().map(|&bytes| Contender::Sized(bytes)));
     contenders.extend(baseline.map(Contender::Baseline));
     let records = Records::new(section.payload);
     let title = format!("append {}B {}", section.payload, section.sync.name());
@@ -38,6 +40,10 @@ pub(super) fn section(
         .iter()
         .map(|c| match c {
             Contender::Ours(s) => Entry::new(s.name(), Role::Method),
+            Contender::Sized(bytes) => Entry::new(
+                format!("{} {}", c.name(), format_bytes(*bytes as u64)),
+                Role::Method,
+            ),
             Contender::Baseline(_) => Entry::new(FSTREAM, Role::Baseline),
         })
         .collect();
@@ -49,7 +55,11 @@ pub(super) fn section(
             let contender = contenders[turn.job];
             let path = work.file(&format!("{}-{}", contender.name(), turn.round));
             let outcome = match contender {
-                Contender::Ours(strategy) => run_strategy(strategy, &path, section, &records)
+                Contender::Ours(strategy) => run_strategy(Ok(strategy), &path, section, &records)
+                    .map_err(|e| {
+                        format!("{}: {}", path.display(), iolab::lab::error::describe_io(&e))
+                    }),
+                Contender::Sized(bytes) => run_strategy(Err(bytes), &path, section, &records)
                     .map_err(|e| {
                         format!("{}: {}", path.display(), iolab::lab::error::describe_io(&e))
                     }),
@@ -72,15 +82,19 @@ pub(super) fn section(
         .collect())
 }
 
-/// Appends `section.records` records to a new file at `path` with `strategy` and times it.
+/// Appends `section.records` records to a new file at `path` with `strategy` (or, `Err`,
+/// `AppendFile` with a buffer of that many bytes) and times it.
 fn run_strategy(
-    strategy: Strategy,
+    strategy: std::result::Result<Strategy, usize>,
     path: &Path,
     section: &Section,
     records: &Records,
 ) -> io::Result<Sample> {
     let syncs = Syncs::every(section.records, section.sync.interval());
-    append_records(strategy, path, syncs, |i| records.get(i), timed)
+    match strategy {
+        Ok(strategy) => append_records(strategy, path, syncs, |i| records.get(i), timed),
+        Err(bytes) => append_file_records(Some(bytes), path, syncs, |i| records.get(i), timed),
+    }
 }
 
 /// Runs `work` and measures it: wall time, this thread's CPU times and write calls.
@@ -121,15 +135,14 @@ mod tests {
                 sync,
             };
             let records = Records::new(section.payload);
-            for strategy in Strategy::ALL {
-                let path = dir
-                    .path()
-                    .join(format!("{}-{}", strategy.name(), sync.name()));
+            let sized = crate::suites::append::BUFFER_SWEEP.map(Err);
+            for strategy in Strategy::ALL.map(Ok).into_iter().chain(sized) {
+                let path = dir.path().join(format!("{strategy:?}-{}", sync.name()));
                 let sample = run_strategy(strategy, &path, &section, &records).unwrap();
                 verify(&path, &section, &records).unwrap();
                 if let Some(calls) = sample.write_calls {
                     match strategy {
-                        Strategy::WritePerRecord => assert_eq!(calls, section.records),
+                        Ok(Strategy::WritePerRecord) => assert_eq!(calls, section.records),
                         _ => assert!(calls < section.records / 10, "{strategy:?}: {calls}"),
                     }
                 }

@@ -48,6 +48,7 @@ pub const ENTRY: Suite = Suite {
     baselines: &["fstream", "pg_test_fsync"],
     section_keys: &["payload_bytes", "sync_policy", "section", "record_bytes"],
     identity_keys: &[
+        "variant",
         "payload_bytes",
         "sync_policy",
         "section",
@@ -75,6 +76,10 @@ pub const ENTRY: Suite = Suite {
     run,
 };
 
+/// `AppendFile` buffer sizes measured beside its default in the tiny-record section (5-byte
+/// records, no sync): the fastest, when it beats the default beyond the noise, becomes
+/// this machine's `AppendFile` buffer (the profile's `append` `buffer` entry).
+pub const BUFFER_SWEEP: [usize; 3] = [16 << 10, 256 << 10, 1 << 20];
 /// Records per run with sync policy `none`: the append write-up's 1 M (capped by [`MAX_RUN_BYTES`]).
 pub const DEFAULT_RECORDS: u64 = 1_000_000;
 /// Payload sizes swept with sync policy `none`; the first is the append write-up's 5 bytes, used
@@ -159,7 +164,11 @@ pub struct Section {
 fn is_default(row: &Row) -> bool {
     match row.extra.get("section").and_then(serde_json::Value::as_str) {
         Some("durable") => row.is_default(),
-        _ => !row.baseline && row.method == iolab::lab::append::Strategy::AppendFile.name(),
+        _ => {
+            !row.baseline
+                && row.method == iolab::lab::append::Strategy::AppendFile.name()
+                && !row.extra.contains_key("variant")
+        }
     }
 }
 
@@ -197,6 +206,8 @@ struct Sample {
 #[derive(Clone, Copy)]
 enum Contender<'a> {
     Ours(Strategy),
+    /// `AppendFile` with a buffer of this many bytes ([`BUFFER_SWEEP`]).
+    Sized(usize),
     Baseline(&'a fstream::Fstream),
 }
 
@@ -204,6 +215,7 @@ impl Contender<'_> {
     fn name(&self) -> &'static str {
         match self {
             Contender::Ours(s) => s.name(),
+            Contender::Sized(_) => Strategy::AppendFile.name(),
             Contender::Baseline(_) => fstream::FSTREAM,
         }
     }
@@ -239,13 +251,28 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
         let baseline = fstream
             .as_ref()
             .filter(|_| section.sync == SyncPolicy::None);
+        let tiny = section.payload == PAYLOADS[0] && section.sync == SyncPolicy::None;
+        let sizes: &[usize] = if tiny && strategies.contains(&Strategy::AppendFile) {
+            &BUFFER_SWEEP
+        } else {
+            &[]
+        };
         rows.extend(measure::section(
             ctx,
             &mut work,
             &section,
-            &strategies,
+            (&strategies, sizes),
             baseline,
         )?);
+    }
+    let (default_buffer, _) = iolab::lab::file::append::default_buffer(work.path());
+    for row in rows.iter_mut().filter(|r| is_default(r)) {
+        row.extra
+            .insert("buffer_bytes".into(), serde_json::json!(default_buffer));
+    }
+    if !interrupt::interrupted() && strategies.contains(&Strategy::AppendFile) {
+        let winner = verdict::buffer_winner(&rows, &config.data_dir);
+        crate::profile::save(ctx, Strategies::Append, (SUITE, "buffer"), winner);
     }
     if !interrupt::interrupted() {
         let durable = durable::section(ctx, &mut work, SUITE)?;

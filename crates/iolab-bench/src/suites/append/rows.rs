@@ -10,6 +10,7 @@ use super::{Contender, Sample};
 use super::{PAYLOADS, SUITE, SYNC_EVERY_K, Section, Strategy, SyncPolicy, WRITEV_BATCH};
 use crate::results::Row;
 use crate::rounds::{Tally, set_times};
+use iolab::lab::units::format_bytes;
 
 pub(super) fn to_row(section: &Section, contender: &Contender<'_>, t: Tally<Sample>) -> Row {
     let records = section.records;
@@ -19,9 +20,17 @@ pub(super) fn to_row(section: &Section, contender: &Contender<'_>, t: Tally<Samp
         bytes: records * section.payload as u64,
         ..Row::default()
     };
-    if let Contender::Baseline(fstream) = contender {
-        row.baseline = true;
-        row.version = fstream.version.clone();
+    match contender {
+        Contender::Baseline(fstream) => {
+            row.baseline = true;
+            row.version = fstream.version.clone();
+        }
+        Contender::Sized(bytes) => {
+            let label = format!("buffer={}", format_bytes(*bytes as u64));
+            row.extra.insert("variant".into(), json!(label));
+            row.extra.insert("buffer_bytes".into(), json!(bytes));
+        }
+        Contender::Ours(_) => {}
     }
     row.extra
         .insert("payload_bytes".into(), json!(section.payload));

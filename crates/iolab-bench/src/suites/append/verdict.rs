@@ -87,9 +87,19 @@ fn durable_usage(row: &Row) -> Usage {
 /// command: the suite runs the strategies in-process).
 fn usage(row: &Row) -> Usage {
     let durable = key(row, "sync_policy") == Some(SyncPolicy::EveryK.name());
+    // A row of the buffer sweep hands over its size; the default's row, its own call.
+    let sized = row
+        .extra
+        .contains_key("variant")
+        .then(|| {
+            row.extra
+                .get("buffer_bytes")
+                .and_then(serde_json::Value::as_u64)
+        })
+        .flatten();
     let library = row.method.parse::<Strategy>().map_or_else(
         |_| "—".into(),
-        |s| snippet::append(s, durable.then_some(SYNC_EVERY_K)),
+        |s| snippet::append_sized(s, sized, durable.then_some(SYNC_EVERY_K)),
     );
     Usage {
         cli: format!(
@@ -99,4 +109,31 @@ fn usage(row: &Row) -> Usage {
         library,
         example: "append_records",
     }
+}
+
+/// The `AppendFile` buffer for tiny records on this machine: the size of the buffer sweep
+/// ([`super::BUFFER_SWEEP`]; 5-byte records, no sync) that beats the default's row beyond
+/// the noise, else `None` (the rule, 64 KiB, holds). Measured on the device of `data_dir`.
+pub(super) fn buffer_winner(
+    rows: &[Row],
+    data_dir: &std::path::Path,
+) -> Option<iolab::lab::read::tuning::StrategyWinner> {
+    let tiny = |r: &&Row| {
+        r.method == Strategy::AppendFile.name()
+            && !r.baseline
+            && r.verified
+            && r.error.is_none()
+            && r.extra
+                .get("payload_bytes")
+                .and_then(serde_json::Value::as_u64)
+                == Some(PAYLOADS[0] as u64)
+            && key(r, "sync_policy") == Some(SyncPolicy::None.name())
+    };
+    let default = rows.iter().filter(tiny).find(|r| super::is_default(r))?;
+    let sizes: Vec<&Row> = rows
+        .iter()
+        .filter(tiny)
+        .filter(|r| !super::is_default(r))
+        .collect();
+    crate::profile::size_winner(&sizes, default, "buffer", data_dir)
 }

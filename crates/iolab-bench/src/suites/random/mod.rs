@@ -5,6 +5,7 @@
 
 mod cgroup;
 pub mod chart;
+mod depths;
 mod fio;
 mod jobs;
 mod measure;
@@ -42,7 +43,7 @@ pub const SIZES: Sizes = Sizes {
 /// Seconds each run reads: short, since IOPS settle within thousands of reads.
 pub const RUN_SECONDS: f64 = 0.2;
 /// The deep queue the io_uring methods also run at.
-pub const DEEP_QUEUE: usize = 32;
+pub const DEEP_QUEUE: usize = iolab::lab::random::DEFAULT_QUEUE_DEPTH;
 /// `--sweep`: the queue depths of the io_uring methods, for the IOPS-against-depth chart.
 pub const SWEEP_QUEUE_DEPTHS: [usize; 6] = [1, 4, 16, 32, 64, 128];
 /// Memory the reader itself needs in the `beyond-memory` cgroup (its binary, heap,
@@ -260,6 +261,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
         }
     }
     rows::remember_winners(ctx, &rows, dataset.bytes);
+    depths::remember(ctx, &rows, dataset.bytes);
     Ok(rows.into())
 }
 

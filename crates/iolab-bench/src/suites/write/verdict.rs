@@ -69,29 +69,12 @@ pub(super) fn file_buffer_winner(
             && r.stats.is_some()
     };
     let default = rows.iter().filter(usable).find(|r| super::is_default(r))?;
-    let best = rows
+    let sizes: Vec<&Row> = rows
         .iter()
         .filter(usable)
         .filter(|r| !super::is_default(r))
-        .min_by(|a, b| {
-            a.median_s
-                .partial_cmp(&b.median_s)
-                .expect("medians are numbers")
-        })?;
-    let bytes = best.extra.get("buffer_bytes")?.as_u64()?;
-    let (fast, slow) = (best.stats.as_ref()?, default.stats.as_ref()?);
-    if !crate::stats::beats(fast, slow) {
-        return None;
-    }
-    Some(iolab::lab::read::tuning::StrategyWinner {
-        condition: "file".into(),
-        method: Method::Bufwriter.name().into(),
-        runner_up: "the rule's buffer".into(),
-        lead: default.median_s? / best.median_s?,
-        measured_at: iolab::lab::sysinfo::now_rfc3339(),
-        device: iolab::lab::read::tuning::device_of(data_dir),
-        bytes: Some(bytes),
-    })
+        .collect();
+    crate::profile::size_winner(&sizes, default, "file", data_dir)
 }
 
 #[cfg(test)]
