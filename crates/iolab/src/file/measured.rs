@@ -101,7 +101,7 @@ impl std::fmt::Display for Trial {
         if self.means.iter().any(|(b, _, _)| *b == Backing::Direct) {
             write!(
                 f,
-                ", {:.0}% of direct reads repeated a page",
+                ", {:.0}% of the reads repeated a page",
                 self.repeats * 100.0
             )?;
         }
@@ -148,7 +148,6 @@ pub fn decide(serving: Backing, means: [Option<f64>; 3], repeats: f64) -> Backin
 }
 
 /// The trial state of one file, shared by the threads reading it.
-#[derive(Debug)]
 pub(crate) struct Measured {
     /// The serving backing's index, with [`TRIAL`] set while a trial runs.
     mode: AtomicU8,
@@ -175,6 +174,16 @@ pub(crate) struct Measured {
     /// Reads noted since the last trial ended, and those of a page read before.
     noted: AtomicU64,
     repeats: AtomicU64,
+}
+
+impl std::fmt::Debug for Measured {
+    /// The serving backing and the last trial (not the page notes, which can be large).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Measured")
+            .field("serving", &self.serving())
+            .field("last", &self.last())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Measured {
