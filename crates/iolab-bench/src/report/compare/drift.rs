@@ -85,12 +85,16 @@ pub(super) fn decide(judged: &[(usize, String, &Row, &Row)], out: &mut [Comparis
             c.adjusted = Some(adjusted);
             c.threshold = Some(threshold);
             // A baseline is the control, the same external program in both runs: its
-            // corrected ratio is shown, never judged (it is no change of iolab's).
+            // corrected ratio is shown, never judged (it is no change of iolab's). The
+            // drift can explain a change away, never make one: a row whose own median did
+            // not move beyond the threshold is the same, however its group drifted (rows
+            // that sync drift with the host's flushes, rows that do not, apart).
+            let raw = log_ratio.exp();
             c.change = if b.baseline {
                 Change::Same
-            } else if adjusted > 1.0 + threshold {
+            } else if adjusted > 1.0 + threshold && raw > 1.0 + threshold {
                 Change::Regressed
-            } else if adjusted < 1.0 / (1.0 + threshold) {
+            } else if adjusted < 1.0 / (1.0 + threshold) && raw < 1.0 / (1.0 + threshold) {
                 Change::Improved
             } else {
                 Change::Same

@@ -22,8 +22,9 @@
 //!
 //! where σ is a row's robust relative spread (`1.4826 · MAD / median`) and τ the robust
 //! spread of the other rows' log ratios around the drift (with fewer than three, the size
-//! of the drift itself). A row is REGRESSED when its corrected ratio exceeds `1 + threshold`,
-//! improved below `1 / (1 + threshold)`. Baselines are the control: their corrected ratio
+//! of the drift itself). A row is REGRESSED when its corrected ratio exceeds `1 + threshold`
+//! and so does its own ratio of medians (the drift explains a change away, never makes
+//! one), improved when both are below `1 / (1 + threshold)`. Baselines are the control: their corrected ratio
 //! is shown, never judged.
 
 mod drift;

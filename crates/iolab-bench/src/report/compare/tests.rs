@@ -158,6 +158,21 @@ fn a_host_that_drifts_is_no_regression_but_a_slower_method_on_top_of_it_is() {
 }
 
 #[test]
+fn a_row_that_did_not_move_is_the_same_however_its_group_drifted() {
+    // Most rows 30% faster in B (their flushes got quicker); one row unchanged: its
+    // corrected ratio is 1.4, its own 1.0, and that is no regression.
+    let methods = ["a", "b", "c", "d", "e"];
+    let rows_a: Vec<Row> = methods.iter().map(|m| row(m, &around(1.0, 0.02))).collect();
+    let mut rows_b: Vec<Row> = methods.iter().map(|m| row(m, &around(0.7, 0.02))).collect();
+    rows_b[4] = row("e", &around(1.0, 0.02));
+    let c = compare(&results(rows_a), &results(rows_b));
+    let e = c.iter().find(|x| x.name.contains("count e ")).unwrap();
+    assert!(e.adjusted.unwrap() > 1.3, "{e:?}");
+    assert_eq!(e.change, Change::Same, "{}", render(&c, false));
+    assert!(!has_regression(&c));
+}
+
+#[test]
 fn the_ratio_is_taken_on_the_median_the_table_prints() {
     let a = row("m", &around(1.0, 0.01));
     let mut b = row("m", &around(1.0, 0.01));
