@@ -31,6 +31,7 @@ pub mod error;
 pub mod launch;
 pub mod model;
 pub mod procfs;
+pub mod program;
 pub mod report;
 pub mod rules;
 pub mod session;

@@ -86,13 +86,28 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
         ));
     }
     // A finding's share is of the run as it would have been untraced.
-    let findings = analysis.findings(&costs, outcome.untraced_wall());
+    let mut findings = analysis.findings(&costs, outcome.untraced_wall());
+    let args: Vec<String> = words
+        .iter()
+        .skip(1)
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let unbuffered = std::env::var_os("PYTHONUNBUFFERED").is_some_and(|v| !v.is_empty());
+    let program = crate::program::recognise(&command.program, &args, unbuffered)
+        .in_run(outcome.trace.tasks.execs);
+    for f in &mut findings {
+        f.program = program.program;
+        if let Some(fix) = rules::programs::fix(&program, f) {
+            f.fix = fix;
+        }
+    }
     Ok(Report {
         command: words
             .iter()
             .map(|w| w.to_string_lossy().into_owned())
             .collect(),
         display: command.display(),
+        program,
         outcome,
         findings,
         groups: analysis.groups.into_iter().map(|g| g.target).collect(),

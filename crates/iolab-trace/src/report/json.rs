@@ -81,6 +81,7 @@ fn finding(f: &Finding) -> Value {
         "basis": f.basis,
         "warnings": f.warnings,
         "fix": f.fix,
+        "program": f.program.name(),
         "cli": f.cli,
         "library": f.library,
     })
@@ -94,6 +95,11 @@ pub fn render(report: &Report) -> Value {
         "schema_version": SCHEMA_VERSION,
         "iolab_version": env!("CARGO_PKG_VERSION"),
         "command": report.command,
+        "program": {
+            "name": report.program.program.name(),
+            "how": report.program.how,
+            "python_unbuffered": report.program.unbuffered,
+        },
         "exit_code": report.exit_code(),
         "signal": match o.exit { Exit::Signal(s) => Some(s), Exit::Code(_) => None },
         "interrupted_by": o.interrupted,

@@ -17,6 +17,8 @@ pub struct Report {
     pub command: Vec<String>,
     /// The command as a shell shows it.
     pub display: String,
+    /// The program the command runs, as recognised ([`crate::program`]).
+    pub program: crate::program::Recognised,
     /// What the backend saw, and how the command ended.
     pub outcome: Outcome,
     /// The findings, the largest saving first.

@@ -226,10 +226,21 @@ fn write_finding(out: &mut String, n: usize, f: &Finding) {
     for w in &f.warnings {
         let _ = writeln!(out, "   note: {w}");
     }
-    let _ = writeln!(out, "   fix: {}", f.fix);
+    match f.program {
+        crate::program::Program::Unknown => {
+            let _ = writeln!(out, "   fix: {}", f.fix);
+        }
+        program => {
+            let _ = writeln!(out, "   fix ({}): {}", program.name(), f.fix);
+        }
+    }
     let _ = writeln!(out, "     {}", f.cli);
-    for line in f.library.lines() {
-        let _ = writeln!(out, "     {line}");
+    // The library call is the fix for a Rust program (and the best guess for an unknown
+    // one); another program's fix is its own, above.
+    if f.program.takes_iolab() {
+        for line in f.library.lines() {
+            let _ = writeln!(out, "     {line}");
+        }
     }
 }
 
@@ -297,12 +308,14 @@ mod tests {
             basis: vec!["made up: 2 µs a write".into(), "made up: 10 GB/s".into()],
             warnings: vec![],
             fix: "buffer".into(),
+            program: crate::program::Program::Unknown,
             cli: "iolab bench append".into(),
             library: iolab::lab::snippet::append(iolab::lab::append::Strategy::AppendFile, None),
         };
         Report {
             command: vec!["prog".into()],
             display: "prog".into(),
+            program: crate::program::recognise(std::path::Path::new("prog"), &[], false),
             outcome: Outcome {
                 backend: Backend::Ptrace,
                 reason: "asked for".into(),

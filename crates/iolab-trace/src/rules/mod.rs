@@ -19,6 +19,7 @@
 //! A finding is shown in the summary when its saving is at least [`SHOWN_SHARE`] of the
 //! run's wall time; the others are in the JSON (`shown: false`).
 
+pub mod programs;
 mod reads;
 mod rewrite;
 mod syncs;
@@ -187,8 +188,11 @@ pub struct Finding {
     pub basis: Vec<String>,
     /// Where observation and calibration disagree, and what the estimate did about it.
     pub warnings: Vec<String>,
-    /// The fix, in words.
+    /// The fix, in words: in the program's own terms where it was recognised
+    /// ([`crate::program::fix`]), else iolab's.
     pub fix: String,
+    /// The program that made the calls, as far as it was recognised (the command's own).
+    pub program: crate::program::Program,
     /// The `iolab` command that measures or does it.
     pub cli: String,
     /// The library call.
@@ -388,6 +392,7 @@ fn finish(p: &Pattern, t: &Target, e: Estimate<'_>, costs: &Costs, wall: Duratio
         basis,
         warnings,
         fix: e.fix,
+        program: crate::program::Program::Unknown,
         cli: e.cli,
         library: e.library,
     }
