@@ -343,9 +343,14 @@ impl RandomAccessFile {
             return format!("{:?}, as the options asked", self.backing());
         };
         let start = self.choice.as_ref().map_or("", |c| c.reason.as_str());
-        match measured.last() {
-            Some(trial) => format!("{trial} (it started from: {start})"),
-            None => format!(
+        match (measured.last(), &self.choice) {
+            (Some(trial), _) => format!("{trial} (it started from: {start})"),
+            // Before any trial the backing is the one chosen at open (a plain `mmap` when
+            // the profile's winner was one), unless no map could be had.
+            (None, Some(c)) if c.mmap == (measured.serving() == Backing::Mmap) => {
+                format!("{} until the first turns end ({start})", c.method)
+            }
+            (None, _) => format!(
                 "{} until the first turns end ({start})",
                 measured::name(measured.serving())
             ),
