@@ -6,7 +6,8 @@
 //! is followed: `warm` for a file that fits in the memory available now, `beyond-memory`
 //! for one that does not. Only `pread`, `mmap` and `mmap-random` can back a
 //! `RandomAccessFile`; the suite records the best of those at queue depth 1 (and `pread`
-//! when a map wins by less than the noise).
+//! when a map wins by less than the noise). A map starts advised `MADV_RANDOM` whichever
+//! map won.
 //!
 //! **The rule** otherwise asks the file's cache state at open (`cachestat(2)`, one
 //! system call; sampled `mincore(2)` on older kernels): a file at least [`RESIDENT`] in the
@@ -41,24 +42,15 @@ fn measured(class: &str) -> Option<(&'static str, bool, f64)> {
         .flat_map(|t| t.random)
         .find(|w| w.size_class == class)?;
     let mmap = tuning::RandomWinner::backing_of(&w.method)?;
-    let method = match w.method.as_str() {
-        "mmap" => "mmap",
-        "mmap-random" => "mmap-random",
-        _ => "pread",
-    };
+    // A map starts advised `MADV_RANDOM` whichever map won warm (the two tie there): read
+    // ahead, the reads of a file that is not in memory fault in megabytes each.
+    let method = if mmap { "mmap-random" } else { "pread" };
     Some((method, mmap, w.iops))
 }
 
 /// The share of a file the page cache must hold for the rule to map it: what `count`
 /// calls warm, 90%.
 pub const RESIDENT: f64 = crate::read::auto::WARM_RESIDENCY;
-
-/// The random-read method [`choose`] follows for files of size class `class` (`warm` or
-/// `beyond-memory`): the winner measured here, else the rule's for a file that is
-/// `resident` (at least [`RESIDENT`] cached) or not.
-pub fn method_for(class: &str, resident: bool) -> &'static str {
-    measured(class).map_or(rule(resident), |(method, _, _)| method)
-}
 
 /// The rule's method for a file that is `resident` or not.
 fn rule(resident: bool) -> &'static str {

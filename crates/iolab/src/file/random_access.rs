@@ -231,7 +231,9 @@ impl RandomAccessOptions {
             Some(Backing::Direct) => file.direct = Some(DirectReader::open(&file.file)?),
             None => {
                 let choice = super::auto::choose(&file.file, len);
-                file.map = self.guarded_map(&file.file, choice.mmap && !choice.random_advice);
+                // Advised MADV_RANDOM: a trial's turns on a file not in memory must not
+                // read ahead megabytes per fault.
+                file.map = self.guarded_map(&file.file, false);
                 // O_DIRECT cannot win on a file in memory: offered only to one that is not.
                 let cached = crate::cache::residency_sampled(&file.file).unwrap_or(0.0);
                 if cached < super::auto::RESIDENT {
