@@ -189,7 +189,7 @@ pub struct Finding {
     /// Where observation and calibration disagree, and what the estimate did about it.
     pub warnings: Vec<String>,
     /// The fix, in words: in the program's own terms where it was recognised
-    /// ([`crate::program::fix`]), else iolab's.
+    /// ([`programs::fix`]), else iolab's.
     pub fix: String,
     /// The program that made the calls, as far as it was recognised (the command's own).
     pub program: crate::program::Program,
