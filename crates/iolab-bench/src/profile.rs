@@ -66,17 +66,20 @@ pub fn save(
     }
 }
 
-/// The size among `rows` (all of one method and condition, each with `buffer_bytes`) that
-/// beats the `default` row beyond the noise, as the profile's `condition` winner measured
-/// on the device of `data_dir`; `None` when no size does (the rule holds).
+/// Among the `usable` rows (one method and condition, each with `buffer_bytes`), the size
+/// that beats the `is_default` row beyond the noise, as the profile's `condition` winner
+/// measured on the device of `data_dir`; `None` when no size does (the rule holds).
 pub fn size_winner(
-    rows: &[&crate::results::Row],
-    default: &crate::results::Row,
+    rows: &[crate::results::Row],
+    usable: impl Fn(&crate::results::Row) -> bool,
+    is_default: fn(&crate::results::Row) -> bool,
     condition: &str,
     data_dir: &Path,
 ) -> Option<StrategyWinner> {
+    let default = rows.iter().filter(|r| usable(r)).find(|r| is_default(r))?;
     let best = rows
         .iter()
+        .filter(|r| usable(r) && !is_default(r))
         .filter(|r| r.median_s.is_some() && r.stats.is_some())
         .min_by(|a, b| {
             a.median_s

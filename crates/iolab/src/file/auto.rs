@@ -59,8 +59,13 @@ fn rule(resident: bool) -> &'static str {
 
 /// The backing for `file`, `len` bytes long.
 pub fn choose(file: &std::fs::File, len: u64) -> Choice {
+    choose_cached(len, crate::cache::residency_sampled(file).ok())
+}
+
+/// As [`choose`], for a file whose share in the page cache is `cached` (asked already).
+pub(crate) fn choose_cached(len: u64, cached: Option<f64>) -> Choice {
     let available = crate::sysinfo::mem_available_bytes();
-    let class = size_class(len);
+    let class = class_of(len, available);
     let fits = match available {
         Some(m) if len > m => format!("{len} bytes, more than the {m} bytes of memory available"),
         Some(m) => format!("{len} bytes, within the {m} bytes of memory available"),
@@ -77,7 +82,6 @@ pub fn choose(file: &std::fs::File, len: u64) -> Choice {
             ),
         };
     }
-    let cached = crate::cache::residency_sampled(file).ok();
     let resident = cached.is_some_and(|f| f >= RESIDENT);
     let method = rule(resident);
     let state = match cached {
@@ -100,7 +104,12 @@ pub fn choose(file: &std::fs::File, len: u64) -> Choice {
 /// The size class of a file of `len` bytes: `warm` when it fits in the memory available
 /// now, `beyond-memory` when it does not.
 pub fn size_class(len: u64) -> &'static str {
-    match crate::sysinfo::mem_available_bytes() {
+    class_of(len, crate::sysinfo::mem_available_bytes())
+}
+
+/// The size class of `len` bytes with `available` bytes of memory.
+fn class_of(len: u64, available: Option<u64>) -> &'static str {
+    match available {
         Some(m) if len > m => "beyond-memory",
         _ => "warm",
     }

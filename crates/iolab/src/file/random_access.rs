@@ -230,13 +230,14 @@ impl RandomAccessOptions {
             Some(Backing::Mmap) => file.map = self.guarded_map(&file.file, true),
             Some(Backing::Direct) => file.direct = Some(DirectReader::open(&file.file)?),
             None => {
-                let choice = super::auto::choose(&file.file, len);
+                // One look at the page cache serves the start and the O_DIRECT offer.
+                let cached = crate::cache::residency_sampled(&file.file).ok();
+                let choice = super::auto::choose_cached(len, cached);
                 // Advised MADV_RANDOM: a trial's turns on a file not in memory must not
                 // read ahead megabytes per fault.
                 file.map = self.guarded_map(&file.file, false);
                 // O_DIRECT cannot win on a file in memory: offered only to one that is not.
-                let cached = crate::cache::residency_sampled(&file.file).unwrap_or(0.0);
-                if cached < super::auto::RESIDENT {
+                if cached.unwrap_or(0.0) < super::auto::RESIDENT {
                     file.direct = DirectReader::open(&file.file).ok();
                 }
                 let mut offered = vec![Backing::Pread];

@@ -118,7 +118,7 @@ pub(super) fn buffer_winner(
     rows: &[Row],
     data_dir: &std::path::Path,
 ) -> Option<iolab::lab::read::tuning::StrategyWinner> {
-    let tiny = |r: &&Row| {
+    let tiny = |r: &Row| {
         r.method == Strategy::AppendFile.name()
             && !r.baseline
             && r.verified
@@ -129,11 +129,5 @@ pub(super) fn buffer_winner(
                 == Some(PAYLOADS[0] as u64)
             && key(r, "sync_policy") == Some(SyncPolicy::None.name())
     };
-    let default = rows.iter().filter(tiny).find(|r| super::is_default(r))?;
-    let sizes: Vec<&Row> = rows
-        .iter()
-        .filter(tiny)
-        .filter(|r| !super::is_default(r))
-        .collect();
-    crate::profile::size_winner(&sizes, default, "buffer", data_dir)
+    crate::profile::size_winner(rows, tiny, super::is_default, "buffer", data_dir)
 }

@@ -61,20 +61,14 @@ pub(super) fn file_buffer_winner(
     rows: &[Row],
     data_dir: &std::path::Path,
 ) -> Option<iolab::lab::read::tuning::StrategyWinner> {
-    let usable = |r: &&Row| {
+    let usable = |r: &Row| {
         key(r, "sink") == Some("file")
             && r.method == Method::Bufwriter.name()
             && r.verified
             && r.error.is_none()
             && r.stats.is_some()
     };
-    let default = rows.iter().filter(usable).find(|r| super::is_default(r))?;
-    let sizes: Vec<&Row> = rows
-        .iter()
-        .filter(usable)
-        .filter(|r| !super::is_default(r))
-        .collect();
-    crate::profile::size_winner(&sizes, default, "file", data_dir)
+    crate::profile::size_winner(rows, usable, super::is_default, "file", data_dir)
 }
 
 #[cfg(test)]
