@@ -38,6 +38,9 @@ pub struct Args {
     /// Estimate only from `iolab bench` results: never run the calibration.
     #[arg(long)]
     no_calibrate: bool,
+    /// Also list every process the command ran, with its calls, bytes and time.
+    #[arg(short, long)]
+    verbose: bool,
     /// The command to trace and its arguments (after `--`).
     #[arg(
         value_name = "CMD",
@@ -351,6 +354,9 @@ pub fn run(args: Args) -> Result<i32> {
         }
     }
     to_stderr(&summary::render(&report));
+    if args.verbose {
+        to_stderr(&summary::processes(&report));
+    }
     // Whatever happened to iolab's own output, the status is the command's.
     Ok(report.exit_code())
 }

@@ -49,6 +49,8 @@ static long (*bpf_ringbuf_output)(void *ringbuf, void *data, u64 size, u64 flags
 static void *(*bpf_task_storage_get)(void *map, void *task, void *value, u64 flags) = (void *)156;
 static void *(*bpf_get_current_task_btf)(void) = (void *)158;
 static long (*bpf_loop)(u32 nr_loops, void *callback_fn, void *callback_ctx, u64 flags) = (void *)181;
+static long (*bpf_probe_read_user_str)(void *dst, u32 size, const void *src) = (void *)114;
+static long (*bpf_probe_read_kernel_str)(void *dst, u32 size, const void *src) = (void *)115;
 
 /* The field offset of `field` in `type` on the running kernel (a CO-RE relocation). */
 #define FIELD_OFFSET(type, field) __builtin_preserve_field_info(((type *)0)->field, 0)
@@ -76,11 +78,15 @@ static long (*bpf_loop)(u32 nr_loops, void *callback_fn, void *callback_ctx, u64
 #define S_IFDIR 0040000
 #define E2BIG 7
 #define EEXIST 17
+#define AT_FDCWD -100
 
 #if defined(__TARGET_ARCH_x86)
 struct pt_regs {
-	unsigned long di, si, dx, r10, r8, r9;
+	unsigned long di, si, dx, r10, r8, r9, ip, sp;
 } CORE;
+/* The user instruction and stack pointers a system call's registers hold. */
+#define USER_IP(regs) ((regs)->ip)
+#define USER_SP(regs) ((regs)->sp)
 /* Argument `i` of the system call whose registers `regs` (a BTF pointer) holds. */
 #define SYSCALL_ARG(regs, i)                                                           \
 	((i) == 0 ? (regs)->di : (i) == 1 ? (regs)->si : (i) == 2 ? (regs)->dx :          \
@@ -91,7 +97,10 @@ struct user_pt_regs {
 } CORE;
 struct pt_regs {
 	struct user_pt_regs user_regs;
+	u64 sp, pc;
 } CORE;
+#define USER_IP(regs) ((regs)->pc)
+#define USER_SP(regs) ((regs)->sp)
 #define SYSCALL_ARG(regs, i)                                                           \
 	((i) == 0 ? (regs)->user_regs.regs[0] : (i) == 1 ? (regs)->user_regs.regs[1] :   \
 	 (i) == 2 ? (regs)->user_regs.regs[2] : (i) == 3 ? (regs)->user_regs.regs[3] :    \
@@ -105,9 +114,12 @@ struct qstr {
 	const unsigned char *name;
 } CORE;
 
+struct inode;
+
 struct dentry {
 	struct dentry *d_parent;
 	struct qstr d_name;
+	struct inode *d_inode;
 } CORE;
 
 struct vfsmount {
@@ -142,7 +154,29 @@ struct file {
 	struct path f_path;
 	struct inode *f_inode;
 	unsigned int f_flags;
+	unsigned int f_mode;
 	s64 f_pos;
+} CORE;
+
+struct fs_struct {
+	struct path pwd;
+} CORE;
+
+struct mm_struct {
+	unsigned long start_code, end_code, arg_start, arg_end, env_end;
+	struct file *exe_file;
+} CORE;
+
+struct linux_binprm {
+	const char *filename;
+} CORE;
+
+struct address_space {
+	struct inode *host;
+} CORE;
+
+struct folio {
+	struct address_space *mapping;
 } CORE;
 
 struct fdtable {
@@ -158,6 +192,9 @@ struct task_struct {
 	int pid;
 	int tgid;
 	struct files_struct *files;
+	struct fs_struct *fs;
+	struct mm_struct *mm;
+	struct task_struct *real_parent;
 } CORE;
 
 #endif

@@ -40,6 +40,9 @@ enum role {
 	ROLE_MUNMAP = 11,
 	ROLE_RING = 12,
 	ROLE_OTHER = 13,  /* close_range, sync: counted apart */
+	ROLE_LOOKUP = 14, /* stat, access: a path looked up */
+	ROLE_RENAME = 15,
+	ROLE_TRUNCATE = 16,
 };
 
 #define NO_ARG 0xff
@@ -56,6 +59,10 @@ struct call_def {
 	u8 pos_ptr;  /* copies: argument of a pointer to the source offset, or NO_ARG */
 	u8 pos2_ptr; /* copies: argument of a pointer to the destination offset, or NO_ARG */
 	u8 flags;    /* opens: argument of the flags, FLAGS_CREAT or FLAGS_HOW */
+	u8 path;     /* opens, lookups, renames: argument of the (old) path, or NO_ARG */
+	u8 dirfd;    /* argument of its directory descriptor, or NO_ARG (the working directory) */
+	u8 path2;    /* renames: argument of the new path */
+	u8 dirfd2;   /* renames: argument of its directory descriptor */
 };
 
 #define MAX_SYSCALLS 512
@@ -71,8 +78,31 @@ enum counter {
 	C_LOST_CALLS = 3, /* calls on targets that did not fit, or whose entry did not fit */
 	C_LOST_TASKS = 4,
 	C_LOST_PATHS = 5,
+	C_LOST_EVENTS = 6,
+	C_STACKS = 7, /* stacks sampled: at most MAX_STACKS (a stack that does not fit is none) */
 	C_COUNTERS = 8,
 };
+
+/* Kinds of `events` (collect.rs `EventKind`). */
+enum event_kind {
+	EV_EXEC = 1,    /* a: parent's pid, b, c: start_code, end_code; data: filename, NUL, args */
+	EV_FORK = 2,    /* a: parent's pid */
+	EV_OPENED = 3,  /* an open asked O_CREAT or O_TRUNC: a: f_mode, b: the flags asked */
+	EV_TRUNCATED = 4,
+	EV_DIRTIED = 5,
+	EV_SYNCED = 6,
+	EV_RENAMED = 7, /* k: the directory relative paths start from; data: old, NUL, new */
+	EV_LOOKUP = 8,  /* a: result, b: ns; data: the path */
+	EV_FAILED_OPEN = 9,
+	EV_STACK = 10,  /* a: ip, b, c: start_code, end_code; data: the words at the stack pointer */
+};
+
+#define STACK_BYTES 8192
+#define MAX_STACKS 8192
+#define ARGS_BYTES 512
+#define NAME_BYTES 256
+#define EVENT_DATA 8192
+#define FAR_PAGES 64
 
 struct key {
 	u64 dev;
@@ -136,6 +166,10 @@ struct task {
 	u32 pad;
 	u64 t0;
 	u64 arg; /* msync's address, mmap's length, an open's flags, io_uring_enter's count */
+	u64 ptr, ptr2; /* path arguments (user pointers) */
+	s64 dirfd;     /* the first path's directory descriptor */
+	u64 size0;     /* ftruncate: the file's size at the entry; its length in `arg` */
+	u64 fault_dev, fault_ino; /* the file of the task's last fault on a map */
 	struct side a, b;
 };
 
@@ -148,6 +182,27 @@ struct map_key {
 	u32 pad;
 	u64 addr;
 };
+
+struct use {
+	u64 calls, bytes, ns;
+};
+
+/* Page faults on the maps of a file (events.rs `Faults`). */
+struct faults {
+	u64 faults, added, far, last;
+};
+
+struct event {
+	u32 kind, pid;
+	u64 at;
+	struct sys_key k; /* the target, and the call's index */
+	u64 a, b, c;
+	u32 len, pad;
+	char data[EVENT_DATA];
+};
+#define EVENT_HEADER 72
+_Static_assert(__builtin_offsetof(struct event, data) == EVENT_HEADER,
+	       "collect.rs reads the same header");
 
 struct path_event {
 	u64 dev, ino;
@@ -252,6 +307,51 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);
 } paths SEC(".maps");
+
+/* Processes, changes to files, lookups and failed opens, in order. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+/* Sampled stacks: a ring of their own, so that a flood of them never crowds out the
+ * changes the durability rules read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 32 << 20);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct event);
+} event_scratch SEC(".maps");
+
+/* Calls, bytes and time per target and process (`struct sys_key`'s index: the pid). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 262144);
+	__type(key, struct sys_key);
+	__type(value, struct use);
+} uses SEC(".maps");
+
+/* Files written since their last sync. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct key);
+	__type(value, u8);
+} dirty SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct key);
+	__type(value, struct faults);
+} faults SEC(".maps");
 
 static __always_inline void bump(u32 which)
 {
@@ -367,16 +467,16 @@ static long walk_step(u64 i, struct walk *w)
 	return 0;
 }
 
-/* Sends the path of `f` (a regular file or a directory) to user space: its dentries
- * walked up to the root of their mount, then from the mount point up, to the root of the
- * mount tree. A path deeper than MAX_DEPTH components or longer than PATH_MAX is sent cut,
- * with `complete` 0. */
-static __always_inline void name_target(struct file *f, struct key *k)
+/* Sends the path of the dentry `d` on the mount `vm` (a regular file or a directory) to
+ * user space under the key `k`: its dentries walked up to the root of their mount, then
+ * from the mount point up, to the root of the mount tree. A path deeper than MAX_DEPTH
+ * components or longer than PATH_MAX is sent cut, with `complete` 0. */
+static __always_inline void name_dentry(struct dentry *d, struct vfsmount *vm, struct key *k)
 {
 	u32 zero = 0;
 	struct walk w = {};
-	READ(w.d, f->f_path.dentry);
-	READ(w.vm, f->f_path.mnt);
+	w.d = d;
+	w.vm = vm;
 	w.mnt = (void *)w.vm - FIELD_OFFSET(struct mount, mnt);
 	w.off = PATH_MAX;
 	bpf_loop(MAX_DEPTH, walk_step, &w, 0);
@@ -399,6 +499,16 @@ static __always_inline void name_target(struct file *f, struct key *k)
 	bpf_probe_read_kernel(s->ev.path, len & (PATH_MAX - 1), &s->buf[off & (PATH_MAX - 1)]);
 	if (bpf_ringbuf_output(&paths, &s->ev, PATH_EVENT_HEADER + (len & (PATH_MAX - 1)), 0))
 		bump(C_LOST_PATHS);
+}
+
+/* Sends the path of `f` (a regular file or a directory) under the key `k`. */
+static __always_inline void name_target(struct file *f, struct key *k)
+{
+	struct dentry *d = 0;
+	struct vfsmount *vm = 0;
+	READ(d, f->f_path.dentry);
+	READ(vm, f->f_path.mnt);
+	name_dentry(d, vm, k);
 }
 
 /* Notes the size of the regular file `s` describes in its stats. */
@@ -469,6 +579,208 @@ static __always_inline void count_other(u8 index, s64 ret, u64 ns)
 	__sync_fetch_and_add(&c->ns, ns);
 	if (ret < 0)
 		__sync_fetch_and_add(&c->errors, 1);
+}
+
+static __always_inline u32 current_pid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+/* The per-CPU event to fill, its header set: `kind`, by process `pid`, now. */
+static __always_inline struct event *new_event(u32 kind, u32 pid)
+{
+	u32 zero = 0;
+	struct event *e = bpf_map_lookup_elem(&event_scratch, &zero);
+	if (!e)
+		return 0;
+	e->kind = kind;
+	e->pid = pid;
+	e->at = bpf_ktime_get_ns();
+	e->k.dev = 0;
+	e->k.ino = 0;
+	e->k.gen = 0;
+	e->k.index = 0;
+	e->a = 0;
+	e->b = 0;
+	e->c = 0;
+	e->len = 0;
+	return e;
+}
+
+static __always_inline void send(struct event *e)
+{
+	u32 len = e->len;
+	if (len > EVENT_DATA)
+		len = EVENT_DATA;
+	void *ring = e->kind == EV_STACK ? (void *)&stacks : (void *)&events;
+	if (bpf_ringbuf_output(ring, e, EVENT_HEADER + len, 0) && e->kind != EV_STACK)
+		bump(C_LOST_EVENTS);
+}
+
+/* A change of `kind` to the file (dev, ino, gen). */
+static __always_inline void change(u32 kind, u64 dev, u64 ino, u32 gen, u64 a, u64 b)
+{
+	struct event *e = new_event(kind, current_pid());
+	if (!e)
+		return;
+	e->k.dev = dev;
+	e->k.ino = ino;
+	e->k.gen = gen;
+	e->a = a;
+	e->b = b;
+	send(e);
+}
+
+/* A write to the regular file `s` through a descriptor without O_DSYNC: dirty until synced. */
+static __always_inline void mark_dirty(struct side *s)
+{
+	struct key k = {s->dev, s->ino, s->gen, 0};
+	if (bpf_map_lookup_elem(&dirty, &k))
+		return;
+	u8 one = 1;
+	bpf_map_update_elem(&dirty, &k, &one, BPF_ANY);
+	change(EV_DIRTIED, s->dev, s->ino, s->gen, 0, 0);
+}
+
+/* A sync of (dev, ino, gen): a change when it was dirty, or is a directory. */
+static __always_inline void mark_synced(u64 dev, u64 ino, u32 gen, u32 mode)
+{
+	struct key k = {dev, ino, gen, 0};
+	if (bpf_map_delete_elem(&dirty, &k) == 0 || (mode & S_IFMT) == S_IFDIR)
+		change(EV_SYNCED, dev, ino, gen, 0, 0);
+}
+
+/* A lookup or a failed open of the path the call's entry noted: its path, result, time. */
+static __always_inline void path_call(u32 kind, struct task *p, s64 ret, u64 ns)
+{
+	if (!p->ptr)
+		return;
+	struct event *e = new_event(kind, current_pid());
+	if (!e)
+		return;
+	long n = bpf_probe_read_user_str(e->data, NAME_BYTES, (void *)p->ptr);
+	/* Unreadable, or empty: an fstat through AT_EMPTY_PATH. */
+	if (n <= 1)
+		return;
+	e->len = n;
+	e->a = ret;
+	e->b = ns;
+	e->k.index = p->index;
+	send(e);
+}
+
+/* A rename that succeeded: both paths, and the directory relative ones start from. */
+static __always_inline void renamed(struct task_struct *task, struct task *p)
+{
+	struct event *e = new_event(EV_RENAMED, current_pid());
+	if (!e)
+		return;
+	long n = bpf_probe_read_user_str(e->data, NAME_BYTES, (void *)p->ptr);
+	if (n <= 0)
+		return;
+	u32 off = n & (NAME_BYTES - 1);
+	long m = bpf_probe_read_user_str(&e->data[off], NAME_BYTES, (void *)p->ptr2);
+	if (m <= 0)
+		return;
+	e->len = off + (m & (NAME_BYTES - 1));
+	struct dentry *d = 0;
+	struct vfsmount *vm = 0;
+	if (p->dirfd == AT_FDCWD) {
+		struct fs_struct *fs = task->fs;
+		if (fs) {
+			READ(d, fs->pwd.dentry);
+			READ(vm, fs->pwd.mnt);
+		}
+	} else {
+		struct file *f = fd_file(task, p->dirfd);
+		if (f) {
+			READ(d, f->f_path.dentry);
+			READ(vm, f->f_path.mnt);
+		}
+	}
+	if (d && vm) {
+		struct inode *i = 0;
+		struct super_block *sb = 0;
+		u32 dev = 0;
+		unsigned long ino = 0;
+		READ(i, d->d_inode);
+		READ(sb, i->i_sb);
+		READ(dev, sb->s_dev);
+		READ(ino, i->i_ino);
+		READ(e->k.gen, i->i_generation);
+		e->k.dev = dev;
+		e->k.ino = ino;
+		struct key k = {e->k.dev, e->k.ino, e->k.gen, 0};
+		name_dentry(d, vm, &k);
+	}
+	send(e);
+}
+
+/* The user stack of the current task at the call's exit, for the target `s`. */
+static __always_inline void sample_stack(struct task_struct *task, struct pt_regs *regs,
+					 struct side *s, u8 index)
+{
+	struct event *e = new_event(EV_STACK, current_pid());
+	if (!e)
+		return;
+	e->k.dev = s->dev;
+	e->k.ino = s->ino;
+	e->k.gen = s->gen;
+	e->k.index = index;
+	e->a = USER_IP(regs);
+	struct mm_struct *mm = task->mm;
+	if (mm) {
+		e->b = mm->start_code;
+		e->c = mm->end_code;
+	}
+	u64 sp = USER_SP(regs);
+	/* As much of the stack as is mapped above the stack pointer (a read across the end
+	 * of the mapping fails whole): on the main thread's stack, up to the end of the
+	 * environment strings at its top. */
+	u64 top = 0, len = STACK_BYTES;
+	if (mm)
+		top = mm->env_end;
+	if (top > sp && top - sp < STACK_BYTES)
+		len = (top - sp) & ~7ULL;
+	if (len > STACK_BYTES)
+		len = STACK_BYTES;
+	if (len && bpf_probe_read_user(e->data, len, (void *)sp) == 0)
+		e->len = len;
+	else if (bpf_probe_read_user(e->data, STACK_BYTES, (void *)sp) == 0)
+		e->len = STACK_BYTES;
+	else if (bpf_probe_read_user(e->data, STACK_BYTES / 4, (void *)sp) == 0)
+		e->len = STACK_BYTES / 4;
+	else if (bpf_probe_read_user(e->data, STACK_BYTES / 32, (void *)sp) == 0)
+		e->len = STACK_BYTES / 32;
+	send(e);
+}
+
+/* Counts the call on the target `s` for the current process; samples its stack for the
+ * first calls and one in 4096 after (events.rs `sampled`). */
+static __always_inline void used(struct task_struct *task, struct pt_regs *regs, struct side *s,
+				 struct task *p, s64 ret, u64 ns)
+{
+	if (!s->ok)
+		return;
+	struct sys_key k = {s->dev, s->ino, s->gen, current_pid()};
+	struct use *u = bpf_map_lookup_elem(&uses, &k);
+	if (!u) {
+		struct use z = {};
+		bpf_map_update_elem(&uses, &k, &z, BPF_NOEXIST);
+		u = bpf_map_lookup_elem(&uses, &k);
+		if (!u)
+			return;
+	}
+	u64 n = __sync_fetch_and_add(&u->calls, 1);
+	if ((p->role == ROLE_READ || p->role == ROLE_WRITE || p->role == ROLE_COPY) && ret > 0)
+		__sync_fetch_and_add(&u->bytes, ret);
+	__sync_fetch_and_add(&u->ns, ns);
+	if (n < 3 || n % 4096 == 0) {
+		u32 which = C_STACKS;
+		u64 *taken = bpf_map_lookup_elem(&counters, &which);
+		if (taken && __sync_fetch_and_add(taken, 1) < MAX_STACKS)
+			sample_stack(task, regs, s, p->index);
+	}
 }
 
 /* The size bucket of a call that moved `n` bytes: model.rs `size_bucket`. */
@@ -552,8 +864,11 @@ static __always_inline void transfer(struct side *s, struct task *p, s64 ret, u6
 		return;
 	}
 	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, write);
-	if (write && (s->mode & S_IFMT) == S_IFREG)
+	if (write && (s->mode & S_IFMT) == S_IFREG) {
 		size_of(st, s);
+		if (ret > 0 && !(s->flags & O_DSYNC))
+			mark_dirty(s);
+	}
 }
 
 /* Where a copy's side starts: the offset the pointer in argument `ptr` holds, else the
@@ -582,11 +897,15 @@ int sys_enter(u64 *ctx)
 	if (!def || def->role == ROLE_NONE)
 		return 0;
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	p->fault_ino = 0;
 	p->role = def->role;
 	p->index = def->index;
 	p->a.ok = 0;
 	p->b.ok = 0;
 	p->arg = 0;
+	p->ptr = def->path == NO_ARG ? 0 : arg(regs, def->path);
+	p->ptr2 = def->path2 == NO_ARG ? 0 : arg(regs, def->path2);
+	p->dirfd = def->dirfd == NO_ARG ? AT_FDCWD : (s32)arg(regs, def->dirfd);
 	switch (def->role) {
 	case ROLE_READ:
 	case ROLE_WRITE:
@@ -633,7 +952,19 @@ int sys_enter(u64 *ctx)
 		p->arg = arg(regs, 1) & 0xffffffff;
 		break;
 	case ROLE_OTHER:
+	case ROLE_LOOKUP:
+	case ROLE_RENAME:
 		break;
+	case ROLE_TRUNCATE: {
+		describe(&p->a, fd_file(task, arg(regs, def->fd)));
+		struct inode *i = (struct inode *)p->a.inode;
+		s64 size = 0;
+		if (p->a.ok)
+			READ(size, i->i_size);
+		p->size0 = size;
+		p->arg = arg(regs, 1);
+		break;
+	}
 	default: /* sync, seek, close, dup, fcntl */
 		describe(&p->a, fd_file(task, arg(regs, def->fd)));
 		break;
@@ -648,7 +979,8 @@ SEC("tp_btf/sys_exit")
 int sys_exit(u64 *ctx)
 {
 	u64 now = bpf_ktime_get_ns();
-	struct task *p = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task *p = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!p || !p->in_call)
 		return 0;
 	p->in_call = 0;
@@ -670,6 +1002,7 @@ int sys_exit(u64 *ctx)
 	case ROLE_OPEN: {
 		if (ret < 0) {
 			count_other(p->index, ret, ns);
+			path_call(EV_FAILED_OPEN, p, ret, ns);
 			break;
 		}
 		struct file *f = fd_file(bpf_get_current_task_btf(), ret);
@@ -700,6 +1033,11 @@ int sys_exit(u64 *ctx)
 			__sync_fetch_and_add(&st->o_trunc, 1);
 		if (fl & O_CREAT)
 			__sync_fetch_and_add(&st->o_creat, 1);
+		if ((p->arg & (O_CREAT | O_TRUNC)) && (p->a.mode & S_IFMT) == S_IFREG) {
+			u32 mode = 0;
+			READ(mode, f->f_mode);
+			change(EV_OPENED, p->a.dev, p->a.ino, p->a.gen, mode, p->arg);
+		}
 		break;
 	}
 	case ROLE_MSYNC: {
@@ -723,11 +1061,21 @@ int sys_exit(u64 *ctx)
 		} else {
 			__sync_fetch_and_add(&st->syncs, 1);
 			__sync_fetch_and_add(&st->sync_ns, ns);
+			mark_synced(k->dev, k->ino, k->gen, 0);
 		}
 		break;
 	}
 	case ROLE_OTHER:
 		count_other(p->index, ret, ns);
+		break;
+	case ROLE_LOOKUP:
+		count_other(p->index, ret, ns);
+		path_call(EV_LOOKUP, p, ret, ns);
+		break;
+	case ROLE_RENAME:
+		count_other(p->index, ret, ns);
+		if (ret == 0)
+			renamed(task, p);
 		break;
 	default: {
 		/* sync, seek, close, dup, fcntl, mmap, io_uring_enter: counted on the target of the
@@ -747,6 +1095,10 @@ int sys_exit(u64 *ctx)
 		if (p->role == ROLE_SYNC) {
 			__sync_fetch_and_add(&st->syncs, 1);
 			__sync_fetch_and_add(&st->sync_ns, ns);
+			mark_synced(p->a.dev, p->a.ino, p->a.gen, p->a.mode);
+		} else if (p->role == ROLE_TRUNCATE) {
+			if (ret == 0 && p->arg < p->size0 && (p->a.mode & S_IFMT) == S_IFREG)
+				change(EV_TRUNCATED, p->a.dev, p->a.ino, p->a.gen, 0, 0);
 		} else if (p->role == ROLE_SEEK) {
 			__sync_fetch_and_add(&st->seeks, 1);
 		} else if (p->role == ROLE_RING) {
@@ -762,7 +1114,42 @@ int sys_exit(u64 *ctx)
 		break;
 	}
 	}
+	if (p->role != ROLE_MSYNC)
+		used(task, (struct pt_regs *)ctx[0], &p->a, p, ret, ns);
 	return 0;
+}
+
+/* The program a process executes: its parent, where its code is, its filename and
+ * arguments. */
+static __always_inline void exec_event(struct task_struct *task, struct linux_binprm *bprm)
+{
+	struct event *e = new_event(EV_EXEC, task->tgid);
+	if (!e)
+		return;
+	struct task_struct *parent = task->real_parent;
+	if (parent)
+		e->a = parent->tgid;
+	struct mm_struct *mm = task->mm;
+	u64 arg_start = 0, arg_end = 0;
+	if (mm) {
+		e->b = mm->start_code;
+		e->c = mm->end_code;
+		arg_start = mm->arg_start;
+		arg_end = mm->arg_end;
+	}
+	const char *name = 0;
+	READ(name, bprm->filename);
+	long n = bpf_probe_read_kernel_str(e->data, NAME_BYTES, name);
+	if (n < 0)
+		n = 0;
+	u32 off = n & (NAME_BYTES - 1);
+	u64 len = arg_end > arg_start ? arg_end - arg_start : 0;
+	if (len > ARGS_BYTES)
+		len = ARGS_BYTES;
+	if (len && bpf_probe_read_user(&e->data[off], len, (void *)arg_start) == 0)
+		off += len;
+	e->len = off;
+	send(e);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -780,6 +1167,13 @@ int process_fork(u64 *ctx)
 	}
 	c->armed = 1;
 	bump(child->pid == child->tgid ? C_PROCESSES : C_THREADS);
+	if (child->pid == child->tgid) {
+		struct event *e = new_event(EV_FORK, child->tgid);
+		if (e) {
+			e->a = parent->tgid;
+			send(e);
+		}
+	}
 	return 0;
 }
 
@@ -802,6 +1196,83 @@ int process_exec(u64 *ctx)
 	p->armed = 1;
 	p->in_call = 0;
 	bump(C_EXECS);
+	exec_event(task, (struct linux_binprm *)ctx[2]);
+	return 0;
+}
+
+/* The key of `i` into `k`. */
+static __always_inline void inode_key(struct inode *i, struct key *k)
+{
+	struct super_block *sb = 0;
+	u32 dev = 0;
+	unsigned long ino = 0;
+	READ(sb, i->i_sb);
+	READ(dev, sb->s_dev);
+	READ(ino, i->i_ino);
+	READ(k->gen, i->i_generation);
+	k->dev = dev;
+	k->ino = ino;
+}
+
+/* A fault on a map of a file, outside any system call: counted on the file, placed
+ * against the previous fault on it; the task notes the file for the pages the fault adds
+ * to the page cache. */
+SEC("tp_btf/mm_filemap_fault")
+int filemap_fault(u64 *ctx)
+{
+	struct task *p = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	if (!p || !p->armed || p->in_call)
+		return 0;
+	struct address_space *m = (struct address_space *)ctx[0];
+	u64 index = ctx[1];
+	struct inode *i = 0;
+	READ(i, m->host);
+	if (!i)
+		return 0;
+	struct key k = {};
+	inode_key(i, &k);
+	struct faults *f = bpf_map_lookup_elem(&faults, &k);
+	if (!f) {
+		struct faults z = {};
+		z.last = index;
+		bpf_map_update_elem(&faults, &k, &z, BPF_NOEXIST);
+		f = bpf_map_lookup_elem(&faults, &k);
+		if (!f)
+			return 0;
+	}
+	__sync_fetch_and_add(&f->faults, 1);
+	u64 last = f->last;
+	if (index > last + FAR_PAGES || index + FAR_PAGES < last)
+		__sync_fetch_and_add(&f->far, 1);
+	f->last = index;
+	p->fault_dev = k.dev;
+	p->fault_ino = k.ino;
+	return 0;
+}
+
+/* A folio added to the page cache: counted on the file the task is faulting on. */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int page_added(u64 *ctx)
+{
+	struct task *p = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	if (!p || !p->armed || p->in_call || !p->fault_ino)
+		return 0;
+	struct folio *folio = (struct folio *)ctx[0];
+	struct address_space *m = 0;
+	struct inode *i = 0;
+	READ(m, folio->mapping);
+	if (!m)
+		return 0;
+	READ(i, m->host);
+	if (!i)
+		return 0;
+	struct key k = {};
+	inode_key(i, &k);
+	if (k.dev != p->fault_dev || k.ino != p->fault_ino)
+		return 0;
+	struct faults *f = bpf_map_lookup_elem(&faults, &k);
+	if (f)
+		__sync_fetch_and_add(&f->added, 1);
 	return 0;
 }
 

@@ -30,12 +30,15 @@ pub mod engine;
 pub mod error;
 pub mod launch;
 pub mod model;
+pub mod origin;
 pub mod procfs;
 pub mod program;
 pub mod report;
 pub mod rules;
 pub mod session;
 pub mod signals;
+/// Sampled user stacks named with function, file and line of the main executable.
+pub mod stacks;
 pub mod syscalls;
 
 pub use error::Error;

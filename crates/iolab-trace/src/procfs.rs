@@ -66,6 +66,22 @@ fn fdinfo(tid: i32, fd: i32) -> Option<(i32, u64)> {
     Some((flags, pos))
 }
 
+/// `path` without `.` and with each `..` taken back (as the name reads, symbolic links
+/// aside).
+pub fn normalize(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The process (thread group) of task `tid`.
 pub fn tgid_of(tid: i32) -> Option<i32> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
@@ -146,6 +162,12 @@ mod tests {
         );
         assert_eq!(tgid_of(pid), Some(pid));
         assert!(fd_facts(pid, 100_000).is_none());
+    }
+
+    #[test]
+    fn paths_are_taken_back_as_they_read() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), Path::new("/a/c"));
+        assert_eq!(normalize(Path::new("/../a")), Path::new("/a"));
     }
 
     #[test]

@@ -95,11 +95,14 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     let unbuffered = std::env::var_os("PYTHONUNBUFFERED").is_some_and(|v| !v.is_empty());
     let program = crate::program::recognise(&command.program, &args, unbuffered)
         .in_run(outcome.trace.tasks.execs);
+    let mut origins = crate::origin::Origins::new(&outcome.trace);
     for f in &mut findings {
         f.program = program.program;
         if let Some(fix) = rules::programs::fix(&program, f) {
             f.fix = fix;
         }
+        f.processes = origins.processes(&f.keys);
+        f.stacks = origins.stacks(&f.keys, crate::origin::offending_calls(f.kind.name()));
     }
     Ok(Report {
         command: words

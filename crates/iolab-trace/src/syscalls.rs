@@ -60,6 +60,24 @@ pub enum Role {
     SyncAll,
     /// `ptrace`: seen only to say that the command traces (the ptrace backend).
     Ptrace,
+    /// Looks a path up (`stat`, `access`, …): argument `path`, relative to the directory
+    /// descriptor in argument `dirfd` when there is one.
+    Lookup {
+        /// The directory descriptor's argument.
+        dirfd: Option<usize>,
+        /// The path's argument.
+        path: usize,
+    },
+    /// Renames the path in argument `from.1` (relative to the directory descriptor in
+    /// `from.0`) to the one in `to.1`.
+    Rename {
+        /// The old path's directory descriptor and path arguments.
+        from: (Option<usize>, usize),
+        /// The new path's.
+        to: (Option<usize>, usize),
+    },
+    /// Truncates the descriptor in argument 0 to the length in argument 1.
+    Truncate,
 }
 
 macro_rules! syscalls {
@@ -143,6 +161,21 @@ syscalls! {
     Munmap = "munmap", "munmap", libc::SYS_munmap, Munmap;
     IoUringEnter = "io_uring_enter", "io_uring_enter", libc::SYS_io_uring_enter, RingEnter;
     Ptrace = "ptrace", "ptrace", libc::SYS_ptrace, Ptrace;
+    #[cfg(target_arch = "x86_64")]
+    Stat = "stat", "newstat", libc::SYS_stat, Lookup { dirfd: None, path: 0 };
+    #[cfg(target_arch = "x86_64")]
+    Lstat = "lstat", "newlstat", libc::SYS_lstat, Lookup { dirfd: None, path: 0 };
+    Newfstatat = "newfstatat", "newfstatat", libc::SYS_newfstatat, Lookup { dirfd: Some(0), path: 1 };
+    Statx = "statx", "statx", libc::SYS_statx, Lookup { dirfd: Some(0), path: 1 };
+    #[cfg(target_arch = "x86_64")]
+    Access = "access", "access", libc::SYS_access, Lookup { dirfd: None, path: 0 };
+    Faccessat = "faccessat", "faccessat", libc::SYS_faccessat, Lookup { dirfd: Some(0), path: 1 };
+    Faccessat2 = "faccessat2", "faccessat2", libc::SYS_faccessat2, Lookup { dirfd: Some(0), path: 1 };
+    #[cfg(target_arch = "x86_64")]
+    Rename = "rename", "rename", libc::SYS_rename, Rename { from: (None, 0), to: (None, 1) };
+    Renameat = "renameat", "renameat", libc::SYS_renameat, Rename { from: (Some(0), 1), to: (Some(2), 3) };
+    Renameat2 = "renameat2", "renameat2", libc::SYS_renameat2, Rename { from: (Some(0), 1), to: (Some(2), 3) };
+    Ftruncate = "ftruncate", "ftruncate", libc::SYS_ftruncate, Truncate;
 }
 
 impl Sys {
@@ -158,6 +191,16 @@ impl Sys {
             Sys::Sendfile => (Some(2), None),
             Sys::Splice | Sys::CopyFileRange => (Some(1), Some(3)),
             _ => (None, None),
+        }
+    }
+
+    /// For an open, where its path is: the directory descriptor's argument (if any) and
+    /// the path's.
+    pub fn open_path(self) -> Option<(Option<usize>, usize)> {
+        match self.role() {
+            Role::Open { .. } if matches!(self.name(), "openat" | "openat2") => Some((Some(0), 1)),
+            Role::Open { .. } => Some((None, 0)),
+            _ => None,
         }
     }
 

@@ -261,6 +261,19 @@ pub fn streamed_rewrite(buffer: u64) -> String {
     )
 }
 
+/// Replacing `path` with new contents so that a crash leaves the old file or the new one:
+/// the new bytes into `path.tmp`, synced, renamed over `path`, and the folder synced.
+pub fn durable_replace() -> String {
+    "let tmp = path.with_extension(\"tmp\");\n\
+     let mut file = std::fs::File::create(&tmp)?;\n\
+     std::io::Write::write_all(&mut file, b\"new contents\\n\")?;\n\
+     file.sync_all()?; // the data, before the name points at it\n\
+     std::fs::rename(&tmp, path)?;\n\
+     let folder = path.parent().filter(|p| !p.as_os_str().is_empty());\n\
+     std::fs::File::open(folder.unwrap_or(std::path::Path::new(\".\")))?.sync_all()?; // the name"
+        .into()
+}
+
 /// Writing `path` with `O_DIRECT` kept, in `block`-byte writes from an aligned buffer
 /// (`block` a multiple of the device's logical block size).
 pub fn direct_writes(block: u64) -> String {
@@ -365,6 +378,7 @@ pub fn all() -> Vec<(String, String)> {
         }
     }
     add("streamed rewrite".into(), streamed_rewrite(1 << 20));
+    add("durable replace".into(), durable_replace());
     add("direct writes".into(), direct_writes(1 << 20));
     add("open once".into(), open_once());
     add("big reads".into(), big_reads(128 << 10));

@@ -12,7 +12,7 @@ use crate::model::{Exit, Flow, Target};
 use crate::rules::Finding;
 
 /// The version of this document's layout.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 fn sizes(f: &Flow) -> Value {
     let mut m = Map::new();
@@ -84,6 +84,56 @@ fn finding(f: &Finding) -> Value {
         "program": f.program.name(),
         "cli": f.cli,
         "library": f.library,
+        "risk": f.risk,
+        "processes": f.processes.iter().map(process_use).collect::<Vec<_>>(),
+        "stack": f.stacks.first().map(|s| &s.frames),
+        "stacks": f.stacks,
+    })
+}
+
+fn process_use(p: &crate::origin::ProcessUse) -> Value {
+    json!({
+        "pid": p.pid,
+        "exe": p.exe,
+        "args": p.args,
+        "calls": p.use_.calls,
+        "bytes": p.use_.bytes,
+        "time_s": p.use_.ns as f64 * 1e-9,
+    })
+}
+
+/// Every process the command ran, with its calls, bytes and time on all targets.
+fn processes(report: &Report) -> Vec<Value> {
+    report
+        .processes()
+        .into_iter()
+        .map(|(p, u)| {
+            json!({
+                "pid": p.pid,
+                "parent": p.parent,
+                "exe": p.exe,
+                "args": p.args,
+                "calls": u.calls,
+                "bytes": u.bytes,
+                "time_s": u.ns as f64 * 1e-9,
+            })
+        })
+        .collect()
+}
+
+fn path_table(t: &crate::model::events::PathTable) -> Value {
+    let mut m = Map::new();
+    for (path, c) in &t.paths {
+        m.insert(
+            path.clone(),
+            json!({"calls": c.calls, "errors": c.errors, "errno": c.errno, "time_s": c.ns as f64 * 1e-9}),
+        );
+    }
+    json!({
+        "calls": t.calls(),
+        "time_s": t.ns() as f64 * 1e-9,
+        "paths": m,
+        "unnamed_calls": t.unnamed.calls,
     })
 }
 
@@ -123,6 +173,20 @@ pub fn render(report: &Report) -> Value {
             "tasks": o.trace.lost.tasks,
         },
         "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
+        "processes": processes(report),
+        "lookups": path_table(&o.trace.seen.lookups),
+        "failed_opens": path_table(&o.trace.seen.failed_opens),
+        "page_faults": if o.trace.seen.faults_seen {
+            Value::Array(o.trace.seen.faults.iter().map(|f| json!({
+                "path": report.path_of(f.target),
+                "faults": f.faults,
+                "folios_added": f.pages_read,
+                "far": f.far,
+            })).collect())
+        } else {
+            Value::Null
+        },
+        "events_lost": o.trace.seen.events_lost,
         "costs": {
             "results": s.results.as_ref().map(|p| p.display().to_string()),
             "no_results": s.no_results,

@@ -7,7 +7,7 @@ pub mod summary;
 
 use crate::backend::Outcome;
 use crate::costs::Sources;
-use crate::model::{Exit, Target};
+use crate::model::{Exit, Process, Target, TargetKey, Use};
 use crate::rules::Finding;
 
 /// Everything `iolab trace` says about one run.
@@ -47,6 +47,35 @@ impl Report {
     /// The targets by path ([`Report::groups`]), the busiest first.
     pub fn groups_by_time(&self) -> Vec<&Target> {
         by_time(self.groups.iter().collect())
+    }
+
+    /// Every process the command ran, with what it did on all targets, by pid.
+    pub fn processes(&self) -> Vec<(&Process, Use)> {
+        let trace = &self.outcome.trace;
+        trace
+            .seen
+            .processes
+            .values()
+            .map(|p| {
+                let mut u = Use::default();
+                for t in &trace.targets {
+                    if let Some(x) = t.by_process.get(&p.pid) {
+                        u.merge(x);
+                    }
+                }
+                (p, u)
+            })
+            .collect()
+    }
+
+    /// The path of the target `key`, or its inode when it has none.
+    pub fn path_of(&self, key: TargetKey) -> String {
+        self.outcome
+            .trace
+            .targets
+            .iter()
+            .find(|t| t.key == Some(key))
+            .map_or_else(|| format!("inode {}", key.ino), |t| t.path.clone())
     }
 
     /// How the command ended, in words: `exit 0`, `killed by signal 9 (exit 137)`.

@@ -199,7 +199,31 @@ fn write_finding(out: &mut String, n: usize, f: &Finding) {
         f.target_kind.name()
     );
     let _ = writeln!(out, "   {}", f.evidence);
+    if let Some(p) = f.processes.first() {
+        let more = f.processes.len() - 1;
+        let _ = writeln!(
+            out,
+            "   by: pid {} {} ({}){}",
+            p.pid,
+            short_end(&command_line(&p.exe, &p.args), 60),
+            plural(p.use_.calls, "call", "calls"),
+            if more > 0 {
+                format!(
+                    " and {}",
+                    plural(more as u64, "other process", "other processes")
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(s) = f.stacks.first() {
+        let _ = writeln!(out, "   at: {}", frames_text(s));
+    }
     match (f.estimated_fixed_s, f.saving_s) {
+        _ if f.risk.is_some() => {
+            let _ = writeln!(out, "   risk: {}", f.risk.as_deref().unwrap_or_default());
+        }
         (Some(fixed), Some(saving)) => {
             let _ = writeln!(
                 out,
@@ -242,6 +266,78 @@ fn write_finding(out: &mut String, n: usize, f: &Finding) {
             let _ = writeln!(out, "     {line}");
         }
     }
+}
+
+/// A process's command line: its arguments, or its executable when it has none.
+fn command_line(exe: &str, args: &[String]) -> String {
+    if args.is_empty() {
+        exe.to_string()
+    } else {
+        args.join(" ")
+    }
+}
+
+/// The top frames of a stack: the first in the program's own code and the two around it,
+/// "f (prog.c:12) ← main (prog.c:30)".
+fn frames_text(s: &crate::origin::Stack) -> String {
+    let at = s
+        .own_frame()
+        .and_then(|o| s.frames.iter().position(|f| f == o))
+        .unwrap_or(0);
+    s.frames
+        .iter()
+        .skip(at)
+        .take(3)
+        .map(|f| {
+            let place = match (&f.file, f.line) {
+                (Some(file), Some(line)) => {
+                    let name = std::path::Path::new(file)
+                        .file_name()
+                        .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+                    format!(" ({name}:{line})")
+                }
+                _ => String::new(),
+            };
+            format!(
+                "{}{place}",
+                f.function.as_deref().unwrap_or(f.address.as_str())
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ← ")
+        + if s.frames.iter().all(|f| f.function.is_none()) {
+            " (the executable has no symbols)"
+        } else {
+            ""
+        }
+}
+
+/// The processes the command ran, with their calls, bytes and time on every target
+/// (`--verbose`).
+pub fn processes(report: &Report) -> String {
+    let mut out = String::from(
+        "
+processes (calls, bytes and time on every target)
+",
+    );
+    let _ = writeln!(
+        out,
+        "  {:>8} {:>8} {:>10} {:>10} {:>8}  command",
+        "pid", "parent", "calls", "bytes", "time"
+    );
+    for (p, u) in report.processes() {
+        let _ = writeln!(
+            out,
+            "  {:>8} {:>8} {:>10} {:>10} {:>8}  {}",
+            p.pid,
+            p.parent.map_or("-".to_string(), |x| x.to_string()),
+            u.calls,
+            bytes(u.bytes),
+            seconds(u.ns as f64 * 1e-9),
+            short_end(&command_line(&p.exe, &p.args), 60)
+        );
+    }
+    out
 }
 
 /// Where the estimates came from, and what the times include.
@@ -311,6 +407,10 @@ mod tests {
             program: crate::program::Program::Unknown,
             cli: "iolab bench append".into(),
             library: iolab::lab::snippet::append(iolab::lab::append::Strategy::AppendFile, None),
+            risk: None,
+            processes: Vec::new(),
+            stacks: Vec::new(),
+            keys: Vec::new(),
         };
         Report {
             command: vec!["prog".into()],

@@ -15,10 +15,18 @@
 //! | `small-reads` | at least [`MIN_CALLS`] reads of one file of at least [`LARGE_FILE`], [`SMALL_SHARE`] of them under [`SMALL_READ`] bytes, [`SEQUENTIAL`] of them sequential | bigger reads | [`reads`] |
 //! | `random-reads` | at least [`MIN_CALLS`] reads of one file at scattered offsets ([`SCATTERED`] of the reads that moved data; repeats at one offset and empty reads are not scattered), one at a time | reads in flight together, or a map | [`reads`] |
 //! | `whole-file-rewrite` | a file of at least [`MIN_REWRITE`] read whole, then replaced whole: by a new file renamed over it, or truncated and written again | same size: in place; else a streamed rewrite into a new file renamed over it | [`rewrite`] |
+//! | `read-twice` | a file of at least [`MIN_REWRITE`] read sequentially [`TWICE`] times over or more | read it once and keep the bytes, or map it | [`reads`] |
+//! | `stat-storm` | at least [`MIN_CALLS`] lookups (`stat`, `statx`, `access`, …), [`REPEATED`] of them of a path asked before | keep the answer | [`lookups`] |
+//! | `failed-opens` | at least [`MIN_FAILED`] opens that failed (a search path probed) | a shorter search path | [`lookups`] |
+//! | `mmap-faults` | at least [`MIN_FAULTS`] faults on the maps of one file, [`SCATTERED`] of them far from the previous, each reading [`WASTE`] folios or more, [`MIN_FAULT_BYTES`] in all (eBPF) | `madvise(MADV_RANDOM)` | [`lookups`] |
+//! | `rename-before-sync`, `unsynced-directory`, `rewrite-in-place` | the order of the calls ([`durability`]) | sync, rename, sync the directory | [`durability`] |
 //!
 //! A finding is shown in the summary when its saving is at least [`SHOWN_SHARE`] of the
-//! run's wall time; the others are in the JSON (`shown: false`).
+//! run's wall time; the others are in the JSON (`shown: false`). The durability findings
+//! are about what a crash would do, not time: they are always shown, with their `risk`.
 
+mod durability;
+mod lookups;
 pub mod programs;
 mod reads;
 mod rewrite;
@@ -29,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::costs::{Costs, Figure, Need, seconds};
-use crate::model::{Kind, Target, Trace};
+use crate::model::{Kind, Target, TargetKey, Trace};
 
 /// Calls on one target before a pattern counts: fewer cannot cost much.
 pub const MIN_CALLS: u64 = 1000;
@@ -69,6 +77,19 @@ pub const CHURN: f64 = 0.5;
 pub const GROUP: u64 = 1000;
 /// Share of the run's wall time a finding must save to be shown in the summary.
 pub const SHOWN_SHARE: f64 = 0.02;
+/// How many times over a file is read sequentially for `read-twice`.
+pub const TWICE: f64 = 2.0;
+/// Share of lookups that ask a path asked before, for `stat-storm`.
+pub const REPEATED: f64 = 0.5;
+/// Failed opens before `failed-opens` counts.
+pub const MIN_FAILED: u64 = 200;
+/// Faults on one file's maps before `mmap-faults` counts.
+pub const MIN_FAULTS: u64 = 32;
+/// Folios read into the page cache per fault from which each fault reads a whole
+/// read-ahead window (128 KiB and more).
+pub const WASTE: f64 = 32.0;
+/// What the faults must have read in for `mmap-faults`.
+pub const MIN_FAULT_BYTES: u64 = 64 << 20;
 /// How far observation and calibration may differ (either way) before a finding says so.
 pub const DISAGREE: f64 = 2.0;
 
@@ -89,6 +110,33 @@ iolab::named_enum! {
         RandomReads = "random-reads",
         /// A whole file read and written again.
         WholeFileRewrite = "whole-file-rewrite",
+        /// A file read sequentially more than once.
+        ReadTwice = "read-twice",
+        /// The same paths looked up again and again.
+        StatStorm = "stat-storm",
+        /// Opens that failed: a search path probed.
+        FailedOpens = "failed-opens",
+        /// Scattered page faults on a map, each reading ahead what is not used.
+        MmapFaults = "mmap-faults",
+        /// A file renamed before its data was synced.
+        RenameBeforeSync = "rename-before-sync",
+        /// A name made or renamed whose directory is never synced after.
+        UnsyncedDirectory = "unsynced-directory",
+        /// An existing file truncated and written again in place.
+        RewriteInPlace = "rewrite-in-place",
+    }
+}
+
+impl FindingKind {
+    /// Whether it is about what a crash would do (shown always, with its risk) rather
+    /// than time.
+    pub fn durability(self) -> bool {
+        matches!(
+            self,
+            FindingKind::RenameBeforeSync
+                | FindingKind::UnsyncedDirectory
+                | FindingKind::RewriteInPlace
+        )
     }
 }
 
@@ -99,6 +147,8 @@ pub struct Group {
     pub target: Target,
     /// The trace's targets it holds.
     pub members: Vec<usize>,
+    /// Their keys.
+    pub keys: Vec<TargetKey>,
 }
 
 /// The trace's targets grouped by path: files and folders by their path, everything else
@@ -112,6 +162,7 @@ pub fn group(trace: &Trace) -> Vec<Group> {
         if named && let Some(&g) = by_path.get(&(kind, t.path.as_str())) {
             groups[g].target.merge(t);
             groups[g].members.push(i);
+            groups[g].keys.extend(t.key);
             continue;
         }
         if named {
@@ -120,6 +171,7 @@ pub fn group(trace: &Trace) -> Vec<Group> {
         groups.push(Group {
             target: t.clone(),
             members: vec![i],
+            keys: t.key.into_iter().collect(),
         });
     }
     groups
@@ -140,6 +192,16 @@ pub struct Pattern {
     pub downstream: Option<usize>,
     /// Whether the reads missed the page cache (random reads).
     pub cold: bool,
+    /// The evidence, for the patterns that make it when they find it (durability,
+    /// lookups).
+    pub note: String,
+    /// How many times it was seen (names waiting for one directory's sync), or how many
+    /// calls make it (lookups).
+    pub count: u64,
+    /// Nanoseconds measured in those calls (lookups).
+    pub ns: u64,
+    /// The path the finding names, when not its group's (a file renamed: its new name).
+    pub path: Option<String>,
 }
 
 impl Pattern {
@@ -150,6 +212,10 @@ impl Pattern {
             partners: Vec::new(),
             downstream: None,
             cold: false,
+            note: String::new(),
+            count: 1,
+            ns: 0,
+            path: None,
         }
     }
 }
@@ -197,6 +263,14 @@ pub struct Finding {
     pub cli: String,
     /// The library call.
     pub library: String,
+    /// For the durability findings: what a crash could do.
+    pub risk: Option<String>,
+    /// The processes that made its calls, the busiest first.
+    pub processes: Vec<crate::origin::ProcessUse>,
+    /// Sampled stacks of its calls, symbolized.
+    pub stacks: Vec<crate::origin::Stack>,
+    /// The targets (inodes) it is about.
+    pub keys: Vec<TargetKey>,
 }
 
 /// What a rule says about one pattern, before the common arithmetic of [`Analysis::finding`].
@@ -272,6 +346,9 @@ impl Analysis {
         syncs::detect(&groups, &mut patterns);
         reads::detect(&groups, exact_times, &mut patterns);
         rewrite::detect(&groups, &mut patterns);
+        reads::detect_twice(&groups, &mut patterns);
+        lookups::detect(trace, &groups, &mut patterns);
+        durability::detect(trace, &groups, &mut patterns);
         Analysis {
             groups,
             patterns,
@@ -294,6 +371,7 @@ impl Analysis {
                 FindingKind::SyncPerRecord => syncs::needs(t),
                 FindingKind::SmallReads | FindingKind::RandomReads => reads::needs(p, t),
                 FindingKind::WholeFileRewrite => rewrite::needs(p, &self.groups),
+                _ => Vec::new(),
             };
             out.extend(more);
         }
@@ -325,8 +403,42 @@ impl Analysis {
             FindingKind::SmallReads => reads::small_reads(t, costs),
             FindingKind::RandomReads => reads::random_reads(p, t, costs),
             FindingKind::WholeFileRewrite => rewrite::estimate(p, &self.groups, costs),
+            FindingKind::ReadTwice => reads::read_twice(t),
+            FindingKind::StatStorm | FindingKind::FailedOpens | FindingKind::MmapFaults => {
+                lookups::estimate(p)
+            }
+            kind => Estimate {
+                calls: p.count,
+                bytes: 0,
+                evidence: p.note.clone(),
+                measured_ns: 0,
+                measured_calls: 0,
+                calibrated: None,
+                bounded: false,
+                fixed: None,
+                figures: Vec::new(),
+                warnings: Vec::new(),
+                fix: durability::fix(kind).into(),
+                cli: "iolab bench durable".into(),
+                library: iolab::lab::snippet::durable_replace(),
+            },
         };
-        finish(p, t, e, costs, wall)
+        let mut f = finish(p, t, e, costs, wall);
+        // Lookups and failed opens name no target: their processes are the run's.
+        if !matches!(p.kind, FindingKind::StatStorm | FindingKind::FailedOpens) {
+            f.keys.clone_from(&self.groups[p.group].keys);
+        }
+        if let Some(path) = &p.path {
+            f.path.clone_from(path);
+        }
+        if p.kind.durability() {
+            f.risk = Some(durability::risk(p.kind).into());
+            f.shown = true;
+        }
+        if p.kind == FindingKind::MmapFaults {
+            f.shown = true;
+        }
+        f
     }
 }
 
@@ -395,6 +507,10 @@ fn finish(p: &Pattern, t: &Target, e: Estimate<'_>, costs: &Costs, wall: Duratio
         program: crate::program::Program::Unknown,
         cli: e.cli,
         library: e.library,
+        risk: None,
+        processes: Vec::new(),
+        stacks: Vec::new(),
+        keys: Vec::new(),
     }
 }
 

@@ -76,7 +76,8 @@ pub fn fix(r: &Recognised, finding: &Finding) -> Option<String> {
         (Program::CStdio, FindingKind::SmallWrites) => s(
             "give the stream a full buffer, `setvbuf(f, NULL, _IOFBF, 1 << 16)` before its first \
              write (stdout to a terminal is line-buffered, stderr unbuffered), write with \
-             `fwrite`, and drop the `fflush` after each record",
+             `fwrite`, and drop the `fflush` after each record; a loop of `write(2)` calls: \
+             gather the records in a 64 KiB buffer and write it whole",
         ),
         (Program::CStdio, FindingKind::SmallReads) => s(
             "read through a full buffer, `setvbuf(f, NULL, _IOFBF, 1 << 16)`, or `fread`/`read` \
@@ -95,6 +96,55 @@ pub fn fix(r: &Recognised, finding: &Finding) -> Option<String> {
         ),
         (Program::Java, FindingKind::SmallReads) => {
             s("wrap the stream: `new BufferedInputStream(new FileInputStream(path), 1 << 16)`")
+        }
+        (Program::Python, FindingKind::RenameBeforeSync | FindingKind::RewriteInPlace) => s(
+            "write the new contents to a temporary file in the same folder, then `f.flush(); \
+             os.fsync(f.fileno())` before `os.replace(tmp, path)`, then sync the folder: `fd = \
+             os.open(folder, os.O_RDONLY); os.fsync(fd); os.close(fd)`",
+        ),
+        (Program::Python, FindingKind::UnsyncedDirectory) => s(
+            "after making or renaming the file, sync its folder: `fd = os.open(folder, \
+             os.O_RDONLY); os.fsync(fd); os.close(fd)`",
+        ),
+        (Program::Python, FindingKind::FailedOpens) => s(
+            "put the folders that hold the imported modules first on `sys.path` (or trim \
+             `PYTHONPATH`): each import probes every folder before it for several suffixes",
+        ),
+        (Program::Python, FindingKind::StatStorm) => s(
+            "keep what `os.stat`/`os.path.exists` answered (or walk with `os.scandir`, whose \
+             entries carry their type) instead of asking again per use",
+        ),
+        (Program::Python, FindingKind::MmapFaults) => {
+            s("advise the map before reading it: `m.madvise(mmap.MADV_RANDOM)` (Python 3.8+)")
+        }
+        (Program::Node, FindingKind::RenameBeforeSync | FindingKind::RewriteInPlace) => s(
+            "write a temporary file, `fs.fsyncSync(fd)` it before `fs.renameSync(tmp, path)`, \
+             then `fs.fsyncSync(fs.openSync(folder, 'r'))`",
+        ),
+        (Program::Node, FindingKind::UnsyncedDirectory) => {
+            s("after the file is made or renamed: `fs.fsyncSync(fs.openSync(folder, 'r'))`")
+        }
+        (Program::Go, FindingKind::RenameBeforeSync | FindingKind::RewriteInPlace) => s(
+            "write a temporary file, `f.Sync()` before `os.Rename(tmp, path)`, then open the \
+             folder and `d.Sync()` it",
+        ),
+        (Program::Go, FindingKind::UnsyncedDirectory) => {
+            s("after the file is made or renamed: `d, _ := os.Open(folder); d.Sync()`")
+        }
+        (Program::Shell, FindingKind::RenameBeforeSync | FindingKind::UnsyncedDirectory) => s(
+            "sync before and after the rename: `sync FILE.tmp && mv FILE.tmp FILE && sync \
+             FOLDER` (GNU coreutils 8.24+ syncs one file or folder given as an argument)",
+        ),
+        (Program::CStdio, FindingKind::RenameBeforeSync | FindingKind::RewriteInPlace) => s(
+            "`fflush(f); fsync(fileno(f));` before `rename(tmp, path)`, then `int d = \
+             open(folder, O_RDONLY | O_DIRECTORY); fsync(d); close(d);`",
+        ),
+        (Program::CStdio, FindingKind::UnsyncedDirectory) => s(
+            "after the file is made or renamed: `int d = open(folder, O_RDONLY | O_DIRECTORY); \
+             fsync(d); close(d);`",
+        ),
+        (Program::CStdio, FindingKind::MmapFaults) => {
+            s("`madvise(addr, length, MADV_RANDOM)` on the map before the scattered reads")
         }
         _ => None,
     }

@@ -10,8 +10,9 @@
 //!   or calibrated (cold: with `O_DIRECT` in the file's folder).
 
 use super::{
-    COLD_READ_NS, Estimate, FindingKind, Group, LARGE_FILE, MIN_CALLS, RANDOM_READ_MAX, SCATTERED,
-    SEQUENTIAL, SMALL_READ, SMALL_SHARE, calls_text, folder, in_calls,
+    COLD_READ_NS, Estimate, FindingKind, Group, LARGE_FILE, MIN_CALLS, MIN_REWRITE,
+    RANDOM_READ_MAX, SCATTERED, SEQUENTIAL, SMALL_READ, SMALL_SHARE, TWICE, calls_text, folder,
+    in_calls,
 };
 use crate::costs::{Costs, Need};
 use crate::model::{Kind, Target};
@@ -157,4 +158,49 @@ pub(super) fn random_reads<'a>(p: &super::Pattern, t: &Target, costs: &'a Costs)
         }
     }
     e
+}
+
+/// `read-twice`: files read sequentially [`TWICE`] times over or more.
+pub(super) fn detect_twice(groups: &[Group], out: &mut Vec<super::Pattern>) {
+    for (g, group) in groups.iter().enumerate() {
+        let t = &group.target;
+        let r = &t.read;
+        if t.kind_or_other() == Kind::File
+            && t.size >= MIN_REWRITE
+            && r.bytes as f64 >= TWICE * t.size as f64
+            && r.sequential as f64 >= SEQUENTIAL * moved(t) as f64
+        {
+            out.push(super::Pattern::new(FindingKind::ReadTwice, g));
+        }
+    }
+}
+
+/// `read-twice`: the passes after the first are what the fix saves.
+pub(super) fn read_twice<'a>(t: &Target) -> Estimate<'a> {
+    let r = &t.read;
+    let extra = 1.0 - t.size as f64 / r.bytes.max(1) as f64;
+    let calls = (r.calls as f64 * extra).round() as u64;
+    Estimate {
+        calls: r.calls,
+        bytes: r.bytes,
+        evidence: format!(
+            "{} of a {} file: {:.1} times over, {:.0}% sequential, through {} opens; {}",
+            calls_text(r.calls, "read", r.bytes),
+            iolab::lab::units::format_bytes(t.size),
+            r.bytes as f64 / t.size.max(1) as f64,
+            r.sequential as f64 * 100.0 / moved(t).max(1) as f64,
+            t.opens,
+            in_calls(r.ns)
+        ),
+        measured_ns: (r.ns as f64 * extra) as u64,
+        measured_calls: calls,
+        calibrated: None,
+        bounded: false,
+        fixed: Some(0.0),
+        figures: Vec::new(),
+        warnings: Vec::new(),
+        fix: "read the file once and keep its bytes (or map it once and read the map again)".into(),
+        cli: "iolab count FILE".into(),
+        library: "let bytes = std::fs::read(path)?; // once; every pass reads `bytes`".into(),
+    }
 }

@@ -10,8 +10,10 @@ use std::thread::JoinHandle;
 use aya::Ebpf;
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
 
-use super::layout::{Counter, Key, RawCallStat, RawFlow, Stats, SysKey};
-use crate::model::{CallStat, Flow, Kind, Lost, Target, TargetKey, Trace};
+use super::events::{self, RawEvent};
+use super::layout::{Counter, Key, RawCallStat, RawFaults, RawFlow, RawUse, Stats, SysKey};
+use crate::model::events::Faults;
+use crate::model::{CallStat, Flow, Kind, Lost, Target, TargetKey, Trace, Use};
 use crate::syscalls::Sys;
 
 /// A path the program sent: the file's key, its path, and whether it is whole.
@@ -24,10 +26,10 @@ const EVENT_HEADER: usize = 32;
 /// How long the drainer sleeps in `poll` when the ring is empty.
 const POLL_MS: i32 = 20;
 
-/// The thread that empties the ring buffer of paths while the command runs.
+/// The thread that empties the ring buffers (paths, events) while the command runs.
 pub struct Drain {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<Paths>,
+    thread: JoinHandle<(Paths, Vec<RawEvent>)>,
 }
 
 fn event(bytes: &[u8]) -> Option<(Key, String, bool)> {
@@ -49,12 +51,18 @@ fn event(bytes: &[u8]) -> Option<(Key, String, bool)> {
 }
 
 impl Drain {
-    /// Starts emptying `ring` into a table of paths.
-    pub fn start(mut ring: RingBuf<aya::maps::MapData>) -> Drain {
+    /// Starts emptying `ring` into a table of paths, and `events` (and `stacks`) into a
+    /// list.
+    pub fn start(
+        mut ring: RingBuf<MapData>,
+        mut events: RingBuf<MapData>,
+        mut stacks: RingBuf<MapData>,
+    ) -> Drain {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
             let mut paths = Paths::new();
+            let mut list = Vec::new();
             loop {
                 // Read the flag before emptying: what was sent before it was set is taken.
                 let last = flag.load(Ordering::SeqCst);
@@ -63,23 +71,30 @@ impl Drain {
                         paths.entry(key).or_insert((path, complete));
                     }
                 }
-                if last {
-                    return paths;
+                while let Some(item) = events.next() {
+                    list.extend(events::parse(&item));
                 }
-                let mut pfd = libc::pollfd {
-                    fd: ring.as_raw_fd(),
+                while let Some(item) = stacks.next() {
+                    list.extend(events::parse(&item));
+                }
+                if last {
+                    return (paths, list);
+                }
+                let fds = [ring.as_raw_fd(), events.as_raw_fd(), stacks.as_raw_fd()];
+                let mut pfd = fds.map(|fd| libc::pollfd {
+                    fd,
                     events: libc::POLLIN,
                     revents: 0,
-                };
-                // SAFETY: one valid pollfd, for the duration of the call.
-                unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
+                });
+                // SAFETY: three valid pollfds, for the duration of the call.
+                unsafe { libc::poll(pfd.as_mut_ptr(), 3, POLL_MS) };
             }
         });
         Drain { stop, thread }
     }
 
-    /// Takes what is left in the ring and returns every path.
-    pub fn finish(self) -> Paths {
+    /// Takes what is left in the rings and returns every path and event.
+    pub fn finish(self) -> (Paths, Vec<RawEvent>) {
         self.stop.store(true, Ordering::SeqCst);
         self.thread.join().unwrap_or_default()
     }
@@ -173,9 +188,10 @@ fn map<'a>(ebpf: &'a Ebpf, name: &str) -> Result<&'a aya::maps::Map, String> {
 pub fn trace(
     ebpf: &Ebpf,
     start: u64,
-    paths: &Paths,
+    (paths, mut raw): (Paths, Vec<RawEvent>),
     names: &HashMap<TargetKey, String>,
 ) -> Result<Trace, String> {
+    let paths = &paths;
     let err = |e: aya::maps::MapError| e.to_string();
     let stats: BpfHashMap<&MapData, Key, Stats> =
         BpfHashMap::try_from(map(ebpf, "stats")?).map_err(err)?;
@@ -214,6 +230,40 @@ pub fn trace(
             trace.targets[i].calls.insert(sys, call_stat(&c));
         }
     }
+    let uses: BpfHashMap<&MapData, SysKey, RawUse> =
+        BpfHashMap::try_from(map(ebpf, "uses")?).map_err(err)?;
+    for item in uses.iter() {
+        let (k, u) = item.map_err(err)?;
+        let key = Key {
+            dev: k.dev,
+            ino: k.ino,
+            generation: k.generation,
+            pad: 0,
+        };
+        if let Some(&i) = index.get(&key) {
+            trace.targets[i].by_process.insert(
+                k.index,
+                Use {
+                    calls: u.calls,
+                    bytes: u.bytes,
+                    ns: u.ns,
+                },
+            );
+        }
+    }
+    let faults: BpfHashMap<&MapData, Key, RawFaults> =
+        BpfHashMap::try_from(map(ebpf, "faults")?).map_err(err)?;
+    trace.seen.faults_seen = true;
+    for item in faults.iter() {
+        let (k, f) = item.map_err(err)?;
+        trace.seen.faults.push(Faults {
+            target: TargetKey::from_kernel_dev(k.dev, k.ino),
+            faults: f.faults,
+            pages_read: f.added,
+            far: f.far,
+        });
+    }
+    events::fold(&mut raw, start, paths, &mut trace.seen);
     let other: Array<&MapData, RawCallStat> = Array::try_from(map(ebpf, "other")?).map_err(err)?;
     for (i, &sys) in Sys::ALL.iter().enumerate() {
         let c = other.get(&(i as u32), 0).map_err(err)?;
@@ -231,6 +281,7 @@ pub fn trace(
         calls: counter(Counter::LostCalls),
         tasks: counter(Counter::LostTasks),
     };
+    trace.seen.events_lost += counter(Counter::LostEvents);
     let lost_paths = counter(Counter::LostPaths);
     if lost_paths > 0 {
         trace.warnings.push(format!(

@@ -109,6 +109,25 @@ pub struct RawCallStat {
     pub ns: u64,
 }
 
+/// Calls, bytes and nanoseconds of one process on one target (`struct use`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RawUse {
+    pub calls: u64,
+    pub bytes: u64,
+    pub ns: u64,
+}
+
+/// Page faults on the maps of one file (`struct faults`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RawFaults {
+    pub faults: u64,
+    pub added: u64,
+    pub far: u64,
+    pub last: u64,
+}
+
 /// What the program does for one system call number (`struct call_def`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,6 +140,13 @@ pub struct CallDef {
     pub pos_ptr: u8,
     pub pos2_ptr: u8,
     pub flags: u8,
+    /// Opens, lookups, renames: the (old) path's argument, and its directory
+    /// descriptor's.
+    pub path: u8,
+    pub dirfd: u8,
+    /// Renames: the new path's argument, and its directory descriptor's.
+    pub path2: u8,
+    pub dirfd2: u8,
 }
 
 // SAFETY: plain `#[repr(C)]` structs of integers, with no padding a value could leave
@@ -135,6 +161,10 @@ unsafe impl aya::Pod for SysKey {}
 unsafe impl aya::Pod for RawCallStat {}
 // SAFETY: as above.
 unsafe impl aya::Pod for CallDef {}
+// SAFETY: as above.
+unsafe impl aya::Pod for RawUse {}
+// SAFETY: as above.
+unsafe impl aya::Pod for RawFaults {}
 
 /// `enum role` of the program.
 mod role {
@@ -151,6 +181,9 @@ mod role {
     pub const MUNMAP: u8 = 11;
     pub const RING: u8 = 12;
     pub const OTHER: u8 = 13;
+    pub const LOOKUP: u8 = 14;
+    pub const RENAME: u8 = 15;
+    pub const TRUNCATE: u8 = 16;
 }
 
 /// No such argument.
@@ -176,6 +209,8 @@ pub enum Counter {
     LostTasks = 4,
     /// Paths that could not be sent (a full ring buffer).
     LostPaths = 5,
+    /// Events that could not be sent (a full ring buffer).
+    LostEvents = 6,
 }
 
 fn arg(i: Option<usize>) -> u8 {
@@ -193,6 +228,10 @@ pub fn call_def(sys: Sys, index: usize) -> CallDef {
         pos_ptr: NO_ARG,
         pos2_ptr: NO_ARG,
         flags: NO_ARG,
+        path: NO_ARG,
+        dirfd: NO_ARG,
+        path2: NO_ARG,
+        dirfd2: NO_ARG,
     };
     match sys.role() {
         Role::Read { fd, pos } => CallDef {
@@ -215,14 +254,32 @@ pub fn call_def(sys: Sys, index: usize) -> CallDef {
         Role::Sync => def(role::SYNC, 0),
         Role::Msync => def(role::MSYNC, 0),
         Role::Seek => def(role::SEEK, 0),
-        Role::Open { flags, creat } => CallDef {
-            flags: match (flags, creat) {
-                (_, true) => FLAGS_CREAT,
-                (Some(i), false) => i as u8,
-                (None, false) => FLAGS_HOW,
-            },
-            ..def(role::OPEN, 0)
+        Role::Open { flags, creat } => {
+            let (dirfd, path) = sys.open_path().unwrap_or((None, 0));
+            CallDef {
+                flags: match (flags, creat) {
+                    (_, true) => FLAGS_CREAT,
+                    (Some(i), false) => i as u8,
+                    (None, false) => FLAGS_HOW,
+                },
+                path: path as u8,
+                dirfd: arg(dirfd),
+                ..def(role::OPEN, 0)
+            }
+        }
+        Role::Lookup { dirfd, path } => CallDef {
+            path: path as u8,
+            dirfd: arg(dirfd),
+            ..def(role::LOOKUP, 0)
         },
+        Role::Rename { from, to } => CallDef {
+            path: from.1 as u8,
+            dirfd: arg(from.0),
+            path2: to.1 as u8,
+            dirfd2: arg(to.0),
+            ..def(role::RENAME, 0)
+        },
+        Role::Truncate => def(role::TRUNCATE, 0),
         Role::Close => def(role::CLOSE, 0),
         Role::Dup | Role::Fcntl => def(role::FD, 0),
         Role::Mmap => def(role::MMAP, 4),
@@ -258,7 +315,17 @@ mod tests {
         for (nr, def) in &table {
             assert!(*nr < MAX_SYSCALLS, "{nr}");
             assert_eq!(Sys::ALL[def.index as usize].number(), *nr as i64);
-            for a in [def.fd, def.pos, def.fd2, def.pos_ptr, def.pos2_ptr] {
+            for a in [
+                def.fd,
+                def.pos,
+                def.fd2,
+                def.pos_ptr,
+                def.pos2_ptr,
+                def.path,
+                def.dirfd,
+                def.path2,
+                def.dirfd2,
+            ] {
                 assert!(a < 6 || a == NO_ARG, "{def:?}");
             }
         }
@@ -274,5 +341,18 @@ mod tests {
         assert_eq!((sendfile.fd, sendfile.fd2, sendfile.pos_ptr), (1, 0, 2));
         assert_eq!(call_def(Sys::Openat, 0).flags, 2);
         assert_eq!(call_def(Sys::Openat2, 0).flags, FLAGS_HOW);
+        let openat = call_def(Sys::Openat, 0);
+        assert_eq!((openat.dirfd, openat.path), (0, 1));
+        let renameat2 = call_def(Sys::Renameat2, 0);
+        assert_eq!(
+            (
+                renameat2.dirfd,
+                renameat2.path,
+                renameat2.dirfd2,
+                renameat2.path2
+            ),
+            (0, 1, 2, 3)
+        );
+        assert_eq!(call_def(Sys::Statx, 0).path, 1);
     }
 }

@@ -10,6 +10,7 @@
 //! not tracefs, not bpftrace. Ready in about 0.1 s (no compiler at run time).
 
 mod collect;
+mod events;
 mod layout;
 
 use std::collections::HashMap;
@@ -64,11 +65,13 @@ const NOT_BUILT: &str = include_str!(concat!(env!("OUT_DIR"), "/bpf-unavailable.
 const NOT_BUILT: &str = "";
 
 /// The programs and the BTF-typed tracepoints they attach to.
-const PROGRAMS: [(&str, &str); 4] = [
+const PROGRAMS: [(&str, &str); 6] = [
     ("sys_enter", "sys_enter"),
     ("sys_exit", "sys_exit"),
     ("process_fork", "sched_process_fork"),
     ("process_exec", "sched_process_exec"),
+    ("filemap_fault", "mm_filemap_fault"),
+    ("page_added", "mm_filemap_add_to_page_cache"),
 ];
 
 /// Capability numbers (linux/capability.h).
@@ -190,10 +193,12 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     if let Some(signal) = signals::interrupted() {
         return Err(Error::Interrupted { signal });
     }
-    let ring = ebpf
-        .take_map("paths")
-        .ok_or_else(|| backend_error("the program", &"has no paths ring"))
-        .and_then(|m| RingBuf::try_from(m).map_err(|e| backend_error("the paths ring", &e)))?;
+    let mut ring = |name: &str| {
+        ebpf.take_map(name)
+            .ok_or_else(|| backend_error("the program", &format!("has no ring {name}")))
+            .and_then(|m| RingBuf::try_from(m).map_err(|e| backend_error(name, &e)))
+    };
+    let rings = (ring("paths")?, ring("events")?, ring("stacks")?);
     let mut child = child::spawn(command, Start::Gated)?;
     {
         // The command is followed from its execve on.
@@ -207,7 +212,7 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
             return Err(backend_error("cannot follow the command", &e));
         }
     }
-    let drain = collect::Drain::start(ring);
+    let drain = collect::Drain::start(rings.0, rings.1, rings.2);
     let start = monotonic_ns();
     if let Err(e) = child.release() {
         child.abandon();
@@ -236,11 +241,11 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     signals::forward_to(0);
     let wall = started.elapsed();
     let user_cpu = launch::user_cpu_of(&usage);
-    let paths = drain.finish();
+    let drained = drain.finish();
     if let Some((_, errno)) = exec_failed {
         return Err(launch::exec_error(command, errno));
     }
-    let mut trace = collect::trace(&ebpf, start, &paths, &names)
+    let mut trace = collect::trace(&ebpf, start, drained, &names)
         .map_err(|e| backend_error("cannot read the program's maps", &e))?;
     // Detached now (half a millisecond): the calibration that may follow must not pay for
     // the program's look-up on each of its own calls.

@@ -32,6 +32,7 @@ pub mod recorder;
 pub mod seccomp;
 pub mod stops;
 mod tracer;
+mod witness;
 
 use std::io::{self, BufRead, BufReader};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -90,7 +91,7 @@ enum Message {
     /// The command is seized and about to run: `kill PID` of iolab goes to `pid`.
     Started { pid: i32 },
     /// The command ended (its children may still run, served by the tracer).
-    Ended(Ended),
+    Ended(Box<Ended>),
     /// The command could not be started under the tracer.
     Failed(Failure),
 }

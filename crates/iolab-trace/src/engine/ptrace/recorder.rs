@@ -13,6 +13,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use super::stops::{self, Probe, Sched, StopCosts};
+use super::witness::{Before, Call, Witness};
 use crate::launch::child::{PROBE_OFFSET, Probes};
 use crate::model::{Kind, Place, Target, TargetKey, Trace};
 use crate::procfs::{self, FdFacts};
@@ -57,6 +58,8 @@ struct Pending {
     /// Where a copy reads and writes (its offset pointers' values at the entry), `None`
     /// for a side that uses (and moves) its descriptor's offset.
     copy_at: [Option<u64>; 2],
+    /// What the entry saw that the exit needs (did the file exist, its size).
+    before: Before,
 }
 
 /// The arguments of a copy that point at its offsets (`loff_t *`), for its reading and
@@ -116,6 +119,8 @@ pub struct Recorder {
     probes: Vec<Probe>,
     /// What the stops cost, left out of every call's time.
     stop_costs: Option<StopCosts>,
+    /// The processes, the changes, the paths, the stacks.
+    witness: Witness,
 }
 
 /// A call that finished: who made it, what it was, what it returned and how long it took.
@@ -141,6 +146,7 @@ impl Recorder {
             probe_batches: 1,
             probes: Vec::new(),
             stop_costs: None,
+            witness: Witness::default(),
         }
     }
 
@@ -152,6 +158,7 @@ impl Recorder {
         let tgid = procfs::tgid_of(tid).unwrap_or(tid);
         if tgid == tid {
             self.trace.tasks.processes += 1;
+            self.witness.process(&mut self.trace, tid, false);
         } else {
             self.trace.tasks.threads += 1;
         }
@@ -185,6 +192,7 @@ impl Recorder {
         }
         let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
         self.procs.remove(&tgid);
+        self.witness.process(&mut self.trace, tgid, true);
         if let Some(task) = self.tasks.get_mut(&tid) {
             // A thread that executes takes the leader's id: read its schedstat anew.
             task.schedstat = None;
@@ -268,6 +276,7 @@ impl Recorder {
             Some(i) if args[i] != 0 => read_u64(tid, args[i]),
             _ => None,
         });
+        let before = Witness::before(tid, sys, &args);
         // Last, so that the tracer's own work before the resume is not timed.
         let sched0 = self.sched_of(tid);
         if let Some(task) = self.tasks.get_mut(&tid) {
@@ -278,12 +287,14 @@ impl Recorder {
                 sched0,
                 probe,
                 copy_at,
+                before,
             });
         }
     }
 
-    /// A followed call's exit, with its result (`-errno` on failure).
-    pub fn exit(&mut self, tid: i32, ret: i64) {
+    /// A followed call's exit, with its result (`-errno` on failure) and the task's
+    /// instruction and stack pointers.
+    pub fn exit(&mut self, tid: i32, ret: i64, regs: Option<(u64, u64)>) {
         let now = Instant::now();
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
@@ -304,6 +315,29 @@ impl Recorder {
         };
         let at = call.t0.duration_since(self.started).as_nanos() as u64;
         let target = self.apply(tid, tgid, &call, ret, ns, at);
+        let written = match call.sys.role() {
+            Role::Write { fd, .. } => Some(call.args[fd]),
+            Role::Copy { to, .. } => Some(call.args[to]),
+            _ => None,
+        }
+        .and_then(|fd| self.procs.get(&tgid)?.fds.get(&(fd as i32)))
+        .map(|f| (f.target, f.flags));
+        self.witness.after(
+            &mut self.trace,
+            &Call {
+                tid,
+                tgid,
+                sys: call.sys,
+                args: &call.args,
+                before: call.before,
+                ret,
+                ns,
+                at,
+                target,
+                written,
+                regs,
+            },
+        );
         if let Some(log) = &mut self.log {
             let path = target.map_or("", |t| self.trace.targets[t].path.as_str());
             let _ = writeln!(
@@ -538,7 +572,8 @@ impl Recorder {
                 t.ring_submissions += a[1] & 0xffff_ffff;
                 f.target
             }),
-            Role::SyncAll => None,
+            Role::SyncAll | Role::Lookup { .. } | Role::Rename { .. } => None,
+            Role::Truncate => self.count_on(tid, tgid, a[0] as i32, sys, ns, failed),
             Role::Ptrace => {
                 let request = a[0];
                 if matches!(request, PTRACE_TRACEME | PTRACE_ATTACH | PTRACE_SEIZE)

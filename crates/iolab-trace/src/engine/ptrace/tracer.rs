@@ -347,7 +347,8 @@ fn on_stop(recorder: &mut Recorder, pinned: &mut Option<CpuSet>, pid: i32, statu
             if let Some(info) = syscall_info(pid)
                 && info.op == OP_EXIT
             {
-                recorder.exit(pid, info.data[0] as i64);
+                let regs = (info.instruction_pointer, info.stack_pointer);
+                recorder.exit(pid, info.data[0] as i64, Some(regs));
             }
         }
         0 => deliver = sig,
@@ -391,12 +392,12 @@ fn command_ended(
             if running == 1 { "its" } else { "their" },
         ));
     }
-    Message::Ended(Ended {
+    Message::Ended(Box::new(Ended {
         trace,
         exit,
         wall_ns,
         setup_ns,
         user_ns,
         stop_costs: recorder.stop_costs(),
-    })
+    }))
 }

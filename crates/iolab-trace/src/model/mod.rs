@@ -7,9 +7,13 @@
 //! the ptrace one call by call in this process. Memory is one [`Target`] per distinct
 //! target, whatever the number of calls.
 
+pub mod events;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+pub use events::{Change, Event, Process, RawStack, Seen, Use};
 
 use crate::syscalls::Sys;
 
@@ -424,6 +428,8 @@ pub struct Target {
     pub errors: u64,
     /// Calls per system call: count, failures, time.
     pub calls: BTreeMap<Sys, CallStat>,
+    /// Calls, bytes and time per process (by pid).
+    pub by_process: BTreeMap<u32, Use>,
 }
 
 impl Target {
@@ -485,6 +491,9 @@ impl Target {
         self.errors += other.errors;
         for (sys, c) in &other.calls {
             self.calls.entry(*sys).or_default().merge(c);
+        }
+        for (pid, u) in &other.by_process {
+            self.by_process.entry(*pid).or_default().merge(u);
         }
     }
 }
@@ -552,6 +561,8 @@ pub struct Trace {
     pub lost: Lost,
     /// Remarks on what the trace may have missed.
     pub warnings: Vec<String>,
+    /// The processes, the changes in order, the paths looked up, the stacks.
+    pub seen: Seen,
 }
 
 impl Trace {

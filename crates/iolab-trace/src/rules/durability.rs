@@ -1,0 +1,245 @@
+//! What a crash could do to the files the command meant to keep, read from the order of
+//! its calls (ALICE, OSDI '14: the same sequences, the same rules):
+//!
+//! - `rename-before-sync`: a file renamed (over another, or to its final name) while data
+//!   written to it had not been synced: the rename may reach the disk before the data, so
+//!   after a crash the name holds an empty or partly written file.
+//! - `unsynced-directory`: a file made or renamed, its data synced, but its directory never
+//!   synced after: the data is durable, its name is not (after a crash the file, or the
+//!   rename, may be gone).
+//! - `rewrite-in-place`: an existing file truncated (`O_TRUNC`, `ftruncate`) and written
+//!   again, then synced: between the truncate and the sync a crash leaves it empty or half
+//!   written; a new file renamed over it keeps the old or the new whole.
+//!
+//! A program that syncs nothing makes no durability claim and gets no `unsynced-directory`
+//! nor `rewrite-in-place`; a rename is a claim of its own (it replaces a file whole). Files
+//! on a file system that keeps nothing across a crash (tmpfs, ramfs) and files that are
+//! gone when the command ends (a journal deleted at commit) get none. The rules: docs/trace.md,
+//! "Durability".
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::{FindingKind, Group, Pattern};
+use crate::model::{Change, Kind, TargetKey, Trace};
+
+/// File systems whose files do not outlive a crash (`statfs`'s `f_type`).
+const VOLATILE: [i64; 2] = [0x0102_1994 /* tmpfs */, 0x8584_58f6 /* ramfs */];
+
+/// Whether the folder holding `path` keeps its files across a crash: not tmpfs or ramfs.
+fn durable_place(path: &str) -> bool {
+    let dir = Path::new(path).parent().unwrap_or(Path::new("/"));
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return true;
+    };
+    // SAFETY: a zeroed statfs is valid for the call to fill; `c` is a NUL-terminated path.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        return true;
+    }
+    !VOLATILE.contains(&(s.f_type as i64))
+}
+
+/// Whether the file `key` is at `path` now (not deleted, not renamed away).
+fn still_there(path: &str, key: TargetKey) -> bool {
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| TargetKey::from_stat(m.dev(), m.ino()).ino == key.ino)
+}
+
+fn parent(path: &str) -> String {
+    Path::new(path)
+        .parent()
+        .map_or_else(|| "/".into(), |p| p.to_string_lossy().into_owned())
+}
+
+/// A name made in a directory that is waiting for the directory's sync.
+struct Entry {
+    file: TargetKey,
+    /// The path the name gives.
+    path: String,
+    /// How it came: "made" or "renamed from …".
+    how: String,
+}
+
+pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
+    // Every target's group, and the keys a path named.
+    let mut group_of: HashMap<TargetKey, usize> = HashMap::new();
+    let mut by_path: HashMap<&str, Vec<TargetKey>> = HashMap::new();
+    for (g, group) in groups.iter().enumerate() {
+        for &m in &group.members {
+            let t = &trace.targets[m];
+            if let Some(k) = t.key {
+                group_of.insert(k, g);
+                by_path.entry(t.path.as_str()).or_default().push(k);
+            }
+        }
+    }
+    let path_of = |k: TargetKey| group_of.get(&k).map(|&g| groups[g].target.path.clone());
+    let is_dir = |k: TargetKey| {
+        group_of
+            .get(&k)
+            .is_some_and(|&g| groups[g].target.kind == Some(Kind::Directory))
+    };
+    let mut dirty: HashSet<TargetKey> = HashSet::new();
+    let mut synced: HashSet<TargetKey> = HashSet::new();
+    let mut truncated: HashMap<TargetKey, bool> = HashMap::new();
+    let mut waiting: HashMap<String, Vec<Entry>> = HashMap::new();
+    let mut renamed_unsynced: Vec<(usize, String)> = Vec::new();
+    let mut rewritten: Vec<usize> = Vec::new();
+    for e in &trace.seen.events {
+        match &e.change {
+            Change::Created { file } => {
+                if let Some(path) = path_of(*file) {
+                    waiting.entry(parent(&path)).or_default().push(Entry {
+                        file: *file,
+                        path,
+                        how: "made".into(),
+                    });
+                }
+            }
+            Change::Truncated { file } => {
+                truncated.insert(*file, false);
+            }
+            Change::Dirtied { file } => {
+                dirty.insert(*file);
+                if let Some(w) = truncated.get_mut(file) {
+                    *w = true;
+                }
+            }
+            Change::Synced { file } if is_dir(*file) => {
+                if let Some(p) = path_of(*file) {
+                    waiting.remove(&p);
+                }
+            }
+            Change::Synced { file } => {
+                dirty.remove(file);
+                synced.insert(*file);
+                // Truncated, written again, synced: rewritten in place.
+                if truncated.remove(file) == Some(true)
+                    && let Some(&g) = group_of.get(file)
+                    && !rewritten.contains(&g)
+                {
+                    rewritten.push(g);
+                }
+            }
+            Change::Renamed { from, to } => {
+                let keys = by_path.get(from.as_str()).cloned().unwrap_or_default();
+                for k in keys {
+                    if dirty.contains(&k)
+                        && let Some(&g) = group_of.get(&k)
+                    {
+                        renamed_unsynced.push((g, to.clone()));
+                    }
+                    truncated.remove(&k);
+                    waiting.entry(parent(to)).or_default().push(Entry {
+                        file: k,
+                        path: to.clone(),
+                        how: format!("renamed from {from}"),
+                    });
+                }
+            }
+        }
+    }
+    for (g, to) in renamed_unsynced {
+        if !durable_place(&to) {
+            continue;
+        }
+        let t = &groups[g].target;
+        let mut p = Pattern::new(FindingKind::RenameBeforeSync, g);
+        p.note = format!(
+            "wrote {} to {}, then renamed it to {to} with no fsync or fdatasync of it between: \
+             the rename can reach the disk before the data",
+            iolab::lab::units::format_bytes(t.write.bytes),
+            t.path
+        );
+        out.push(p);
+    }
+    let mut dirs: Vec<(String, Vec<Entry>)> = waiting.into_iter().collect();
+    dirs.sort_by(|a, b| a.0.cmp(&b.0));
+    for (dir, entries) in dirs {
+        let kept: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| synced.contains(&e.file) && still_there(&e.path, e.file))
+            .collect();
+        let Some(first) = kept.first() else {
+            continue;
+        };
+        let Some(&g) = group_of.get(&first.file) else {
+            continue;
+        };
+        if !durable_place(&first.path) {
+            continue;
+        }
+        let mut p = Pattern::new(FindingKind::UnsyncedDirectory, g);
+        p.count = kept.len() as u64;
+        p.path = Some(first.path.clone());
+        p.note = format!(
+            "{} {} ({}), synced its data, and never synced the directory {dir} after{}",
+            if first.how == "made" {
+                "made"
+            } else {
+                "renamed"
+            },
+            first.path,
+            first.how,
+            if kept.len() > 1 {
+                format!(" (and {} more names in it)", kept.len() - 1)
+            } else {
+                String::new()
+            }
+        );
+        out.push(p);
+    }
+    for g in rewritten {
+        let t = &groups[g].target;
+        if !durable_place(&t.path) {
+            continue;
+        }
+        let mut p = Pattern::new(FindingKind::RewriteInPlace, g);
+        p.note = format!(
+            "truncated {} (a file that existed) and wrote it again in place ({}), then synced it",
+            t.path,
+            iolab::lab::units::format_bytes(t.write.bytes)
+        );
+        out.push(p);
+    }
+}
+
+/// What a crash could do, for the finding's `risk`.
+pub(super) fn risk(kind: FindingKind) -> &'static str {
+    match kind {
+        FindingKind::RenameBeforeSync => {
+            "after a crash the new name may hold an empty or partly written file, and the old \
+             contents are gone (ext4's auto_da_alloc flushes a file renamed over another at the \
+             rename; XFS, btrfs and ext4 with noauto_da_alloc do not)"
+        }
+        FindingKind::UnsyncedDirectory => {
+            "after a crash the name may be missing (a new file gone, a rename undone) though the \
+             data was synced: fsync of a file does not make its directory entry durable"
+        }
+        _ => {
+            "a crash between the truncate and the sync leaves the file empty or half written: \
+             neither the old contents nor the new"
+        }
+    }
+}
+
+/// The fix, in general terms (the program's own: [`super::programs`]).
+pub(super) fn fix(kind: FindingKind) -> &'static str {
+    match kind {
+        FindingKind::RenameBeforeSync => {
+            "fsync (or fdatasync) the new file before renaming it over the old one, then fsync \
+             the directory"
+        }
+        FindingKind::UnsyncedDirectory => {
+            "after making or renaming the file, open its directory (O_RDONLY | O_DIRECTORY) and \
+             fsync it"
+        }
+        _ => {
+            "write the new contents to a temporary file in the same directory, fsync it, rename \
+             it over the file, and fsync the directory"
+        }
+    }
+}

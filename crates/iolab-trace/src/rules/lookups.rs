@@ -1,0 +1,193 @@
+//! Calls the rules could not see before: lookups of the same paths again and again
+//! (`stat-storm`), opens that fail while a search path is probed (`failed-opens`), and
+//! scattered page faults on a map that each read ahead what is not used (`mmap-faults`,
+//! eBPF only: ptrace sees no faults).
+//!
+//! - `stat-storm`: the saving is the time of the lookups that asked a path asked before
+//!   (their own measured time and round trips): a program that keeps the answer makes
+//!   only the first.
+//! - `failed-opens`: the saving is the failed opens' time: a search path that starts
+//!   where the files are makes none.
+//! - `mmap-faults`: faults have no exit the tracer sees, so their time is not measured;
+//!   the finding is shown when it counts at least [`MIN_FAULTS`] faults.
+
+use std::collections::BTreeMap;
+
+use super::{
+    Estimate, FindingKind, Group, MIN_CALLS, MIN_FAILED, MIN_FAULT_BYTES, MIN_FAULTS, Pattern,
+    REPEATED, SCATTERED, WASTE, in_calls,
+};
+use crate::model::Trace;
+use crate::model::events::PathTable;
+
+/// The most asked paths of `t`, as "PATH (N)" for the evidence.
+fn most_asked(t: &PathTable, n: usize) -> String {
+    let mut v: Vec<(&String, u64)> = t.paths.iter().map(|(p, c)| (p, c.calls)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .take(n)
+        .map(|(p, c)| format!("{p} ({c})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The names the failed opens looked for, the most looked for first: "NAME (in N
+/// places)", and how many folders were probed.
+fn probed(t: &PathTable, n: usize) -> (usize, String) {
+    let mut names: BTreeMap<String, u64> = BTreeMap::new();
+    let mut dirs = std::collections::BTreeSet::new();
+    for (p, c) in &t.paths {
+        let path = std::path::Path::new(p);
+        dirs.insert(path.parent().map(|d| d.to_path_buf()));
+        let name = path
+            .file_name()
+            .map_or_else(|| p.clone(), |f| f.to_string_lossy().into_owned());
+        *names.entry(name).or_default() += c.errors;
+    }
+    let mut v: Vec<(String, u64)> = names.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let text = v
+        .iter()
+        .take(n)
+        .map(|(name, c)| format!("{name} (in {c} places)"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    (dirs.len(), text)
+}
+
+/// The most common error of the failed calls, as its name (`ENOENT`).
+fn errno_name(t: &PathTable) -> String {
+    let mut by: BTreeMap<i32, u64> = BTreeMap::new();
+    for c in t.paths.values().filter(|c| c.errors > 0) {
+        *by.entry(c.errno).or_default() += c.errors;
+    }
+    let errno = by.into_iter().max_by_key(|&(_, n)| n).map_or(0, |(e, _)| e);
+    match errno {
+        libc::ENOENT => "ENOENT".into(),
+        libc::ENOTDIR => "ENOTDIR".into(),
+        libc::EACCES => "EACCES".into(),
+        e => format!("errno {e}"),
+    }
+}
+
+/// A group standing for calls that name no target: the busiest group (the finding's
+/// processes and stacks are then the command's own).
+fn anchor(groups: &[Group]) -> Option<usize> {
+    (0..groups.len()).max_by_key(|&g| groups[g].target.total_calls())
+}
+
+pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
+    let seen = &trace.seen;
+    let lookups = seen.lookups.calls();
+    let distinct = seen.lookups.paths.len() as u64;
+    let repeated = lookups.saturating_sub(distinct + seen.lookups.unnamed.calls);
+    if lookups >= MIN_CALLS
+        && repeated as f64 >= REPEATED * lookups as f64
+        && let Some(g) = anchor(groups)
+    {
+        let mut p = Pattern::new(FindingKind::StatStorm, g);
+        p.count = repeated;
+        p.ns = (seen.lookups.ns() as f64 * repeated as f64 / lookups as f64) as u64;
+        p.note = format!(
+            "{lookups} lookups (stat, statx, access, …) of {distinct} paths, {repeated} of them \
+             of a path asked before; the most asked: {}; {}",
+            most_asked(&seen.lookups, 3),
+            in_calls(seen.lookups.ns())
+        );
+        out.push(p);
+    }
+    let failed = &seen.failed_opens;
+    if failed.calls() >= MIN_FAILED
+        && let Some(g) = anchor(groups)
+    {
+        let (n, names) = probed(failed, 3);
+        let first = failed.paths.keys().next().cloned().unwrap_or_default();
+        let mut p = Pattern::new(FindingKind::FailedOpens, g);
+        p.count = failed.calls();
+        p.ns = failed.ns();
+        p.note = format!(
+            "{} opens failed ({} mostly) for {} paths in {n} folders, looking for {names} \
+             (the first: {first}); {}",
+            failed.calls(),
+            errno_name(failed),
+            failed.paths.len(),
+            in_calls(failed.ns())
+        );
+        out.push(p);
+    }
+    for f in &seen.faults {
+        let far = f.far as f64 >= SCATTERED * f.faults as f64;
+        let waste = f.pages_read as f64 >= WASTE * f.faults as f64;
+        let volume = f.pages_read * 4096 >= MIN_FAULT_BYTES;
+        if f.faults < MIN_FAULTS || !far || !waste || !volume {
+            continue;
+        }
+        let Some(g) = groups.iter().position(|g| g.keys.contains(&f.target)) else {
+            continue;
+        };
+        let mut p = Pattern::new(FindingKind::MmapFaults, g);
+        p.count = f.faults;
+        p.note = format!(
+            "{} page faults on the map of {}, {} of them far from the previous one; they \
+             added {} folios (at least {}) to the page cache, {:.0} per fault: each scattered \
+             fault read a read-ahead window",
+            f.faults,
+            groups[g].target.path,
+            f.far,
+            f.pages_read,
+            iolab::lab::units::format_bytes(f.pages_read * 4096),
+            f.pages_read as f64 / f.faults as f64
+        );
+        out.push(p);
+    }
+}
+
+pub(super) fn estimate<'a>(p: &Pattern) -> Estimate<'a> {
+    let (fix, fixed) = match p.kind {
+        FindingKind::StatStorm => (
+            "keep what a lookup answered instead of asking again (a cache of the paths' \
+             metadata, or fstat on a descriptor already open)",
+            Some(0.0),
+        ),
+        FindingKind::FailedOpens => (
+            "put the folders that hold the files first in the search path, or drop the ones \
+             that never do",
+            Some(0.0),
+        ),
+        _ => (
+            "when the reads touch a small part of the file, advise the map: madvise(addr, \
+             len, MADV_RANDOM) (each fault then reads the page it needs, not a read-ahead \
+             window), or read the pieces with pread; measure both on the file with `iolab \
+             random --method mmap` and `--method mmap-random`",
+            None,
+        ),
+    };
+    let calls = p.count;
+    let ns = p.ns;
+    Estimate {
+        calls,
+        bytes: 0,
+        evidence: p.note.clone(),
+        measured_ns: ns,
+        measured_calls: if p.kind == FindingKind::MmapFaults {
+            0
+        } else {
+            calls
+        },
+        calibrated: None,
+        bounded: false,
+        fixed,
+        figures: Vec::new(),
+        warnings: Vec::new(),
+        fix: fix.into(),
+        cli: match p.kind {
+            FindingKind::MmapFaults => "iolab random --method mmap-random FILE".into(),
+            _ => "iolab trace --json FILE -- COMMAND (the paths are in failed_opens and lookups)"
+                .into(),
+        },
+        library: match p.kind {
+            FindingKind::MmapFaults => "let file = iolab::RandomAccessFile::open(path)?;".into(),
+            _ => String::new(),
+        },
+    }
+}
