@@ -203,7 +203,7 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
     let report = dir.path().join("trace.json");
     for backend in backends() {
         let out = iolab()
-            .args(["trace", "--backend", backend, "--json"])
+            .args(["trace", "-v", "--backend", backend, "--json"])
             .arg(&report)
             .args([
                 "--",
@@ -218,7 +218,14 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
             .unwrap();
         assert!(out.status.success(), "{out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.lines().count() <= 40, "{stderr}");
+        // The summary fits; `-v` adds the processes after it.
+        let summary = stderr.split("\nprocesses (").next().unwrap();
+        assert!(summary.lines().count() <= 40, "{stderr}");
+        assert!(
+            stderr.contains("processes (calls, bytes and time"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("  by: pid "), "{stderr}");
         assert!(stderr.contains("1. small-writes: "), "{stderr}");
         assert!(stderr.contains("basis: "), "{stderr}");
         let v = json(&report);
@@ -276,6 +283,18 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
             assert!(f.get(key).is_some(), "{key}: {f}");
         }
         assert_eq!(f["kind"], "small-writes");
+        assert_eq!(v["schema_version"], 3);
+        // Which process: dd, with its arguments, in the finding and the run's list.
+        let p = &f["processes"][0];
+        assert_eq!(p["args"][0], "dd", "{f}");
+        assert!(p["exe"].as_str().unwrap().ends_with("/dd"), "{p}");
+        assert!(p["calls"].as_u64().unwrap() >= 4000, "{p}");
+        let procs = v["processes"].as_array().unwrap();
+        assert!(procs.iter().any(|q| q["pid"] == p["pid"]), "{procs:?}");
+        for key in ["lookups", "failed_opens", "events_lost", "page_faults"] {
+            assert!(v.get(key).is_some(), "{key}: {v}");
+        }
+        assert!(f.get("stacks").is_some() && f.get("risk").is_some(), "{f}");
         // A copy loop: 4000 reads of /dev/zero and 4000 writes.
         assert_eq!(f["calls"], 8000);
         let now = f["estimated_s"].as_f64().unwrap();

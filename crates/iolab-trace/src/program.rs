@@ -30,6 +30,8 @@ pub enum Program {
     Dd,
     /// `tar`.
     Tar,
+    /// `git`.
+    Git,
     /// A Java virtual machine.
     Java,
     /// A Go binary.
@@ -52,6 +54,7 @@ impl Program {
             Program::Shell => "shell",
             Program::Dd => "dd",
             Program::Tar => "tar",
+            Program::Git => "git",
             Program::Java => "java",
             Program::Go => "go",
             Program::Rust => "rust",
@@ -148,6 +151,7 @@ fn by_name(name: &str, args: &[String], python_unbuffered_env: bool) -> Recognis
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "busybox" => Program::Shell,
         "dd" => Program::Dd,
         "tar" | "gtar" | "bsdtar" => Program::Tar,
+        "git" => Program::Git,
         "java" => Program::Java,
         _ => Program::Unknown,
     };
@@ -231,6 +235,7 @@ mod tests {
             ("bash", Program::Shell),
             ("dd", Program::Dd),
             ("tar", Program::Tar),
+            ("git", Program::Git),
             ("java", Program::Java),
         ] {
             assert_eq!(

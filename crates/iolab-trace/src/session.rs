@@ -1,14 +1,16 @@
 //! One `iolab trace`: resolve the command, run it under the backend, recognise the
 //! patterns, gather the figures their estimates need, and make the report.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::backend::{Backend, Choice, RunOptions};
 use crate::costs::{Costs, bench};
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::launch::Command;
+use crate::program::{Program, Recognised};
 use crate::report::Report;
 use crate::rules;
 use crate::signals;
@@ -96,13 +98,34 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     let program = crate::program::recognise(&command.program, &args, unbuffered)
         .in_run(outcome.trace.tasks.execs);
     let mut origins = crate::origin::Origins::new(&outcome.trace);
+    let mut programs: HashMap<(String, Vec<String>), Recognised> = HashMap::new();
     for f in &mut findings {
-        f.program = program.program;
-        if let Some(fix) = rules::programs::fix(&program, f) {
-            f.fix = fix;
-        }
         f.processes = origins.processes(&f.keys);
         f.stacks = origins.stacks(&f.keys, crate::origin::offending_calls(f.kind.name()));
+        // The program of the processes that made the finding's calls, when they all run
+        // one (a pipeline's writer and reader do not); else the command's.
+        let mut mine = f.processes.iter().map(|p| {
+            programs
+                .entry((p.exe.clone(), p.args.clone()))
+                .or_insert_with(|| {
+                    let rest = p.args.get(1..).unwrap_or_default();
+                    crate::program::recognise(Path::new(&p.exe), rest, unbuffered)
+                })
+                .clone()
+        });
+        let first = mine.next();
+        let r = match first {
+            Some(one)
+                if one.program != Program::Unknown && mine.all(|o| o.program == one.program) =>
+            {
+                one
+            }
+            _ => program.clone(),
+        };
+        f.program = r.program;
+        if let Some(fix) = rules::programs::fix(&r, f) {
+            f.fix = fix;
+        }
     }
     Ok(Report {
         command: words

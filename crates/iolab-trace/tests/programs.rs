@@ -205,3 +205,53 @@ fn a_pipeline_of_several_programs_keeps_the_generic_fix() {
         assert!(f.library.contains("StdoutWriter"), "{}", f.library);
     }
 }
+
+#[test]
+fn a_rust_program_keeps_iolabs_call_and_gets_its_line() {
+    let bin = iolab_testkit::scratch();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rust/lines.rs");
+    let exe = bin.path().join("lines");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let built = std::process::Command::new(&rustc)
+        .args(["--edition", "2024", "-g", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .status();
+    match built {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!("{rustc} failed on {}: {s}", source.display()),
+        Err(e) => {
+            iolab_testkit::skip(format!("no rustc ({rustc}: {e})"));
+            return;
+        }
+    }
+    let line = std::fs::read_to_string(&source)
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("// the offending call"))
+        .unwrap() as u32
+        + 1;
+    let out = bin.path().join("out");
+    for choice in backends() {
+        let r = report(choice, &[&text(&exe), &text(&out)]);
+        assert_eq!(
+            r.program.program,
+            Program::Rust,
+            "{choice}: {:?}",
+            r.program
+        );
+        let f = finding(&r, FindingKind::SmallWrites, &out, choice);
+        assert_eq!(f.program, Program::Rust, "{choice}");
+        assert!(f.program.takes_iolab());
+        assert!(f.library.contains("iolab::"), "{}", f.library);
+        let own = f
+            .stacks
+            .iter()
+            .find_map(|s| s.own_frame().filter(|o| o.line == Some(line)))
+            .unwrap_or_else(|| panic!("{choice}: no frame at lines.rs:{line}: {:#?}", f.stacks));
+        assert!(
+            own.file.as_deref().is_some_and(|p| p.ends_with("lines.rs")),
+            "{own:?}"
+        );
+    }
+}

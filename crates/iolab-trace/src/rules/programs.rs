@@ -97,6 +97,17 @@ pub fn fix(r: &Recognised, finding: &Finding) -> Option<String> {
         (Program::Java, FindingKind::SmallReads) => {
             s("wrap the stream: `new BufferedInputStream(new FileInputStream(path), 1 << 16)`")
         }
+        (Program::Git, FindingKind::UnsyncedDirectory) => s(
+            "no git setting syncs a folder (`core.fsync` hardens files, git-config(1)): when \
+             the commit must survive a crash, `sync -f .git` after the command (GNU coreutils \
+             8.24+) makes its renames durable",
+        ),
+        (Program::Git, FindingKind::RenameBeforeSync | FindingKind::RewriteInPlace) => s(
+            "git's default, `core.fsync=committed,-loose-object` (git-config(1)), leaves the \
+             index and the refs unsynced, as seen here: `git config core.fsync \
+             committed,index,reference` (or `all`) makes git sync them before it renames \
+             them into place; `core.fsyncMethod=batch` keeps the cost down",
+        ),
         (Program::Python, FindingKind::RenameBeforeSync | FindingKind::RewriteInPlace) => s(
             "write the new contents to a temporary file in the same folder, then `f.flush(); \
              os.fsync(f.fileno())` before `os.replace(tmp, path)`, then sync the folder: `fd = \
