@@ -46,6 +46,10 @@ static u64 (*bpf_get_current_task)(void) = (void *)35;
 static long (*bpf_probe_read_user)(void *dst, u32 size, const void *src) = (void *)112;
 static long (*bpf_probe_read_kernel)(void *dst, u32 size, const void *src) = (void *)113;
 static long (*bpf_ringbuf_output)(void *ringbuf, void *data, u64 size, u64 flags) = (void *)130;
+static u64 (*bpf_ringbuf_query)(void *ringbuf, u64 flags) = (void *)134;
+#define BPF_RB_NO_WAKEUP 1
+#define BPF_RB_FORCE_WAKEUP 2
+#define BPF_RB_AVAIL_DATA 0
 static void *(*bpf_task_storage_get)(void *map, void *task, void *value, u64 flags) = (void *)156;
 static void *(*bpf_get_current_task_btf)(void) = (void *)158;
 static long (*bpf_loop)(u32 nr_loops, void *callback_fn, void *callback_ctx, u64 flags) = (void *)181;

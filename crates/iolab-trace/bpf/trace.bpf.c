@@ -102,6 +102,8 @@ enum event_kind {
 #define ARGS_BYTES 512
 #define NAME_BYTES 256
 #define EVENT_DATA 8192
+#define PATHS_BYTES (4 << 20)
+#define RING_BYTES (8 << 20)
 #define FAR_PAGES 64
 
 struct key {
@@ -132,8 +134,12 @@ struct stats {
 	u64 o_direct, o_sync, o_dsync, o_append, o_trunc, o_creat;
 	u64 seeks, mmaps, mmap_bytes, ring_enters, ring_submissions, errors;
 	struct call_stat data_calls[DATA_CALLS];
+	/* The first process that used it, and its calls, bytes and time: most targets have
+	 * one, which then costs no look-up in `uses`. */
+	u32 pid1, pad1;
+	u64 calls1, bytes1, ns1;
 };
-_Static_assert(sizeof(struct stats) == 1176, "layout.rs holds the same struct");
+_Static_assert(sizeof(struct stats) == 1208, "layout.rs holds the same struct");
 _Static_assert(sizeof(struct key) == 24, "layout.rs holds the same struct");
 
 struct sys_key {
@@ -305,20 +311,20 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, PATHS_BYTES);
 } paths SEC(".maps");
 
 /* Processes, changes to files, lookups and failed opens, in order. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, RING_BYTES);
 } events SEC(".maps");
 
 /* Sampled stacks: a ring of their own, so that a flood of them never crowds out the
  * changes the durability rules read. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 32 << 20);
+	__uint(max_entries, RING_BYTES);
 } stacks SEC(".maps");
 
 struct {
@@ -328,11 +334,12 @@ struct {
 	__type(value, struct event);
 } event_scratch SEC(".maps");
 
-/* Calls, bytes and time per target and process (`struct sys_key`'s index: the pid). */
+/* Calls, bytes and time per target and process (`struct sys_key`'s index: the pid), for the
+ * processes after a target's first (whose are in its stats). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 262144);
+	__uint(max_entries, 65536);
 	__type(key, struct sys_key);
 	__type(value, struct use);
 } uses SEC(".maps");
@@ -358,6 +365,15 @@ static __always_inline void bump(u32 which)
 	u64 *c = bpf_map_lookup_elem(&counters, &which);
 	if (c)
 		__sync_fetch_and_add(c, 1);
+}
+
+/* Flags for a record sent to `ring` of `size` bytes: no wakeup of the reader (it polls
+ * every 20 ms; a wakeup per record costs the traced task an interrupt to another CPU),
+ * unless the ring is half full. */
+static __always_inline u64 quiet(void *ring, u64 size)
+{
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) > size / 2 ? BPF_RB_FORCE_WAKEUP
+								      : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline u64 arg(struct pt_regs *regs, u32 i)
@@ -497,7 +513,8 @@ static __always_inline void name_dentry(struct dentry *d, struct vfsmount *vm, s
 	s->ev.len = len;
 	s->ev.complete = w.complete;
 	bpf_probe_read_kernel(s->ev.path, len & (PATH_MAX - 1), &s->buf[off & (PATH_MAX - 1)]);
-	if (bpf_ringbuf_output(&paths, &s->ev, PATH_EVENT_HEADER + (len & (PATH_MAX - 1)), 0))
+	if (bpf_ringbuf_output(&paths, &s->ev, PATH_EVENT_HEADER + (len & (PATH_MAX - 1)),
+			       quiet(&paths, PATHS_BYTES)))
 		bump(C_LOST_PATHS);
 }
 
@@ -613,86 +630,99 @@ static __always_inline void send(struct event *e)
 	if (len > EVENT_DATA)
 		len = EVENT_DATA;
 	void *ring = e->kind == EV_STACK ? (void *)&stacks : (void *)&events;
-	if (bpf_ringbuf_output(ring, e, EVENT_HEADER + len, 0) && e->kind != EV_STACK)
+	if (bpf_ringbuf_output(ring, e, EVENT_HEADER + len, quiet(ring, RING_BYTES)) &&
+	    e->kind != EV_STACK)
 		bump(C_LOST_EVENTS);
 }
 
-/* A change of `kind` to the file (dev, ino, gen). */
-static __always_inline void change(u32 kind, u64 dev, u64 ino, u32 gen, u64 a, u64 b)
+/* A change of kind `kind_gen & 0xffffffff` to the file (dev, ino, `kind_gen >> 32`: its
+ * generation; five arguments at most). Global functions (this one and the two
+ * after it) are verified once, not at each caller. */
+__attribute__((noinline)) int change(u64 kind_gen, u64 dev, u64 ino, u64 a, u64 b)
 {
+	u32 kind = kind_gen & 0xffffffff, gen = kind_gen >> 32;
 	struct event *e = new_event(kind, current_pid());
 	if (!e)
-		return;
+		return 0;
 	e->k.dev = dev;
 	e->k.ino = ino;
 	e->k.gen = gen;
 	e->a = a;
 	e->b = b;
 	send(e);
+	return 0;
 }
 
-/* A write to the regular file `s` through a descriptor without O_DSYNC: dirty until synced. */
-static __always_inline void mark_dirty(struct side *s)
+/* A write to the regular file (dev, ino, gen) through a descriptor without O_DSYNC: dirty
+ * until synced. */
+__attribute__((noinline)) int mark_dirty(u64 dev, u64 ino, u32 gen)
 {
-	struct key k = {s->dev, s->ino, s->gen, 0};
+	struct key k = {dev, ino, gen, 0};
 	if (bpf_map_lookup_elem(&dirty, &k))
-		return;
+		return 0;
 	u8 one = 1;
 	bpf_map_update_elem(&dirty, &k, &one, BPF_ANY);
-	change(EV_DIRTIED, s->dev, s->ino, s->gen, 0, 0);
+	change(EV_DIRTIED | (u64)(gen) << 32, dev, ino, 0, 0);
+	return 0;
 }
 
 /* A sync of (dev, ino, gen): a change when it was dirty, or is a directory. */
-static __always_inline void mark_synced(u64 dev, u64 ino, u32 gen, u32 mode)
+__attribute__((noinline)) int mark_synced(u64 dev, u64 ino, u32 gen, u32 mode)
 {
 	struct key k = {dev, ino, gen, 0};
 	if (bpf_map_delete_elem(&dirty, &k) == 0 || (mode & S_IFMT) == S_IFDIR)
-		change(EV_SYNCED, dev, ino, gen, 0, 0);
+		change(EV_SYNCED | (u64)(gen) << 32, dev, ino, 0, 0);
+	return 0;
 }
 
-/* A lookup or a failed open of the path the call's entry noted: its path, result, time. */
-static __always_inline void path_call(u32 kind, struct task *p, s64 ret, u64 ns)
+/* A lookup or a failed open of the path at `ptr` (user memory) by call `index`: its path,
+ * result and time, sent for user space to count (a run of 50 000 distinct paths costs less
+ * so than a map read back entry by entry). A global function: verified once. */
+__attribute__((noinline)) int path_call(u32 kind, u64 ptr, u32 index, s64 ret, u64 ns)
 {
-	if (!p->ptr)
-		return;
+	if (!ptr)
+		return 0;
 	struct event *e = new_event(kind, current_pid());
 	if (!e)
-		return;
-	long n = bpf_probe_read_user_str(e->data, NAME_BYTES, (void *)p->ptr);
+		return 0;
+	long n = bpf_probe_read_user_str(e->data, NAME_BYTES, (void *)ptr);
 	/* Unreadable, or empty: an fstat through AT_EMPTY_PATH. */
 	if (n <= 1)
-		return;
+		return 0;
 	e->len = n;
 	e->a = ret;
 	e->b = ns;
-	e->k.index = p->index;
+	e->k.index = index;
 	send(e);
+	return 0;
 }
 
-/* A rename that succeeded: both paths, and the directory relative ones start from. */
-static __always_inline void renamed(struct task_struct *task, struct task *p)
+/* A rename that succeeded: both paths (`ptr`, `ptr2`: user memory), and the directory
+ * relative ones start from (`dirfd`). A global function: verified once. */
+__attribute__((noinline)) int renamed(u64 ptr, u64 ptr2, s64 dirfd)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct event *e = new_event(EV_RENAMED, current_pid());
 	if (!e)
-		return;
-	long n = bpf_probe_read_user_str(e->data, NAME_BYTES, (void *)p->ptr);
+		return 0;
+	long n = bpf_probe_read_user_str(e->data, NAME_BYTES, (void *)ptr);
 	if (n <= 0)
-		return;
+		return 0;
 	u32 off = n & (NAME_BYTES - 1);
-	long m = bpf_probe_read_user_str(&e->data[off], NAME_BYTES, (void *)p->ptr2);
+	long m = bpf_probe_read_user_str(&e->data[off], NAME_BYTES, (void *)ptr2);
 	if (m <= 0)
-		return;
+		return 0;
 	e->len = off + (m & (NAME_BYTES - 1));
 	struct dentry *d = 0;
 	struct vfsmount *vm = 0;
-	if (p->dirfd == AT_FDCWD) {
+	if (dirfd == AT_FDCWD) {
 		struct fs_struct *fs = task->fs;
 		if (fs) {
 			READ(d, fs->pwd.dentry);
 			READ(vm, fs->pwd.mnt);
 		}
 	} else {
-		struct file *f = fd_file(task, p->dirfd);
+		struct file *f = fd_file(task, dirfd);
 		if (f) {
 			READ(d, f->f_path.dentry);
 			READ(vm, f->f_path.mnt);
@@ -714,72 +744,84 @@ static __always_inline void renamed(struct task_struct *task, struct task *p)
 		name_dentry(d, vm, &k);
 	}
 	send(e);
+	return 0;
 }
 
-/* The user stack of the current task at the call's exit, for the target `s`. */
-static __always_inline void sample_stack(struct task_struct *task, struct pt_regs *regs,
-					 struct side *s, u8 index)
+/* The user stack of the current task at the call's exit (instruction pointer `ip`, stack
+ * pointer `sp`), for the target (dev, ino, `gen_index & 0xffffffff`) and the call of index
+ * `gen_index >> 32`. A global function: verified once. */
+__attribute__((noinline)) int sample_stack(u64 ip, u64 sp, u64 dev, u64 ino, u64 gen_index)
 {
 	struct event *e = new_event(EV_STACK, current_pid());
 	if (!e)
-		return;
-	e->k.dev = s->dev;
-	e->k.ino = s->ino;
-	e->k.gen = s->gen;
-	e->k.index = index;
-	e->a = USER_IP(regs);
+		return 0;
+	e->k.dev = dev;
+	e->k.ino = ino;
+	e->k.gen = gen_index & 0xffffffff;
+	e->k.index = gen_index >> 32;
+	e->a = ip;
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct mm_struct *mm = task->mm;
+	u64 top = 0, len = STACK_BYTES;
 	if (mm) {
 		e->b = mm->start_code;
 		e->c = mm->end_code;
+		top = mm->env_end;
 	}
-	u64 sp = USER_SP(regs);
 	/* As much of the stack as is mapped above the stack pointer (a read across the end
 	 * of the mapping fails whole): on the main thread's stack, up to the end of the
 	 * environment strings at its top. */
-	u64 top = 0, len = STACK_BYTES;
-	if (mm)
-		top = mm->env_end;
 	if (top > sp && top - sp < STACK_BYTES)
 		len = (top - sp) & ~7ULL;
 	if (len > STACK_BYTES)
 		len = STACK_BYTES;
 	if (len && bpf_probe_read_user(e->data, len, (void *)sp) == 0)
 		e->len = len;
-	else if (bpf_probe_read_user(e->data, STACK_BYTES, (void *)sp) == 0)
-		e->len = STACK_BYTES;
 	else if (bpf_probe_read_user(e->data, STACK_BYTES / 4, (void *)sp) == 0)
 		e->len = STACK_BYTES / 4;
 	else if (bpf_probe_read_user(e->data, STACK_BYTES / 32, (void *)sp) == 0)
 		e->len = STACK_BYTES / 32;
 	send(e);
+	return 0;
 }
 
-/* Counts the call on the target `s` for the current process; samples its stack for the
- * first calls and one in 4096 after (events.rs `sampled`). */
-static __always_inline void used(struct task_struct *task, struct pt_regs *regs, struct side *s,
+/* Counts the call on the target `s` for the current process: in its stats for the first
+ * process that used it, else in `uses`; samples the stack of the first calls and one in
+ * 4096 after (events.rs `sampled`). */
+static __always_inline void used(struct pt_regs *regs, struct side *s, struct stats *st,
 				 struct task *p, s64 ret, u64 ns)
 {
 	if (!s->ok)
 		return;
-	struct sys_key k = {s->dev, s->ino, s->gen, current_pid()};
-	struct use *u = bpf_map_lookup_elem(&uses, &k);
-	if (!u) {
-		struct use z = {};
-		bpf_map_update_elem(&uses, &k, &z, BPF_NOEXIST);
-		u = bpf_map_lookup_elem(&uses, &k);
-		if (!u)
-			return;
-	}
-	u64 n = __sync_fetch_and_add(&u->calls, 1);
+	u32 pid = current_pid();
+	u64 bytes = 0;
 	if ((p->role == ROLE_READ || p->role == ROLE_WRITE || p->role == ROLE_COPY) && ret > 0)
-		__sync_fetch_and_add(&u->bytes, ret);
-	__sync_fetch_and_add(&u->ns, ns);
+		bytes = ret;
+	u64 n = 0;
+	if (st->pid1 == pid || (st->pid1 == 0 && __sync_val_compare_and_swap(&st->pid1, 0, pid) == 0)) {
+		n = __sync_fetch_and_add(&st->calls1, 1);
+		__sync_fetch_and_add(&st->bytes1, bytes);
+		__sync_fetch_and_add(&st->ns1, ns);
+	} else {
+		struct sys_key k = {s->dev, s->ino, s->gen, pid};
+		struct use *u = bpf_map_lookup_elem(&uses, &k);
+		if (!u) {
+			struct use z = {};
+			bpf_map_update_elem(&uses, &k, &z, BPF_NOEXIST);
+			u = bpf_map_lookup_elem(&uses, &k);
+			if (!u)
+				return;
+		}
+		n = __sync_fetch_and_add(&u->calls, 1);
+		__sync_fetch_and_add(&u->bytes, bytes);
+		__sync_fetch_and_add(&u->ns, ns);
+	}
 	if (n < 3 || n % 4096 == 0) {
 		u32 which = C_STACKS;
 		u64 *taken = bpf_map_lookup_elem(&counters, &which);
 		if (taken && __sync_fetch_and_add(taken, 1) < MAX_STACKS)
-			sample_stack(task, regs, s, p->index);
+			sample_stack(USER_IP(regs), USER_SP(regs), s->dev, s->ino,
+				     s->gen | (u64)p->index << 32);
 	}
 }
 
@@ -841,15 +883,16 @@ static __always_inline void flow_add(struct flow *fl, struct side *s, s64 ret, u
 }
 
 /* A read or write through `s` that returned `ret`. */
-static __always_inline void transfer(struct side *s, struct task *p, s64 ret, u64 ns, int write)
+static __always_inline struct stats *transfer(struct side *s, struct task *p, s64 ret, u64 ns,
+					      int write)
 {
 	if (!s->ok) {
 		count_other(p->index, ret, ns);
-		return;
+		return 0;
 	}
 	struct stats *st = target(s);
 	if (!st)
-		return;
+		return 0;
 	if (p->index < DATA_CALLS) {
 		struct call_stat *c = &st->data_calls[p->index & (DATA_CALLS - 1)];
 		__sync_fetch_and_add(&c->calls, 1);
@@ -861,14 +904,15 @@ static __always_inline void transfer(struct side *s, struct task *p, s64 ret, u6
 	}
 	if (ret < 0) {
 		__sync_fetch_and_add(&st->errors, 1);
-		return;
+		return st;
 	}
 	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, write);
 	if (write && (s->mode & S_IFMT) == S_IFREG) {
 		size_of(st, s);
 		if (ret > 0 && !(s->flags & O_DSYNC))
-			mark_dirty(s);
+			mark_dirty(s->dev, s->ino, s->gen);
 	}
+	return st;
 }
 
 /* Where a copy's side starts: the offset the pointer in argument `ptr` holds, else the
@@ -989,20 +1033,20 @@ int sys_exit(u64 *ctx)
 	struct stats *st = 0;
 	switch (p->role) {
 	case ROLE_READ:
-		transfer(&p->a, p, ret, ns, 0);
+		st = transfer(&p->a, p, ret, ns, 0);
 		break;
 	case ROLE_WRITE:
-		transfer(&p->a, p, ret, ns, 1);
+		st = transfer(&p->a, p, ret, ns, 1);
 		break;
 	case ROLE_COPY:
 		/* One call, two targets: each gets half of its time. */
-		transfer(&p->a, p, ret, ns / 2, 0);
+		st = transfer(&p->a, p, ret, ns / 2, 0);
 		transfer(&p->b, p, ret, ns - ns / 2, 1);
 		break;
 	case ROLE_OPEN: {
 		if (ret < 0) {
 			count_other(p->index, ret, ns);
-			path_call(EV_FAILED_OPEN, p, ret, ns);
+			path_call(EV_FAILED_OPEN, p->ptr, p->index, ret, ns);
 			break;
 		}
 		struct file *f = fd_file(bpf_get_current_task_btf(), ret);
@@ -1036,7 +1080,7 @@ int sys_exit(u64 *ctx)
 		if ((p->arg & (O_CREAT | O_TRUNC)) && (p->a.mode & S_IFMT) == S_IFREG) {
 			u32 mode = 0;
 			READ(mode, f->f_mode);
-			change(EV_OPENED, p->a.dev, p->a.ino, p->a.gen, mode, p->arg);
+			change(EV_OPENED | (u64)(p->a.gen) << 32, p->a.dev, p->a.ino, mode, p->arg);
 		}
 		break;
 	}
@@ -1070,12 +1114,12 @@ int sys_exit(u64 *ctx)
 		break;
 	case ROLE_LOOKUP:
 		count_other(p->index, ret, ns);
-		path_call(EV_LOOKUP, p, ret, ns);
+		path_call(EV_LOOKUP, p->ptr, p->index, ret, ns);
 		break;
 	case ROLE_RENAME:
 		count_other(p->index, ret, ns);
 		if (ret == 0)
-			renamed(task, p);
+			renamed(p->ptr, p->ptr2, p->dirfd);
 		break;
 	default: {
 		/* sync, seek, close, dup, fcntl, mmap, io_uring_enter: counted on the target of the
@@ -1098,7 +1142,7 @@ int sys_exit(u64 *ctx)
 			mark_synced(p->a.dev, p->a.ino, p->a.gen, p->a.mode);
 		} else if (p->role == ROLE_TRUNCATE) {
 			if (ret == 0 && p->arg < p->size0 && (p->a.mode & S_IFMT) == S_IFREG)
-				change(EV_TRUNCATED, p->a.dev, p->a.ino, p->a.gen, 0, 0);
+				change(EV_TRUNCATED | (u64)(p->a.gen) << 32, p->a.dev, p->a.ino, 0, 0);
 		} else if (p->role == ROLE_SEEK) {
 			__sync_fetch_and_add(&st->seeks, 1);
 		} else if (p->role == ROLE_RING) {
@@ -1114,8 +1158,8 @@ int sys_exit(u64 *ctx)
 		break;
 	}
 	}
-	if (p->role != ROLE_MSYNC)
-		used(task, (struct pt_regs *)ctx[0], &p->a, p, ret, ns);
+	if (p->role != ROLE_MSYNC && st)
+		used((struct pt_regs *)ctx[0], &p->a, st, p, ret, ns);
 	return 0;
 }
 

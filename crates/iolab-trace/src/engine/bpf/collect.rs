@@ -12,7 +12,7 @@ use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
 
 use super::events::{self, RawEvent};
 use super::layout::{Counter, Key, RawCallStat, RawFaults, RawFlow, RawUse, Stats, SysKey};
-use crate::model::events::Faults;
+use crate::model::events::{Faults, Seen};
 use crate::model::{CallStat, Flow, Kind, Lost, Target, TargetKey, Trace, Use};
 use crate::syscalls::Sys;
 
@@ -29,7 +29,9 @@ const POLL_MS: i32 = 20;
 /// The thread that empties the ring buffers (paths, events) while the command runs.
 pub struct Drain {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<(Paths, Vec<RawEvent>)>,
+    /// Written at the end, so that the thread's `poll` returns at once.
+    wake: Option<std::os::fd::OwnedFd>,
+    thread: JoinHandle<(Paths, Vec<RawEvent>, Seen)>,
 }
 
 fn event(bytes: &[u8]) -> Option<(Key, String, bool)> {
@@ -60,9 +62,18 @@ impl Drain {
     ) -> Drain {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
+        // SAFETY: eventfd takes no pointers; a descriptor it returns is ours alone.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        let wake = (raw >= 0).then(|| {
+            // SAFETY: `raw` is a new descriptor owned by nothing else.
+            unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) }
+        });
+        let woken = wake.as_ref().map_or(-1, |fd| fd.as_raw_fd());
         let thread = std::thread::spawn(move || {
             let mut paths = Paths::new();
             let mut list = Vec::new();
+            // The lookups and failed opens, counted as they come.
+            let mut counted = Seen::default();
             loop {
                 // Read the flag before emptying: what was sent before it was set is taken.
                 let last = flag.load(Ordering::SeqCst);
@@ -72,30 +83,45 @@ impl Drain {
                     }
                 }
                 while let Some(item) = events.next() {
-                    list.extend(events::parse(&item));
+                    if let Some(e) = events::parse(&item)
+                        && !events::count_path(&e, &mut counted)
+                    {
+                        list.push(e);
+                    }
                 }
                 while let Some(item) = stacks.next() {
                     list.extend(events::parse(&item));
                 }
                 if last {
-                    return (paths, list);
+                    return (paths, list, counted);
                 }
-                let fds = [ring.as_raw_fd(), events.as_raw_fd(), stacks.as_raw_fd()];
+                let fds = [
+                    ring.as_raw_fd(),
+                    events.as_raw_fd(),
+                    stacks.as_raw_fd(),
+                    woken,
+                ];
                 let mut pfd = fds.map(|fd| libc::pollfd {
                     fd,
                     events: libc::POLLIN,
                     revents: 0,
                 });
-                // SAFETY: three valid pollfds, for the duration of the call.
-                unsafe { libc::poll(pfd.as_mut_ptr(), 3, POLL_MS) };
+                // SAFETY: four pollfds (poll skips a negative descriptor), for the
+                // duration of the call.
+                unsafe { libc::poll(pfd.as_mut_ptr(), 4, POLL_MS) };
             }
         });
-        Drain { stop, thread }
+        Drain { stop, wake, thread }
     }
 
     /// Takes what is left in the rings and returns every path and event.
-    pub fn finish(self) -> (Paths, Vec<RawEvent>) {
+    pub fn finish(self) -> (Paths, Vec<RawEvent>, Seen) {
         self.stop.store(true, Ordering::SeqCst);
+        if let Some(fd) = &self.wake {
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: writes 8 bytes from `one` to our own eventfd.
+            unsafe { libc::write(fd.as_raw_fd(), one.as_ptr().cast(), 8) };
+        }
         self.thread.join().unwrap_or_default()
     }
 }
@@ -158,6 +184,16 @@ fn target(key: Key, s: &Stats, start: u64) -> Target {
     t.ring_enters = s.ring_enters;
     t.ring_submissions = s.ring_submissions;
     t.errors = s.errors;
+    if s.pid1 != 0 {
+        t.by_process.insert(
+            s.pid1,
+            Use {
+                calls: s.calls1,
+                bytes: s.bytes1,
+                ns: s.ns1,
+            },
+        );
+    }
     for (sys, c) in Sys::ALL.iter().zip(&s.data_calls) {
         if c.calls > 0 {
             t.calls.insert(*sys, call_stat(c));
@@ -188,7 +224,7 @@ fn map<'a>(ebpf: &'a Ebpf, name: &str) -> Result<&'a aya::maps::Map, String> {
 pub fn trace(
     ebpf: &Ebpf,
     start: u64,
-    (paths, mut raw): (Paths, Vec<RawEvent>),
+    (paths, mut raw, counted): (Paths, Vec<RawEvent>, Seen),
     names: &HashMap<TargetKey, String>,
 ) -> Result<Trace, String> {
     let paths = &paths;
@@ -241,14 +277,12 @@ pub fn trace(
             pad: 0,
         };
         if let Some(&i) = index.get(&key) {
-            trace.targets[i].by_process.insert(
-                k.index,
-                Use {
-                    calls: u.calls,
-                    bytes: u.bytes,
-                    ns: u.ns,
-                },
-            );
+            let by = trace.targets[i].by_process.entry(k.index).or_default();
+            by.merge(&Use {
+                calls: u.calls,
+                bytes: u.bytes,
+                ns: u.ns,
+            });
         }
     }
     let faults: BpfHashMap<&MapData, Key, RawFaults> =
@@ -263,6 +297,8 @@ pub fn trace(
             far: f.far,
         });
     }
+    trace.seen.lookups = counted.lookups;
+    trace.seen.failed_opens = counted.failed_opens;
     events::fold(&mut raw, start, paths, &mut trace.seen);
     let other: Array<&MapData, RawCallStat> = Array::try_from(map(ebpf, "other")?).map_err(err)?;
     for (i, &sys) in Sys::ALL.iter().enumerate() {

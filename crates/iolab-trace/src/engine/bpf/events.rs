@@ -87,7 +87,8 @@ fn absolute(base: Option<&str>, path: &str) -> String {
 }
 
 /// Folds `events` (sent at `CLOCK_MONOTONIC` times; the command started at `start`) into
-/// `seen`; `paths` names the directories renames start from.
+/// `seen`; `paths` names the directories renames start from. (The lookups and failed
+/// opens were counted as they came: [`count_path`].)
 pub fn fold(
     events: &mut [RawEvent],
     start: u64,
@@ -156,12 +157,7 @@ pub fn fold(
                 })
             }
             kind::LOOKUP | kind::FAILED_OPEN => {
-                let table = if e.kind == kind::LOOKUP {
-                    &mut seen.lookups
-                } else {
-                    &mut seen.failed_opens
-                };
-                table.add(Some(&text(&e.data)), e.b, e.a as i64);
+                count_path(e, seen);
                 None
             }
             kind::STACK => {
@@ -193,6 +189,18 @@ pub fn fold(
             seen.push(at, e.pid, c);
         }
     }
+}
+
+/// Counts a lookup or a failed open (`e`) in `seen`'s tables, and says whether it was one
+/// (the drainer counts them as they come, so that a storm of them takes no memory).
+pub fn count_path(e: &RawEvent, seen: &mut Seen) -> bool {
+    let table = match e.kind {
+        kind::LOOKUP => &mut seen.lookups,
+        kind::FAILED_OPEN => &mut seen.failed_opens,
+        _ => return false,
+    };
+    table.add(Some(&text(&e.data)), e.b, e.a as i64);
+    true
 }
 
 #[cfg(test)]

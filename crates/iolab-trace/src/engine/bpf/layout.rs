@@ -77,10 +77,16 @@ pub struct Stats {
     pub ring_submissions: u64,
     pub errors: u64,
     pub data_calls: [RawCallStat; DATA_CALLS],
+    /// The first process that used it (0: none yet), and its calls, bytes and time.
+    pub pid1: u32,
+    pub pad1: u32,
+    pub calls1: u64,
+    pub bytes1: u64,
+    pub ns1: u64,
 }
 
 const _: () = assert!(
-    size_of::<Stats>() == 1176,
+    size_of::<Stats>() == 1208,
     "bpf/trace.bpf.c holds the same struct"
 );
 
