@@ -43,7 +43,11 @@ enum role {
 	ROLE_LOOKUP = 14, /* stat, access: a path looked up */
 	ROLE_RENAME = 15,
 	ROLE_TRUNCATE = 16,
+	ROLE_SYNC_ALL = 17, /* sync: counted apart, and a change: every file synced */
 };
+
+/* `call_def.flags` of a sync that syncs its whole file system (syncfs). */
+#define SYNCS_ALL 1
 
 #define NO_ARG 0xff
 #define FLAGS_CREAT 0xfe   /* creat(2): O_CREAT | O_TRUNC */
@@ -95,6 +99,7 @@ enum event_kind {
 	EV_LOOKUP = 8,  /* a: result, b: ns; data: the path */
 	EV_FAILED_OPEN = 9,
 	EV_STACK = 10,  /* a: ip, b, c: start_code, end_code; data: the words at the stack pointer */
+	EV_SYNCED_ALL = 11, /* sync or syncfs: every file (of a file system) synced */
 };
 
 #define STACK_BYTES 8192
@@ -998,6 +1003,7 @@ int sys_enter(u64 *ctx)
 	case ROLE_OTHER:
 	case ROLE_LOOKUP:
 	case ROLE_RENAME:
+	case ROLE_SYNC_ALL:
 		break;
 	case ROLE_TRUNCATE: {
 		describe(&p->a, fd_file(task, arg(regs, def->fd)));
@@ -1011,6 +1017,8 @@ int sys_enter(u64 *ctx)
 	}
 	default: /* sync, seek, close, dup, fcntl */
 		describe(&p->a, fd_file(task, arg(regs, def->fd)));
+		if (def->role == ROLE_SYNC)
+			p->arg = def->flags;
 		break;
 	}
 	p->in_call = 1;
@@ -1112,6 +1120,10 @@ int sys_exit(u64 *ctx)
 	case ROLE_OTHER:
 		count_other(p->index, ret, ns);
 		break;
+	case ROLE_SYNC_ALL:
+		count_other(p->index, ret, ns);
+		change(EV_SYNCED_ALL, 0, 0, 0, 0);
+		break;
 	case ROLE_LOOKUP:
 		count_other(p->index, ret, ns);
 		path_call(EV_LOOKUP, p->ptr, p->index, ret, ns);
@@ -1140,6 +1152,8 @@ int sys_exit(u64 *ctx)
 			__sync_fetch_and_add(&st->syncs, 1);
 			__sync_fetch_and_add(&st->sync_ns, ns);
 			mark_synced(p->a.dev, p->a.ino, p->a.gen, p->a.mode);
+			if (p->arg == SYNCS_ALL)
+				change(EV_SYNCED_ALL, p->a.dev, 0, 0, 0);
 		} else if (p->role == ROLE_TRUNCATE) {
 			if (ret == 0 && p->arg < p->size0 && (p->a.mode & S_IFMT) == S_IFREG)
 				change(EV_TRUNCATED | (u64)(p->a.gen) << 32, p->a.dev, p->a.ino, 0, 0);

@@ -2,7 +2,8 @@
 //! (`c/save.c`), under each backend that can run here: a replace with no sync and one
 //! whose directory is never synced are found, so is a file made without its directory
 //! synced and a file truncated and rewritten in place; the correct sequence (write, fsync,
-//! rename, fsync the directory) gets none. Each finding names the process that made its
+//! rename, fsync the directory) gets none, nor a file made and then covered by a `sync()`.
+//! Each finding names the process that made its
 //! calls, and the program, built with debug information, gets the file and line of its
 //! offending call.
 
@@ -98,6 +99,7 @@ fn each_unsafe_save_gets_its_finding_and_the_correct_one_none() {
             ("rewrite", Some(FindingKind::RewriteInPlace)),
             ("replace-correct", None),
             ("create-correct", None),
+            ("create-sync", None),
         ] {
             let (r, dir) = save(&exe, choice, mode);
             let found = durability(&r);

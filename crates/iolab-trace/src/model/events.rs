@@ -103,6 +103,12 @@ pub enum Change {
         /// The file or directory.
         file: TargetKey,
     },
+    /// Every file was synced (`sync`), or every file of one file system (`syncfs` of a
+    /// descriptor on the device `device`: major, minor).
+    SyncedAll {
+        /// The file system's device, for `syncfs`.
+        device: Option<(u32, u32)>,
+    },
     /// A path was renamed to another (both absolute, as far as they could be resolved).
     Renamed {
         /// The old path.

@@ -124,6 +124,28 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
                     rewritten.push(g);
                 }
             }
+            Change::SyncedAll { device } => {
+                // `sync` (or `syncfs` of a file system): every file and folder (of it)
+                // made durable: nothing dirty, no name waiting; a file truncated and
+                // written again was rewritten in place until then.
+                let on = |k: &TargetKey| device.is_none_or(|d| (k.major, k.minor) == d);
+                for (k, written) in &truncated {
+                    if *written
+                        && on(k)
+                        && let Some(&g) = group_of.get(k)
+                        && !rewritten.contains(&g)
+                    {
+                        rewritten.push(g);
+                    }
+                }
+                truncated.retain(|k, _| !on(k));
+                synced.extend(dirty.iter().filter(|k| on(k)).copied());
+                dirty.retain(|k| !on(k));
+                waiting.retain(|_, entries| {
+                    entries.retain(|e| !on(&e.file));
+                    !entries.is_empty()
+                });
+            }
             Change::Renamed { from, to } => {
                 let keys = by_path.get(from.as_str()).cloned().unwrap_or_default();
                 for k in keys {

@@ -5,6 +5,7 @@
  *       replace-correct  write, fsync, rename, fsync DIR
  *       create-nodirsync  make DIR/new, write, fsync, no sync of DIR
  *       create-correct   make DIR/new, write, fsync, fsync DIR
+ *       create-sync      make DIR/new, write, fsync, then sync() everything
  *       rewrite          truncate DIR/config in place, write, fsync
  *       small-writes     5000 one-byte writes to DIR/log (for the stacks' file:line) */
 #include <fcntl.h>
@@ -37,7 +38,7 @@ static void replace(const char *dir, int sync_file, int sync_folder)
 		sync_dir(dir);
 }
 
-static void create(const char *dir, int sync_folder)
+static void create(const char *dir, int sync_folder, int sync_all)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/new", dir);
@@ -47,6 +48,8 @@ static void create(const char *dir, int sync_folder)
 	close(fd);
 	if (sync_folder)
 		sync_dir(dir);
+	if (sync_all)
+		sync();
 }
 
 static void rewrite(const char *dir)
@@ -81,9 +84,11 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "replace-correct"))
 		replace(dir, 1, 1);
 	else if (!strcmp(mode, "create-nodirsync"))
-		create(dir, 0);
+		create(dir, 0, 0);
 	else if (!strcmp(mode, "create-correct"))
-		create(dir, 1);
+		create(dir, 1, 0);
+	else if (!strcmp(mode, "create-sync"))
+		create(dir, 0, 1);
 	else if (!strcmp(mode, "rewrite"))
 		rewrite(dir);
 	else if (!strcmp(mode, "small-writes"))

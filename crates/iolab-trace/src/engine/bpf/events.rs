@@ -25,6 +25,7 @@ mod kind {
     pub const LOOKUP: u32 = 8;
     pub const FAILED_OPEN: u32 = 9;
     pub const STACK: u32 = 10;
+    pub const SYNCED_ALL: u32 = 11;
 }
 
 /// One event as the program sent it.
@@ -147,6 +148,10 @@ pub fn fold(
             kind::TRUNCATED => Some(Change::Truncated { file }),
             kind::DIRTIED => Some(Change::Dirtied { file }),
             kind::SYNCED => Some(Change::Synced { file }),
+            // `sync`, or `syncfs` of the file system (the key's device) of a descriptor.
+            kind::SYNCED_ALL => Some(Change::SyncedAll {
+                device: (e.key.dev != 0).then_some((file.major, file.minor)),
+            }),
             kind::RENAMED => {
                 let from = text(&e.data);
                 let to = text(e.data.get(from.len() + 1..).unwrap_or_default());

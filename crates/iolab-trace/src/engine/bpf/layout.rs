@@ -190,7 +190,11 @@ mod role {
     pub const LOOKUP: u8 = 14;
     pub const RENAME: u8 = 15;
     pub const TRUNCATE: u8 = 16;
+    pub const SYNC_ALL: u8 = 17;
 }
+
+/// `call_def.flags` of a sync that syncs its whole file system (`SYNCS_ALL`).
+const SYNCS_ALL: u8 = 1;
 
 /// No such argument.
 const NO_ARG: u8 = 0xff;
@@ -257,6 +261,10 @@ pub fn call_def(sys: Sys, index: usize) -> CallDef {
                 ..def(role::COPY, from)
             }
         }
+        Role::Sync if sys == Sys::Syncfs => CallDef {
+            flags: SYNCS_ALL,
+            ..def(role::SYNC, 0)
+        },
         Role::Sync => def(role::SYNC, 0),
         Role::Msync => def(role::MSYNC, 0),
         Role::Seek => def(role::SEEK, 0),
@@ -291,7 +299,8 @@ pub fn call_def(sys: Sys, index: usize) -> CallDef {
         Role::Mmap => def(role::MMAP, 4),
         Role::Munmap => def(role::MUNMAP, 0),
         Role::RingEnter => def(role::RING, 0),
-        Role::CloseRange | Role::SyncAll => def(role::OTHER, 0),
+        Role::CloseRange => def(role::OTHER, 0),
+        Role::SyncAll => def(role::SYNC_ALL, 0),
         // Only the ptrace backend needs to see the command's own ptrace.
         Role::Ptrace => CallDef::default(),
     }

@@ -230,6 +230,11 @@ impl Witness {
                     .failed_opens
                     .add(text.as_deref(), call.ns, call.ret);
             }
+            Role::SyncAll if !failed => {
+                trace
+                    .seen
+                    .push(call.at, pid, Change::SyncedAll { device: None });
+            }
             Role::Rename { from, to } if !failed => {
                 if let (Some(a), Some(b)) = (
                     path_arg(call.tid, call.args, from),
@@ -315,6 +320,12 @@ impl Witness {
         };
         let file = t.kind == Some(Kind::File);
         let change = match call.sys.role() {
+            Role::Sync if call.sys == Sys::Syncfs => {
+                self.dirty.remove(&key);
+                Some(Change::SyncedAll {
+                    device: Some((key.major, key.minor)),
+                })
+            }
             Role::Sync | Role::Msync => {
                 let was = self.dirty.remove(&key);
                 (was || t.kind == Some(Kind::Directory)).then_some(Change::Synced { file: key })
