@@ -96,11 +96,17 @@ impl<'a> Origins<'a> {
                 }
             }
         }
-        for k in keys {
-            for &i in self.by_key.get(k).into_iter().flatten() {
-                for (pid, u) in &self.trace.targets[i].by_process {
-                    uses.entry(*pid).or_default().merge(u);
-                }
+        // Each target once, however often its key is listed (an inode number a path had
+        // several times during the run).
+        let mut targets: Vec<usize> = keys
+            .iter()
+            .flat_map(|k| self.by_key.get(k).into_iter().flatten().copied())
+            .collect();
+        targets.sort_unstable();
+        targets.dedup();
+        for i in targets {
+            for (pid, u) in &self.trace.targets[i].by_process {
+                uses.entry(*pid).or_default().merge(u);
             }
         }
         let mut out: Vec<ProcessUse> = uses

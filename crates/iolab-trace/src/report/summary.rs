@@ -268,13 +268,21 @@ fn write_finding(out: &mut String, n: usize, f: &Finding) {
     }
 }
 
-/// A process's command line: its arguments, or its executable when it has none.
+/// A process's command line on one line: its arguments (a line break in one shown as
+/// `\n`), or its executable when it has none.
 fn command_line(exe: &str, args: &[String]) -> String {
-    if args.is_empty() {
+    let line = if args.is_empty() {
         exe.to_string()
     } else {
         args.join(" ")
-    }
+    };
+    line.chars()
+        .flat_map(|c| match c {
+            '\n' => vec!['\\', 'n'],
+            c if c.is_control() => vec![' '],
+            c => vec![c],
+        })
+        .collect()
 }
 
 /// The top frames of a stack: the first in the program's own code and the two around it,
@@ -437,6 +445,20 @@ mod tests {
             },
             notes: vec![],
         }
+    }
+
+    #[test]
+    fn a_command_line_stays_on_one_line() {
+        let args = [
+            "python3".to_string(),
+            "-c".into(),
+            "import os\nprint(1)\t".into(),
+        ];
+        assert_eq!(
+            command_line("/usr/bin/python3", &args),
+            "python3 -c import os\\nprint(1) "
+        );
+        assert_eq!(command_line("/bin/x", &[]), "/bin/x");
     }
 
     #[test]
