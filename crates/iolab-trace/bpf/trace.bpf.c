@@ -1,7 +1,8 @@
 /* The eBPF side of `iolab trace` (loaded by src/engine/bpf/, which holds the same layouts
  * in Rust): it follows the command's tasks and folds every followed system call into
- * per-target maps in the kernel, so nothing crosses to user space per call; only the path
- * of each new file crosses, once, through a ring buffer.
+ * per-target maps in the kernel, so nothing crosses to user space per read or write; the
+ * path of each new file crosses once, through a ring buffer, and the lookups, the changes
+ * to files, the processes and sampled stacks through rings of their own (docs/trace.md).
  *
  * - Tasks: a followed task has a `struct task` in task-local storage (`tasks`), made when
  *   the command executes (its pid is in `roots`) and for every thread and child a followed
@@ -84,7 +85,8 @@ enum counter {
 	C_LOST_PATHS = 5,
 	C_LOST_EVENTS = 6,
 	C_STACKS = 7, /* stacks sampled: at most MAX_STACKS (a stack that does not fit is none) */
-	C_COUNTERS = 8,
+	C_LOST_LOOKUPS = 8,
+	C_COUNTERS = 16,
 };
 
 /* Kinds of `events` (collect.rs `EventKind`). */
@@ -325,6 +327,13 @@ struct {
 	__uint(max_entries, RING_BYTES);
 } events SEC(".maps");
 
+/* Lookups and failed opens, one record per call: a ring of their own, so that a storm of
+ * them never crowds out the changes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RING_BYTES);
+} lookup_ring SEC(".maps");
+
 /* Sampled stacks: a ring of their own, so that a flood of them never crowds out the
  * changes the durability rules read. */
 struct {
@@ -348,6 +357,14 @@ struct {
 	__type(key, struct sys_key);
 	__type(value, struct use);
 } uses SEC(".maps");
+
+/* Directories whose path was sent for the lookups relative to them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct key);
+	__type(value, u8);
+} named_dirs SEC(".maps");
 
 /* Files written since their last sync. */
 struct {
@@ -634,10 +651,18 @@ static __always_inline void send(struct event *e)
 	u32 len = e->len;
 	if (len > EVENT_DATA)
 		len = EVENT_DATA;
-	void *ring = e->kind == EV_STACK ? (void *)&stacks : (void *)&events;
+	void *ring = (void *)&events;
+	u32 lost = C_LOST_EVENTS;
+	if (e->kind == EV_STACK) {
+		ring = (void *)&stacks;
+		lost = C_COUNTERS;
+	} else if (e->kind == EV_LOOKUP || e->kind == EV_FAILED_OPEN) {
+		ring = (void *)&lookup_ring;
+		lost = C_LOST_LOOKUPS;
+	}
 	if (bpf_ringbuf_output(ring, e, EVENT_HEADER + len, quiet(ring, RING_BYTES)) &&
-	    e->kind != EV_STACK)
-		bump(C_LOST_EVENTS);
+	    lost < C_COUNTERS)
+		bump(lost);
 }
 
 /* A change of kind `kind_gen & 0xffffffff` to the file (dev, ino, `kind_gen >> 32`: its
@@ -671,20 +696,23 @@ __attribute__((noinline)) int mark_dirty(u64 dev, u64 ino, u32 gen)
 	return 0;
 }
 
-/* A sync of (dev, ino, gen): a change when it was dirty, or is a directory. */
-__attribute__((noinline)) int mark_synced(u64 dev, u64 ino, u32 gen, u32 mode)
+/* A sync of (dev, ino, gen): a change, whether it looked dirty or not. */
+__attribute__((noinline)) int mark_synced(u64 dev, u64 ino, u32 gen)
 {
 	struct key k = {dev, ino, gen, 0};
-	if (bpf_map_delete_elem(&dirty, &k) == 0 || (mode & S_IFMT) == S_IFDIR)
-		change(EV_SYNCED | (u64)(gen) << 32, dev, ino, 0, 0);
+	/* Every sync is a change (a sync of a file that looks clean too: its dirty mark may
+	 * have been evicted, or its size cut since). */
+	bpf_map_delete_elem(&dirty, &k);
+	change(EV_SYNCED | (u64)(gen) << 32, dev, ino, 0, 0);
 	return 0;
 }
 
 /* A lookup or a failed open of the path at `ptr` (user memory) by call `index`: its path,
  * result and time, sent for user space to count (a run of 50 000 distinct paths costs less
  * so than a map read back entry by entry). A global function: verified once. */
-__attribute__((noinline)) int path_call(u32 kind, u64 ptr, u32 index, s64 ret, u64 ns)
+__attribute__((noinline)) int path_call(u64 kind_index, u64 ptr, s64 dirfd, s64 ret, u64 ns)
 {
+	u32 kind = kind_index & 0xffffffff, index = kind_index >> 32;
 	if (!ptr)
 		return 0;
 	struct event *e = new_event(kind, current_pid());
@@ -698,6 +726,45 @@ __attribute__((noinline)) int path_call(u32 kind, u64 ptr, u32 index, s64 ret, u
 	e->a = ret;
 	e->b = ns;
 	e->k.index = index;
+	/* A relative path: the key of the directory it starts from (a name asked in each of
+	 * many folders is not a path asked again). */
+	if (e->data[0] != '/') {
+		struct task_struct *task = bpf_get_current_task_btf();
+		struct dentry *d = 0;
+		struct vfsmount *vm = 0;
+		if (dirfd == AT_FDCWD) {
+			struct fs_struct *fs = task->fs;
+			if (fs) {
+				READ(d, fs->pwd.dentry);
+				READ(vm, fs->pwd.mnt);
+			}
+		} else {
+			struct file *f = fd_file(task, dirfd);
+			if (f) {
+				READ(d, f->f_path.dentry);
+				READ(vm, f->f_path.mnt);
+			}
+		}
+		struct inode *i = 0;
+		if (d)
+			READ(i, d->d_inode);
+		if (i && vm) {
+			struct super_block *sb = 0;
+			u32 dev = 0;
+			unsigned long ino = 0;
+			READ(sb, i->i_sb);
+			READ(dev, sb->s_dev);
+			READ(ino, i->i_ino);
+			READ(e->k.gen, i->i_generation);
+			e->k.dev = dev;
+			e->k.ino = ino;
+			/* The directory's path, sent the first time. */
+			struct key k = {e->k.dev, e->k.ino, e->k.gen, 0};
+			u8 one = 1;
+			if (bpf_map_update_elem(&named_dirs, &k, &one, BPF_NOEXIST) == 0)
+				name_dentry(d, vm, &k);
+		}
+	}
 	send(e);
 	return 0;
 }
@@ -713,11 +780,13 @@ __attribute__((noinline)) int renamed(u64 ptr, u64 ptr2, s64 dirfd)
 	long n = bpf_probe_read_user_str(e->data, NAME_BYTES, (void *)ptr);
 	if (n <= 0)
 		return 0;
-	u32 off = n & (NAME_BYTES - 1);
-	long m = bpf_probe_read_user_str(&e->data[off], NAME_BYTES, (void *)ptr2);
+	/* n <= NAME_BYTES (a longer path is cut, its NUL last). */
+	u32 off = n > NAME_BYTES ? NAME_BYTES : n;
+	long m = bpf_probe_read_user_str(&e->data[off & (2 * NAME_BYTES - 1)], NAME_BYTES,
+					 (void *)ptr2);
 	if (m <= 0)
 		return 0;
-	e->len = off + (m & (NAME_BYTES - 1));
+	e->len = off + (m > NAME_BYTES ? NAME_BYTES : m);
 	struct dentry *d = 0;
 	struct vfsmount *vm = 0;
 	if (dirfd == AT_FDCWD) {
@@ -773,19 +842,29 @@ __attribute__((noinline)) int sample_stack(u64 ip, u64 sp, u64 dev, u64 ino, u64
 		e->c = mm->end_code;
 		top = mm->env_end;
 	}
-	/* As much of the stack as is mapped above the stack pointer (a read across the end
-	 * of the mapping fails whole): on the main thread's stack, up to the end of the
-	 * environment strings at its top. */
+	/* The stack above the stack pointer, a KiB at a time: a read that meets a page never
+	 * touched (a large local buffer) or the end of the mapping fails, and that KiB is left
+	 * zero; on the main thread's stack, no further than the end of the environment
+	 * strings at its top. */
 	if (top > sp && top - sp < STACK_BYTES)
 		len = (top - sp) & ~7ULL;
 	if (len > STACK_BYTES)
 		len = STACK_BYTES;
-	if (len && bpf_probe_read_user(e->data, len, (void *)sp) == 0)
-		e->len = len;
-	else if (bpf_probe_read_user(e->data, STACK_BYTES / 4, (void *)sp) == 0)
-		e->len = STACK_BYTES / 4;
-	else if (bpf_probe_read_user(e->data, STACK_BYTES / 32, (void *)sp) == 0)
-		e->len = STACK_BYTES / 32;
+	u32 got = 0;
+	for (u32 i = 0; i < STACK_BYTES / 1024; i++) {
+		u32 at = i * 1024;
+		if (at >= len)
+			break;
+		char *to = &e->data[at & (STACK_BYTES - 1)];
+		if (bpf_probe_read_user(to, 1024, (void *)(sp + at)) == 0) {
+			got = at + 1024;
+		} else {
+			/* A hole: zeros (no return address), and go on past it. */
+			for (u32 j = 0; j < 1024; j += 8)
+				*(u64 *)(to + j) = 0;
+		}
+	}
+	e->len = got;
 	send(e);
 	return 0;
 }
@@ -912,6 +991,10 @@ static __always_inline struct stats *transfer(struct side *s, struct task *p, s6
 		return st;
 	}
 	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, write);
+	/* A file read past the size it had when first seen has grown: its size is where the
+	 * reads end, at least. */
+	if (!write && ret > 0 && (s->mode & S_IFMT) == S_IFREG && s->pos + ret > (s64)st->size)
+		st->size = s->pos + ret;
 	if (write && (s->mode & S_IFMT) == S_IFREG) {
 		size_of(st, s);
 		if (ret > 0 && !(s->flags & O_DSYNC))
@@ -943,10 +1026,12 @@ int sys_enter(u64 *ctx)
 		return 0;
 	u32 n = nr;
 	struct call_def *def = bpf_map_lookup_elem(&syscalls, &n);
+	/* Any call ends a fault: a page added to the cache after it is the call's (readahead,
+	 * madvise), not the fault's. */
+	p->fault_ino = 0;
 	if (!def || def->role == ROLE_NONE)
 		return 0;
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	p->fault_ino = 0;
 	p->role = def->role;
 	p->index = def->index;
 	p->a.ok = 0;
@@ -1054,7 +1139,7 @@ int sys_exit(u64 *ctx)
 	case ROLE_OPEN: {
 		if (ret < 0) {
 			count_other(p->index, ret, ns);
-			path_call(EV_FAILED_OPEN, p->ptr, p->index, ret, ns);
+			path_call(EV_FAILED_OPEN | (u64)p->index << 32, p->ptr, p->dirfd, ret, ns);
 			break;
 		}
 		struct file *f = fd_file(bpf_get_current_task_btf(), ret);
@@ -1113,7 +1198,7 @@ int sys_exit(u64 *ctx)
 		} else {
 			__sync_fetch_and_add(&st->syncs, 1);
 			__sync_fetch_and_add(&st->sync_ns, ns);
-			mark_synced(k->dev, k->ino, k->gen, 0);
+			mark_synced(k->dev, k->ino, k->gen);
 		}
 		break;
 	}
@@ -1126,7 +1211,7 @@ int sys_exit(u64 *ctx)
 		break;
 	case ROLE_LOOKUP:
 		count_other(p->index, ret, ns);
-		path_call(EV_LOOKUP, p->ptr, p->index, ret, ns);
+		path_call(EV_LOOKUP | (u64)p->index << 32, p->ptr, p->dirfd, ret, ns);
 		break;
 	case ROLE_RENAME:
 		count_other(p->index, ret, ns);
@@ -1151,7 +1236,7 @@ int sys_exit(u64 *ctx)
 		if (p->role == ROLE_SYNC) {
 			__sync_fetch_and_add(&st->syncs, 1);
 			__sync_fetch_and_add(&st->sync_ns, ns);
-			mark_synced(p->a.dev, p->a.ino, p->a.gen, p->a.mode);
+			mark_synced(p->a.dev, p->a.ino, p->a.gen);
 			if (p->arg == SYNCS_ALL)
 				change(EV_SYNCED_ALL, p->a.dev, 0, 0, 0);
 		} else if (p->role == ROLE_TRUNCATE) {
@@ -1194,17 +1279,31 @@ static __always_inline void exec_event(struct task_struct *task, struct linux_bi
 		e->c = mm->end_code;
 		arg_start = mm->arg_start;
 		arg_end = mm->arg_end;
+		/* The executable's own path (bprm->filename may be relative, or a script's). */
+		struct file *exe = 0;
+		READ(exe, mm->exe_file);
+		if (exe) {
+			struct side x = {};
+			if (describe(&x, exe)) {
+				struct key k = {x.dev, x.ino, x.gen, 0};
+				e->k.dev = x.dev;
+				e->k.ino = x.ino;
+				e->k.gen = x.gen;
+				name_target(exe, &k);
+			}
+		}
 	}
 	const char *name = 0;
 	READ(name, bprm->filename);
 	long n = bpf_probe_read_kernel_str(e->data, NAME_BYTES, name);
 	if (n < 0)
 		n = 0;
-	u32 off = n & (NAME_BYTES - 1);
+	u32 off = n > NAME_BYTES ? NAME_BYTES : n;
 	u64 len = arg_end > arg_start ? arg_end - arg_start : 0;
 	if (len > ARGS_BYTES)
 		len = ARGS_BYTES;
-	if (len && bpf_probe_read_user(&e->data[off], len, (void *)arg_start) == 0)
+	if (len && bpf_probe_read_user(&e->data[off & (2 * NAME_BYTES - 1)], len,
+				       (void *)arg_start) == 0)
 		off += len;
 	e->len = off;
 	send(e);

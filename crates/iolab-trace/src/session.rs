@@ -77,6 +77,13 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     )?;
     let analysis = rules::Analysis::new(&outcome.trace, outcome.backend == Backend::Bpf);
     let mut notes: Vec<String> = engine::ptrace_note(&outcome).into_iter().collect();
+    if outcome.trace.seen.events_lost > 0 {
+        notes.push(format!(
+            "{} changes to files were lost (a full ring): the durability rules were not \
+             applied, since a lost sync could make a synced file look unsynced",
+            outcome.trace.seen.events_lost
+        ));
+    }
     let calibrate = options.calibrate && outcome.interrupted.is_none();
     if options.calibrate && !calibrate && !analysis.patterns.is_empty() {
         notes.push("interrupted: no calibration, estimates only from iolab bench results".into());
@@ -104,7 +111,8 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
         f.stacks = origins.stacks(&f.keys, crate::origin::offending_calls(f.kind.name()));
         // The program of the processes that made the finding's calls, when they all run
         // one (a pipeline's writer and reader do not); else the command's.
-        let mut mine = f.processes.iter().map(|p| {
+        // (Many processes: the command's program; each one's would take a scan.)
+        let mut mine = f.processes.iter().take(8).map(|p| {
             programs
                 .entry((p.exe.clone(), p.args.clone()))
                 .or_insert_with(|| {
@@ -116,7 +124,9 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
         let first = mine.next();
         let r = match first {
             Some(one)
-                if one.program != Program::Unknown && mine.all(|o| o.program == one.program) =>
+                if f.processes.len() <= 8
+                    && one.program != Program::Unknown
+                    && mine.all(|o| o.program == one.program) =>
             {
                 one
             }

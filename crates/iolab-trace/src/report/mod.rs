@@ -52,19 +52,17 @@ impl Report {
     /// Every process the command ran, with what it did on all targets, by pid.
     pub fn processes(&self) -> Vec<(&Process, Use)> {
         let trace = &self.outcome.trace;
+        let mut uses: std::collections::HashMap<u32, Use> = Default::default();
+        for t in &trace.targets {
+            for (pid, u) in &t.by_process {
+                uses.entry(*pid).or_default().merge(u);
+            }
+        }
         trace
             .seen
             .processes
             .values()
-            .map(|p| {
-                let mut u = Use::default();
-                for t in &trace.targets {
-                    if let Some(x) = t.by_process.get(&p.pid) {
-                        u.merge(x);
-                    }
-                }
-                (p, u)
-            })
+            .map(|p| (p, uses.get(&p.pid).copied().unwrap_or_default()))
             .collect()
     }
 

@@ -27,19 +27,23 @@ use crate::model::{Change, Kind, TargetKey, Trace};
 /// File systems whose files do not outlive a crash (`statfs`'s `f_type`).
 const VOLATILE: [i64; 2] = [0x0102_1994 /* tmpfs */, 0x8584_58f6 /* ramfs */];
 
-/// Whether the folder holding `path` keeps its files across a crash: not tmpfs or ramfs.
+/// Whether the folder holding `path` keeps its files across a crash: not tmpfs or ramfs
+/// (asked of its nearest folder that still exists: a scratch folder may be gone by now).
 fn durable_place(path: &str) -> bool {
-    let dir = Path::new(path).parent().unwrap_or(Path::new("/"));
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
-        return true;
-    };
-    // SAFETY: a zeroed statfs is valid for the call to fill; `c` is a NUL-terminated path.
-    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
-        return true;
+    let mut dir = Path::new(path).parent();
+    while let Some(d) = dir {
+        let Ok(c) = std::ffi::CString::new(d.as_os_str().as_encoded_bytes()) else {
+            return true;
+        };
+        // SAFETY: a zeroed statfs is valid for the call to fill.
+        let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c` is a NUL-terminated path and `s` ours to fill.
+        if unsafe { libc::statfs(c.as_ptr(), &mut s) } == 0 {
+            return !VOLATILE.contains(&(s.f_type as i64));
+        }
+        dir = d.parent();
     }
-    !VOLATILE.contains(&(s.f_type as i64))
+    true
 }
 
 /// Whether the file `key` is at `path` now (not deleted, not renamed away).
@@ -64,6 +68,11 @@ struct Entry {
 }
 
 pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
+    // A change lost (a full ring) could make a synced file look dirty: no judgement then
+    // (the session says so).
+    if trace.seen.events_lost > 0 {
+        return;
+    }
     // Every target's group, and the keys a path named.
     let mut group_of: HashMap<TargetKey, usize> = HashMap::new();
     let mut by_path: HashMap<&str, Vec<TargetKey>> = HashMap::new();
@@ -86,11 +95,18 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
     let mut synced: HashSet<TargetKey> = HashSet::new();
     let mut truncated: HashMap<TargetKey, bool> = HashMap::new();
     let mut waiting: HashMap<String, Vec<Entry>> = HashMap::new();
-    let mut renamed_unsynced: Vec<(usize, String)> = Vec::new();
+    // Per group: how many renames of it were unsynced, and the last one's new name.
+    let mut renamed_unsynced: Vec<(usize, u64, String)> = Vec::new();
     let mut rewritten: Vec<usize> = Vec::new();
+    let mut renamed: HashSet<TargetKey> = HashSet::new();
     for e in &trace.seen.events {
         match &e.change {
             Change::Created { file } => {
+                // A new file: an inode number freed and given again starts clean.
+                dirty.remove(file);
+                synced.remove(file);
+                truncated.remove(file);
+                renamed.remove(file);
                 if let Some(path) = path_of(*file) {
                     waiting.entry(parent(&path)).or_default().push(Entry {
                         file: *file,
@@ -152,8 +168,15 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
                     if dirty.contains(&k)
                         && let Some(&g) = group_of.get(&k)
                     {
-                        renamed_unsynced.push((g, to.clone()));
+                        match renamed_unsynced.iter_mut().find(|r| r.0 == g) {
+                            Some(r) => {
+                                r.1 += 1;
+                                r.2.clone_from(to);
+                            }
+                            None => renamed_unsynced.push((g, 1, to.clone())),
+                        }
                     }
+                    renamed.insert(k);
                     truncated.remove(&k);
                     waiting.entry(parent(to)).or_default().push(Entry {
                         file: k,
@@ -164,17 +187,23 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
             }
         }
     }
-    for (g, to) in renamed_unsynced {
+    for (g, times, to) in renamed_unsynced {
         if !durable_place(&to) {
             continue;
         }
         let t = &groups[g].target;
         let mut p = Pattern::new(FindingKind::RenameBeforeSync, g);
+        p.count = times;
         p.note = format!(
-            "wrote {} to {}, then renamed it to {to} with no fsync or fdatasync of it between: \
+            "wrote {} to {} and renamed it to {to}{} with no fsync or fdatasync of it between: \
              the rename can reach the disk before the data",
             iolab::lab::units::format_bytes(t.write.bytes),
-            t.path
+            t.path,
+            if times > 1 {
+                format!(" ({times} times, each written since its last sync)")
+            } else {
+                String::new()
+            }
         );
         out.push(p);
     }
@@ -216,7 +245,10 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
     }
     for g in rewritten {
         let t = &groups[g].target;
-        if !durable_place(&t.path) {
+        // Renamed after (a temporary file reused: the replace was the rename), or gone.
+        let moved = groups[g].keys.iter().any(|k| renamed.contains(k));
+        let there = groups[g].keys.iter().any(|&k| still_there(&t.path, k));
+        if moved || !there || !durable_place(&t.path) {
             continue;
         }
         let mut p = Pattern::new(FindingKind::RewriteInPlace, g);
@@ -233,8 +265,8 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
 pub(super) fn risk(kind: FindingKind) -> &'static str {
     match kind {
         FindingKind::RenameBeforeSync => {
-            "after a crash the new name may hold an empty or partly written file, and the old \
-             contents are gone (ext4's auto_da_alloc flushes a file renamed over another at the \
+            "after a crash the new name may hold an empty or partly written file instead of \
+             either version (ext4's auto_da_alloc flushes a file renamed over another at the \
              rename; XFS, btrfs and ext4 with noauto_da_alloc do not)"
         }
         FindingKind::UnsyncedDirectory => {
@@ -263,5 +295,86 @@ pub(super) fn fix(kind: FindingKind) -> &'static str {
             "write the new contents to a temporary file in the same directory, fsync it, rename \
              it over the file, and fsync the directory"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Kind, Target};
+
+    fn file(trace: &mut Trace, path: &str, ino: u64) -> TargetKey {
+        let key = TargetKey {
+            major: 254,
+            minor: 0,
+            ino,
+        };
+        trace
+            .targets
+            .push(Target::new(Some(key), Some(Kind::File), path));
+        key
+    }
+
+    fn kinds(trace: &Trace) -> Vec<FindingKind> {
+        let groups = super::super::group(trace);
+        let mut out = Vec::new();
+        detect(trace, &groups, &mut out);
+        out.iter().map(|p| p.kind).collect()
+    }
+
+    #[test]
+    fn a_journal_cut_and_synced_then_written_and_synced_is_no_rewrite() {
+        // SQLite's journal_mode=TRUNCATE: the journal cut to 0 and synced, then the next
+        // transaction's records written and synced: safe by its protocol.
+        let mut trace = Trace::default();
+        let j = file(&mut trace, "/nonexistent-dir/db-journal", 7);
+        for (at, change) in [
+            Change::Truncated { file: j },
+            Change::Synced { file: j },
+            Change::Dirtied { file: j },
+            Change::Synced { file: j },
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            trace.seen.push(at as u64, 1, change);
+        }
+        assert!(kinds(&trace).is_empty(), "{:?}", kinds(&trace));
+    }
+
+    #[test]
+    fn an_inode_number_given_again_starts_clean() {
+        // A scratch file written (dirty) and deleted; a new file gets its inode number and
+        // is renamed after being synced: no rename-before-sync.
+        let mut trace = Trace::default();
+        let a = file(&mut trace, "/nonexistent-dir/a.tmp", 9);
+        for (at, change) in [
+            Change::Dirtied { file: a },
+            Change::Created { file: a },
+            Change::Synced { file: a },
+            Change::Renamed {
+                from: "/nonexistent-dir/a.tmp".into(),
+                to: "/nonexistent-dir/a".into(),
+            },
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            trace.seen.push(at as u64, 1, change);
+        }
+        assert!(!kinds(&trace).contains(&FindingKind::RenameBeforeSync));
+        // Written since its sync: found.
+        trace.seen.events.insert(
+            3,
+            crate::model::Event {
+                at_ns: 3,
+                pid: 1,
+                change: Change::Dirtied { file: a },
+            },
+        );
+        assert_eq!(kinds(&trace), [FindingKind::RenameBeforeSync]);
+        // A lost change: no judgement.
+        trace.seen.events_lost = 1;
+        assert!(kinds(&trace).is_empty());
     }
 }

@@ -36,13 +36,13 @@ fn most_asked(t: &PathTable, n: usize) -> String {
 fn probed(t: &PathTable, n: usize) -> (usize, String) {
     let mut names: BTreeMap<String, u64> = BTreeMap::new();
     let mut dirs = std::collections::BTreeSet::new();
-    for (p, c) in &t.paths {
+    for (p, _) in t.paths.iter().filter(|(_, c)| probing(c)) {
         let path = std::path::Path::new(p);
         dirs.insert(path.parent().map(|d| d.to_path_buf()));
         let name = path
             .file_name()
             .map_or_else(|| p.clone(), |f| f.to_string_lossy().into_owned());
-        *names.entry(name).or_default() += c.errors;
+        *names.entry(name).or_default() += 1;
     }
     let mut v: Vec<(String, u64)> = names.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -53,6 +53,13 @@ fn probed(t: &PathTable, n: usize) -> (usize, String) {
         .collect::<Vec<_>>()
         .join(", ");
     (dirs.len(), text)
+}
+
+/// Whether the failed opens of one path are a search path's probing: it was not there
+/// (`ENOENT`), or a folder on the way was not one (`ENOTDIR`); an `EEXIST` lock retried, an
+/// `EACCES`, is not.
+fn probing(c: &crate::model::events::PathCalls) -> bool {
+    c.errors > 0 && matches!(c.errno, libc::ENOENT | libc::ENOTDIR)
 }
 
 /// The most common error of the failed calls, as its name (`ENOENT`).
@@ -87,6 +94,12 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
     {
         let mut p = Pattern::new(FindingKind::StatStorm, g);
         p.count = repeated;
+        p.path = seen
+            .lookups
+            .paths
+            .iter()
+            .max_by_key(|(_, c)| c.calls)
+            .map(|(path, _)| path.clone());
         p.ns = (seen.lookups.ns() as f64 * repeated as f64 / lookups as f64) as u64;
         p.note = format!(
             "{lookups} lookups (stat, statx, access, …) of {distinct} paths, {repeated} of them \
@@ -97,21 +110,30 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
         out.push(p);
     }
     let failed = &seen.failed_opens;
-    if failed.calls() >= MIN_FAILED
+    let probes: Vec<(&String, &crate::model::events::PathCalls)> =
+        failed.paths.iter().filter(|(_, c)| probing(c)).collect();
+    let probe_calls: u64 = probes.iter().map(|(_, c)| c.errors).sum();
+    let (n, names) = probed(failed, 3);
+    // A search path: many opens that found nothing, of several paths in several folders.
+    if probe_calls >= MIN_FAILED
+        && probes.len() >= 10
+        && n >= 3
         && let Some(g) = anchor(groups)
     {
-        let (n, names) = probed(failed, 3);
-        let first = failed.paths.keys().next().cloned().unwrap_or_default();
+        let first = probes
+            .first()
+            .map(|(p, _)| p.to_string())
+            .unwrap_or_default();
         let mut p = Pattern::new(FindingKind::FailedOpens, g);
-        p.count = failed.calls();
-        p.ns = failed.ns();
+        p.count = probe_calls;
+        p.ns = probes.iter().map(|(_, c)| c.ns).sum();
+        p.path = Some(first.clone());
         p.note = format!(
-            "{} opens failed ({} mostly) for {} paths in {n} folders, looking for {names} \
-             (the first: {first}); {}",
-            failed.calls(),
+            "{probe_calls} opens found nothing ({} mostly) at {} paths in {n} folders, looking \
+             for {names} (the first: {first}); {}",
             errno_name(failed),
-            failed.paths.len(),
-            in_calls(failed.ns())
+            probes.len(),
+            in_calls(p.ns)
         );
         out.push(p);
     }
@@ -189,5 +211,47 @@ pub(super) fn estimate<'a>(p: &Pattern) -> Estimate<'a> {
             FindingKind::MmapFaults => "let file = iolab::RandomAccessFile::open(path)?;".into(),
             _ => String::new(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Kind, Target};
+
+    fn trace_with(failed: &[(&str, i64)], times: usize) -> (Trace, Vec<Group>) {
+        let mut trace = Trace::default();
+        trace
+            .targets
+            .push(Target::new(None, Some(Kind::File), "/bin/x"));
+        for (path, ret) in failed {
+            for _ in 0..times {
+                trace.seen.failed_opens.add(Some(path), 1000, *ret);
+            }
+        }
+        let groups = super::super::group(&trace);
+        (trace, groups)
+    }
+
+    #[test]
+    fn a_search_path_probed_is_found_and_a_lock_retried_is_not() {
+        let paths: Vec<String> = (0..40)
+            .map(|i| format!("/opt/lib{}/libc.so.6", i % 8 + i / 8 * 100))
+            .collect();
+        let probes: Vec<(&str, i64)> = paths.iter().map(|p| (p.as_str(), -2)).collect();
+        let (trace, groups) = trace_with(&probes, 10);
+        let mut out = Vec::new();
+        detect(&trace, &groups, &mut out);
+        let p = out
+            .iter()
+            .find(|p| p.kind == FindingKind::FailedOpens)
+            .unwrap();
+        assert_eq!(p.count, 400);
+        assert!(p.note.contains("libc.so.6 (in 40 places)"), "{}", p.note);
+        // 400 retries of one lock file (EEXIST) are no search path.
+        let (trace, groups) = trace_with(&[("/run/x.lock", -libc::EEXIST as i64)], 400);
+        let mut out = Vec::new();
+        detect(&trace, &groups, &mut out);
+        assert!(out.is_empty(), "{out:?}");
     }
 }

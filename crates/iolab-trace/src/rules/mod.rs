@@ -431,6 +431,10 @@ impl Analysis {
         if let Some(path) = &p.path {
             f.path.clone_from(path);
         }
+        // Lookups and failed opens name paths, not the target the pattern hangs on.
+        if matches!(p.kind, FindingKind::StatStorm | FindingKind::FailedOpens) {
+            f.target_kind = Kind::File;
+        }
         if p.kind.durability() {
             f.risk = Some(durability::risk(p.kind).into());
             f.shown = true;

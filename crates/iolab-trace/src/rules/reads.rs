@@ -168,6 +168,9 @@ pub(super) fn detect_twice(groups: &[Group], out: &mut Vec<super::Pattern>) {
         if t.kind_or_other() == Kind::File
             && t.size >= MIN_REWRITE
             && r.bytes as f64 >= TWICE * t.size as f64
+            // One process reading it again (many compilers each reading a header once is
+            // not a program to fix).
+            && t.by_process.len() <= 1
             && r.sequential as f64 >= SEQUENTIAL * moved(t) as f64
         {
             out.push(super::Pattern::new(FindingKind::ReadTwice, g));

@@ -53,13 +53,9 @@ fn event(bytes: &[u8]) -> Option<(Key, String, bool)> {
 }
 
 impl Drain {
-    /// Starts emptying `ring` into a table of paths, and `events` (and `stacks`) into a
-    /// list.
-    pub fn start(
-        mut ring: RingBuf<MapData>,
-        mut events: RingBuf<MapData>,
-        mut stacks: RingBuf<MapData>,
-    ) -> Drain {
+    /// Starts emptying the rings: `[paths, events, lookups, stacks]`: the paths into a
+    /// table, the lookups and failed opens counted as they come, the rest into a list.
+    pub fn start(rings: [RingBuf<MapData>; 4]) -> Drain {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         // SAFETY: eventfd takes no pointers; a descriptor it returns is ours alone.
@@ -70,6 +66,7 @@ impl Drain {
         });
         let woken = wake.as_ref().map_or(-1, |fd| fd.as_raw_fd());
         let thread = std::thread::spawn(move || {
+            let [mut ring, mut events, mut lookups, mut stacks] = rings;
             let mut paths = Paths::new();
             let mut list = Vec::new();
             // The lookups and failed opens, counted as they come.
@@ -83,10 +80,11 @@ impl Drain {
                     }
                 }
                 while let Some(item) = events.next() {
-                    if let Some(e) = events::parse(&item)
-                        && !events::count_path(&e, &mut counted)
-                    {
-                        list.push(e);
+                    list.extend(events::parse(&item));
+                }
+                while let Some(item) = lookups.next() {
+                    if let Some(e) = events::parse(&item) {
+                        events::count_path(&e, &paths, &mut counted);
                     }
                 }
                 while let Some(item) = stacks.next() {
@@ -98,6 +96,7 @@ impl Drain {
                 let fds = [
                     ring.as_raw_fd(),
                     events.as_raw_fd(),
+                    lookups.as_raw_fd(),
                     stacks.as_raw_fd(),
                     woken,
                 ];
@@ -106,9 +105,9 @@ impl Drain {
                     events: libc::POLLIN,
                     revents: 0,
                 });
-                // SAFETY: four pollfds (poll skips a negative descriptor), for the
-                // duration of the call.
-                unsafe { libc::poll(pfd.as_mut_ptr(), 4, POLL_MS) };
+                // SAFETY: five pollfds (poll skips a negative descriptor), for the duration
+                // of the call.
+                unsafe { libc::poll(pfd.as_mut_ptr(), 5, POLL_MS) };
             }
         });
         Drain { stop, wake, thread }
@@ -318,6 +317,13 @@ pub fn trace(
         tasks: counter(Counter::LostTasks),
     };
     trace.seen.events_lost += counter(Counter::LostEvents);
+    let lost_lookups = counter(Counter::LostLookups);
+    if lost_lookups > 0 {
+        trace.warnings.push(format!(
+            "{lost_lookups} lookups and failed opens could not be sent (their ring was full): \
+             their counts by path are short by that many"
+        ));
+    }
     let lost_paths = counter(Counter::LostPaths);
     if lost_paths > 0 {
         trace.warnings.push(format!(

@@ -110,7 +110,11 @@ pub fn fold(
                     .map(|a| String::from_utf8_lossy(a).into_owned())
                     .collect();
                 let parent = Some(e.a as u32).filter(|p| seen.processes.contains_key(p));
-                let exe = absolute(None, &name);
+                // The executable as the kernel names it; else the name `execve` was given.
+                let exe = paths
+                    .get(&e.key)
+                    .filter(|_| e.key.ino != 0)
+                    .map_or_else(|| absolute(None, &name), |(p, _)| p.clone());
                 seen.processes.insert(
                     e.pid,
                     Process {
@@ -162,7 +166,7 @@ pub fn fold(
                 })
             }
             kind::LOOKUP | kind::FAILED_OPEN => {
-                count_path(e, seen);
+                count_path(e, paths, seen);
                 None
             }
             kind::STACK => {
@@ -197,14 +201,26 @@ pub fn fold(
 }
 
 /// Counts a lookup or a failed open (`e`) in `seen`'s tables, and says whether it was one
-/// (the drainer counts them as they come, so that a storm of them takes no memory).
-pub fn count_path(e: &RawEvent, seen: &mut Seen) -> bool {
+/// (the drainer counts them as they come, so that a storm of them takes no memory). A
+/// relative path is joined to the directory it started from, named from `paths` (or by
+/// its inode): the same name in many folders is many paths.
+pub fn count_path(e: &RawEvent, paths: &HashMap<Key, (String, bool)>, seen: &mut Seen) -> bool {
     let table = match e.kind {
         kind::LOOKUP => &mut seen.lookups,
         kind::FAILED_OPEN => &mut seen.failed_opens,
         _ => return false,
     };
-    table.add(Some(&text(&e.data)), e.b, e.a as i64);
+    let name = text(&e.data);
+    let path = if name.starts_with('/') || e.key.ino == 0 {
+        name
+    } else {
+        let dir = paths
+            .get(&e.key)
+            .map(|(p, _)| p.clone())
+            .unwrap_or_else(|| format!("<inode {}>", e.key.ino));
+        absolute(Some(&dir), &name)
+    };
+    table.add(Some(&path), e.b, e.a as i64);
     true
 }
 
@@ -258,7 +274,9 @@ mod tests {
         let mut seen = Seen::default();
         fold(&mut events, 50, &paths, &mut seen);
         assert_eq!(seen.processes[&5].args, ["prog", "-v"]);
-        assert_eq!(seen.processes[&6].exe, "/bin/prog");
+        // The executable as the kernel names it (its key's path here), not the name
+        // `execve` was given; a fork has its parent's.
+        assert_eq!(seen.processes[&6].exe, "/home/u");
         assert_eq!(seen.processes[&6].parent, Some(5));
         assert_eq!(seen.lookups.paths["/etc/x"].errno, 2);
         let changes: Vec<&Change> = seen.events.iter().map(|e| &e.change).collect();

@@ -221,6 +221,8 @@ pub enum Counter {
     LostPaths = 5,
     /// Events that could not be sent (a full ring buffer).
     LostEvents = 6,
+    /// Lookups and failed opens that could not be sent (a full ring buffer).
+    LostLookups = 8,
 }
 
 fn arg(i: Option<usize>) -> u8 {

@@ -65,11 +65,17 @@ const NOT_BUILT: &str = include_str!(concat!(env!("OUT_DIR"), "/bpf-unavailable.
 const NOT_BUILT: &str = "";
 
 /// The programs and the BTF-typed tracepoints they attach to.
-const PROGRAMS: [(&str, &str); 6] = [
+const PROGRAMS: [(&str, &str); 4] = [
     ("sys_enter", "sys_enter"),
     ("sys_exit", "sys_exit"),
     ("process_fork", "sched_process_fork"),
     ("process_exec", "sched_process_exec"),
+];
+
+/// The programs that follow page faults on maps, on tracepoints a kernel may not have
+/// (`mm_filemap_fault` takes the mapping and the index since Linux 6.x): without them the
+/// trace has no `page_faults`, and the rest runs.
+const FAULT_PROGRAMS: [(&str, &str); 2] = [
     ("filemap_fault", "mm_filemap_fault"),
     ("page_added", "mm_filemap_add_to_page_cache"),
 ];
@@ -138,8 +144,9 @@ fn backend_error(what: &str, e: &dyn std::fmt::Display) -> Error {
     }
 }
 
-/// Loads the program, fills its table of followed calls and attaches it.
-fn load() -> Result<Ebpf> {
+/// Loads the program, fills its table of followed calls and attaches it; says whether the
+/// fault programs attached too.
+fn load() -> Result<(Ebpf, bool)> {
     let object = OBJECT.ok_or_else(|| Error::Unavailable {
         backend: "bpf",
         reason: NOT_BUILT.trim().to_string(),
@@ -179,7 +186,26 @@ fn load() -> Result<Ebpf> {
             .attach()
             .map_err(|e| backend_error(&format!("cannot attach {name} to {tracepoint}"), &e))?;
     }
-    Ok(ebpf)
+    // Both fault programs or neither: one alone would count faults without what they read.
+    let faults = FAULT_PROGRAMS.iter().all(|(name, tracepoint)| {
+        let Some(program) = ebpf.program_mut(name) else {
+            return false;
+        };
+        let Ok(program): std::result::Result<&mut BtfTracePoint, _> = program.try_into() else {
+            return false;
+        };
+        program.load(tracepoint, &btf).is_ok() && program.attach().is_ok()
+    });
+    if !faults {
+        for (name, _) in FAULT_PROGRAMS {
+            if let Some(program) = ebpf.program_mut(name)
+                && let Ok(p) = <&mut BtfTracePoint>::try_from(program)
+            {
+                let _ = p.unload();
+            }
+        }
+    }
+    Ok((ebpf, faults))
 }
 
 /// Runs `command` with the eBPF backend.
@@ -189,7 +215,7 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
         .map(|f| (f.key, f.path))
         .collect();
     let setup_started = Instant::now();
-    let mut ebpf = load()?;
+    let (mut ebpf, faults) = load()?;
     if let Some(signal) = signals::interrupted() {
         return Err(Error::Interrupted { signal });
     }
@@ -198,7 +224,12 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
             .ok_or_else(|| backend_error("the program", &format!("has no ring {name}")))
             .and_then(|m| RingBuf::try_from(m).map_err(|e| backend_error(name, &e)))
     };
-    let rings = (ring("paths")?, ring("events")?, ring("stacks")?);
+    let rings = [
+        ring("paths")?,
+        ring("events")?,
+        ring("lookup_ring")?,
+        ring("stacks")?,
+    ];
     let mut child = child::spawn(command, Start::Gated)?;
     {
         // The command is followed from its execve on.
@@ -212,7 +243,7 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
             return Err(backend_error("cannot follow the command", &e));
         }
     }
-    let drain = collect::Drain::start(rings.0, rings.1, rings.2);
+    let drain = collect::Drain::start(rings);
     let start = monotonic_ns();
     if let Err(e) = child.release() {
         child.abandon();
@@ -247,6 +278,10 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     }
     let mut trace = collect::trace(&ebpf, start, drained, &names)
         .map_err(|e| backend_error("cannot read the program's maps", &e))?;
+    if !faults {
+        trace.seen.faults_seen = false;
+        trace.seen.faults.clear();
+    }
     // Detached now (half a millisecond): the calibration that may follow must not pay for
     // the program's look-up on each of its own calls.
     drop(ebpf);

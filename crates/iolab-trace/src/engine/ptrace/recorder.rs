@@ -466,9 +466,8 @@ impl Recorder {
             if explicit.is_none() {
                 entry.pos = start + n;
             }
-            if write {
-                t.size = t.size.max(start + n);
-            }
+            // A file read past the size it had when first seen has grown.
+            t.size = t.size.max(start + n);
         }
         let target = entry.target;
         self.store_fd(tgid, fd, entry);

@@ -92,6 +92,14 @@ fn path_arg(tid: i32, args: &[u64; 6], (dirfd, path): (Option<usize>, usize)) ->
     Some(resolve(tid, dirfd.map(|d| args[d] as i32), &text))
 }
 
+/// A lookup's path as a string to count: absolute, relative ones resolved against the
+/// directory they start from (the same name in many folders is many paths).
+fn absolute(call: &Call<'_>, dirfd: Option<usize>, text: &str) -> String {
+    resolve(call.tid, dirfd.map(|d| call.args[d] as i32), text)
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The process `pid` as `/proc` shows it now.
 fn process_now(pid: i32, parent: Option<u32>) -> Process {
     let exe = std::fs::read_link(format!("/proc/{pid}/exe"))
@@ -215,16 +223,18 @@ impl Witness {
         let failed = call.ret < 0;
         let pid = call.tgid as u32;
         match call.sys.role() {
-            Role::Lookup { dirfd: _, path } => {
+            Role::Lookup { dirfd, path } => {
                 let text = read_string(call.tid, call.args[path]);
                 // An empty path with AT_EMPTY_PATH is an fstat of the descriptor.
                 if text.as_deref() != Some("") {
-                    trace.seen.lookups.add(text.as_deref(), call.ns, call.ret);
+                    let full = text.map(|t| absolute(call, dirfd, &t));
+                    trace.seen.lookups.add(full.as_deref(), call.ns, call.ret);
                 }
             }
             Role::Open { .. } if failed => {
-                let at = call.sys.open_path().unwrap_or((None, 0));
-                let text = read_string(call.tid, call.args[at.1]);
+                let (dirfd, path) = call.sys.open_path().unwrap_or((None, 0));
+                let text =
+                    read_string(call.tid, call.args[path]).map(|t| absolute(call, dirfd, &t));
                 trace
                     .seen
                     .failed_opens
@@ -326,15 +336,20 @@ impl Witness {
                     device: Some((key.major, key.minor)),
                 })
             }
+            // Every sync is a change, as under eBPF (a file that looks clean may have had its
+            // size cut since its last sync).
             Role::Sync | Role::Msync => {
-                let was = self.dirty.remove(&key);
-                (was || t.kind == Some(Kind::Directory)).then_some(Change::Synced { file: key })
+                self.dirty.remove(&key);
+                matches!(t.kind, Some(Kind::File | Kind::Directory))
+                    .then_some(Change::Synced { file: key })
             }
             Role::Open { .. } if file => {
                 let b = call.before;
                 match b.existed {
                     None if b.creat => Some(Change::Created { file: key }),
-                    Some(size) if b.trunc && size > 0 => Some(Change::Truncated { file: key }),
+                    // An existing file truncated, as under eBPF (which cannot see its size
+                    // before).
+                    Some(_) if b.trunc => Some(Change::Truncated { file: key }),
                     _ => None,
                 }
             }
