@@ -707,6 +707,51 @@ __attribute__((noinline)) int mark_synced(u64 dev, u64 ino, u32 gen)
 	return 0;
 }
 
+/* The key of `i` into `k`. */
+static __always_inline void inode_key(struct inode *i, struct key *k)
+{
+	struct super_block *sb = 0;
+	u32 dev = 0;
+	unsigned long ino = 0;
+	READ(sb, i->i_sb);
+	READ(dev, sb->s_dev);
+	READ(ino, i->i_ino);
+	READ(k->gen, i->i_generation);
+	k->dev = dev;
+	k->ino = ino;
+}
+
+/* The directory a relative path of `task` starts from: its working directory
+ * (`AT_FDCWD`) or the folder open at `dirfd`; its dentry, mount and key; 0 when none. */
+static __always_inline int dir_of(struct task_struct *task, s64 dirfd, struct dentry **d,
+				  struct vfsmount **vm, struct key *k)
+{
+	struct dentry *dd = 0;
+	struct vfsmount *mm = 0;
+	if (dirfd == AT_FDCWD) {
+		struct fs_struct *fs = task->fs;
+		if (fs) {
+			READ(dd, fs->pwd.dentry);
+			READ(mm, fs->pwd.mnt);
+		}
+	} else {
+		struct file *f = fd_file(task, dirfd);
+		if (f) {
+			READ(dd, f->f_path.dentry);
+			READ(mm, f->f_path.mnt);
+		}
+	}
+	struct inode *i = 0;
+	if (dd)
+		READ(i, dd->d_inode);
+	if (!i || !mm)
+		return 0;
+	inode_key(i, k);
+	*d = dd;
+	*vm = mm;
+	return 1;
+}
+
 /* A lookup or a failed open of the path at `ptr` (user memory) by call `index`: its path,
  * result and time, sent for user space to count (a run of 50 000 distinct paths costs less
  * so than a map read back entry by entry). A global function: verified once. */
@@ -729,37 +774,14 @@ __attribute__((noinline)) int path_call(u64 kind_index, u64 ptr, s64 dirfd, s64 
 	/* A relative path: the key of the directory it starts from (a name asked in each of
 	 * many folders is not a path asked again). */
 	if (e->data[0] != '/') {
-		struct task_struct *task = bpf_get_current_task_btf();
 		struct dentry *d = 0;
 		struct vfsmount *vm = 0;
-		if (dirfd == AT_FDCWD) {
-			struct fs_struct *fs = task->fs;
-			if (fs) {
-				READ(d, fs->pwd.dentry);
-				READ(vm, fs->pwd.mnt);
-			}
-		} else {
-			struct file *f = fd_file(task, dirfd);
-			if (f) {
-				READ(d, f->f_path.dentry);
-				READ(vm, f->f_path.mnt);
-			}
-		}
-		struct inode *i = 0;
-		if (d)
-			READ(i, d->d_inode);
-		if (i && vm) {
-			struct super_block *sb = 0;
-			u32 dev = 0;
-			unsigned long ino = 0;
-			READ(sb, i->i_sb);
-			READ(dev, sb->s_dev);
-			READ(ino, i->i_ino);
-			READ(e->k.gen, i->i_generation);
-			e->k.dev = dev;
-			e->k.ino = ino;
+		struct key k = {};
+		if (dir_of(bpf_get_current_task_btf(), dirfd, &d, &vm, &k)) {
+			e->k.dev = k.dev;
+			e->k.ino = k.ino;
+			e->k.gen = k.gen;
 			/* The directory's path, sent the first time. */
-			struct key k = {e->k.dev, e->k.ino, e->k.gen, 0};
 			u8 one = 1;
 			if (bpf_map_update_elem(&named_dirs, &k, &one, BPF_NOEXIST) == 0)
 				name_dentry(d, vm, &k);
@@ -789,32 +811,11 @@ __attribute__((noinline)) int renamed(u64 ptr, u64 ptr2, s64 dirfd)
 	e->len = off + (m > NAME_BYTES ? NAME_BYTES : m);
 	struct dentry *d = 0;
 	struct vfsmount *vm = 0;
-	if (dirfd == AT_FDCWD) {
-		struct fs_struct *fs = task->fs;
-		if (fs) {
-			READ(d, fs->pwd.dentry);
-			READ(vm, fs->pwd.mnt);
-		}
-	} else {
-		struct file *f = fd_file(task, dirfd);
-		if (f) {
-			READ(d, f->f_path.dentry);
-			READ(vm, f->f_path.mnt);
-		}
-	}
-	if (d && vm) {
-		struct inode *i = 0;
-		struct super_block *sb = 0;
-		u32 dev = 0;
-		unsigned long ino = 0;
-		READ(i, d->d_inode);
-		READ(sb, i->i_sb);
-		READ(dev, sb->s_dev);
-		READ(ino, i->i_ino);
-		READ(e->k.gen, i->i_generation);
-		e->k.dev = dev;
-		e->k.ino = ino;
-		struct key k = {e->k.dev, e->k.ino, e->k.gen, 0};
+	struct key k = {};
+	if (dir_of(task, dirfd, &d, &vm, &k)) {
+		e->k.dev = k.dev;
+		e->k.ino = k.ino;
+		e->k.gen = k.gen;
 		name_dentry(d, vm, &k);
 	}
 	send(e);
@@ -1357,19 +1358,6 @@ int process_exec(u64 *ctx)
 	return 0;
 }
 
-/* The key of `i` into `k`. */
-static __always_inline void inode_key(struct inode *i, struct key *k)
-{
-	struct super_block *sb = 0;
-	u32 dev = 0;
-	unsigned long ino = 0;
-	READ(sb, i->i_sb);
-	READ(dev, sb->s_dev);
-	READ(ino, i->i_ino);
-	READ(k->gen, i->i_generation);
-	k->dev = dev;
-	k->ino = ino;
-}
 
 /* A fault on a map of a file, outside any system call: counted on the file, placed
  * against the previous fault on it; the task notes the file for the pages the fault adds
