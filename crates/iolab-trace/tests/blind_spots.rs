@@ -5,27 +5,17 @@
 //! reading a cold file at random through a map with and without `MADV_RANDOM`
 //! (`mmap-faults`, eBPF only: ptrace sees no page faults).
 
+mod common;
+
 use std::path::Path;
 
+use common::{backends, report};
 use iolab_testkit::trace::{self as kit, python};
 use iolab_trace::backend::Choice;
 use iolab_trace::engine;
 use iolab_trace::launch::Command;
 use iolab_trace::report::Report;
 use iolab_trace::rules::FindingKind;
-
-fn backends() -> Vec<Choice> {
-    kit::backends([Choice::Bpf, Choice::Ptrace], engine::availability)
-}
-
-fn report(choice: Choice, w: &[&str]) -> Report {
-    let options = iolab_trace::Options {
-        backend: choice,
-        calibrate: false,
-        ..iolab_trace::Options::default()
-    };
-    kit::locked(choice, w, |words| iolab_trace::trace(words, &options))
-}
 
 fn kinds(r: &Report) -> Vec<FindingKind> {
     r.findings.iter().map(|f| f.kind).collect()

@@ -7,27 +7,15 @@
 //! calls, and the program, built with debug information, gets the file and line of its
 //! offending call.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use iolab_testkit::trace as kit;
+use common::{backends, report};
 use iolab_trace::backend::Choice;
-use iolab_trace::engine;
 use iolab_trace::report::Report;
 use iolab_trace::rules::{Finding, FindingKind};
-
-fn backends() -> Vec<Choice> {
-    kit::backends([Choice::Bpf, Choice::Ptrace], engine::availability)
-}
-
-fn report(choice: Choice, w: &[&str]) -> Report {
-    let options = iolab_trace::Options {
-        backend: choice,
-        calibrate: false,
-        ..iolab_trace::Options::default()
-    };
-    kit::locked(choice, w, |words| iolab_trace::trace(words, &options))
-}
 
 /// `c/save.c` built with `cc -g -O0` into `dir`, or `None` (skipped) without a compiler.
 fn build(dir: &Path) -> Option<PathBuf> {

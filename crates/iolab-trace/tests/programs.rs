@@ -4,31 +4,20 @@
 //! each backend that can run here; a shell pipeline of several programs is not taken for
 //! its shell.
 
+mod common;
+
 use std::path::Path;
 
+use common::{backends, report};
 use iolab_testkit::trace::{self as kit, python};
 use iolab_trace::backend::Choice;
-use iolab_trace::engine;
 use iolab_trace::launch::Command;
 use iolab_trace::program::Program;
 use iolab_trace::report::Report;
 use iolab_trace::rules::{Finding, FindingKind};
 
-fn backends() -> Vec<Choice> {
-    kit::backends([Choice::Bpf, Choice::Ptrace], engine::availability)
-}
-
 fn have(program: &str) -> bool {
     kit::have(program, Command::resolve)
-}
-
-fn report(choice: Choice, w: &[&str]) -> Report {
-    let options = iolab_trace::Options {
-        backend: choice,
-        calibrate: false,
-        ..iolab_trace::Options::default()
-    };
-    kit::locked(choice, w, |words| iolab_trace::trace(words, &options))
 }
 
 fn text(p: &Path) -> String {

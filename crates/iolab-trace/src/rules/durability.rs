@@ -67,48 +67,85 @@ struct Entry {
     how: String,
 }
 
-pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
-    // A change lost (a full ring) could make a synced file look dirty: no judgement then
-    // (the session says so).
-    if trace.seen.events_lost > 0 {
-        return;
-    }
-    // Every target's group, and the keys a path named.
-    let mut group_of: HashMap<TargetKey, usize> = HashMap::new();
-    let mut by_path: HashMap<&str, Vec<TargetKey>> = HashMap::new();
-    for (g, group) in groups.iter().enumerate() {
-        for &m in &group.members {
-            let t = &trace.targets[m];
-            if let Some(k) = t.key {
-                group_of.insert(k, g);
-                by_path.entry(t.path.as_str()).or_default().push(k);
+/// The targets as the replay of the changes needs them: every inode's group, the inodes a
+/// path named.
+struct Index<'a> {
+    groups: &'a [Group],
+    group_of: HashMap<TargetKey, usize>,
+    by_path: HashMap<&'a str, Vec<TargetKey>>,
+}
+
+impl<'a> Index<'a> {
+    fn new(trace: &'a Trace, groups: &'a [Group]) -> Index<'a> {
+        let mut group_of = HashMap::new();
+        let mut by_path: HashMap<&str, Vec<TargetKey>> = HashMap::new();
+        for (g, group) in groups.iter().enumerate() {
+            for &m in &group.members {
+                let t = &trace.targets[m];
+                if let Some(k) = t.key {
+                    group_of.insert(k, g);
+                    by_path.entry(t.path.as_str()).or_default().push(k);
+                }
             }
         }
+        Index {
+            groups,
+            group_of,
+            by_path,
+        }
     }
-    let path_of = |k: TargetKey| group_of.get(&k).map(|&g| groups[g].target.path.clone());
-    let is_dir = |k: TargetKey| {
-        group_of
+
+    fn path_of(&self, k: TargetKey) -> Option<String> {
+        self.group_of
             .get(&k)
-            .is_some_and(|&g| groups[g].target.kind == Some(Kind::Directory))
-    };
-    let mut dirty: HashSet<TargetKey> = HashSet::new();
-    let mut synced: HashSet<TargetKey> = HashSet::new();
-    let mut truncated: HashMap<TargetKey, bool> = HashMap::new();
-    let mut waiting: HashMap<String, Vec<Entry>> = HashMap::new();
-    // Per group: how many renames of it were unsynced, and the last one's new name.
-    let mut renamed_unsynced: Vec<(usize, u64, String)> = Vec::new();
-    let mut rewritten: Vec<usize> = Vec::new();
-    let mut renamed: HashSet<TargetKey> = HashSet::new();
-    for e in &trace.seen.events {
-        match &e.change {
+            .map(|&g| self.groups[g].target.path.clone())
+    }
+
+    fn is_dir(&self, k: TargetKey) -> bool {
+        self.group_of
+            .get(&k)
+            .is_some_and(|&g| self.groups[g].target.kind == Some(Kind::Directory))
+    }
+}
+
+/// The state of the files as the changes are replayed in order.
+#[derive(Default)]
+struct Replay {
+    /// Written since their last sync.
+    dirty: HashSet<TargetKey>,
+    /// Synced at least once (the program means to keep them).
+    synced: HashSet<TargetKey>,
+    /// Truncated while holding data, and whether written again since.
+    truncated: HashMap<TargetKey, bool>,
+    /// Names made or renamed in each folder since its last sync.
+    waiting: HashMap<String, Vec<Entry>>,
+    /// Per group: how many renames of it were unsynced, and the last one's new name.
+    renamed_unsynced: Vec<(usize, u64, String)>,
+    /// Groups truncated, written again and synced.
+    rewritten: Vec<usize>,
+    /// Inodes renamed.
+    renamed: HashSet<TargetKey>,
+}
+
+impl Replay {
+    fn rewrote(&mut self, ix: &Index<'_>, k: &TargetKey) {
+        if let Some(&g) = ix.group_of.get(k)
+            && !self.rewritten.contains(&g)
+        {
+            self.rewritten.push(g);
+        }
+    }
+
+    fn apply(&mut self, ix: &Index<'_>, change: &Change) {
+        match change {
             Change::Created { file } => {
                 // A new file: an inode number freed and given again starts clean.
-                dirty.remove(file);
-                synced.remove(file);
-                truncated.remove(file);
-                renamed.remove(file);
-                if let Some(path) = path_of(*file) {
-                    waiting.entry(parent(&path)).or_default().push(Entry {
+                self.dirty.remove(file);
+                self.synced.remove(file);
+                self.truncated.remove(file);
+                self.renamed.remove(file);
+                if let Some(path) = ix.path_of(*file) {
+                    self.waiting.entry(parent(&path)).or_default().push(Entry {
                         file: *file,
                         path,
                         how: "made".into(),
@@ -116,90 +153,113 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
                 }
             }
             Change::Truncated { file } => {
-                truncated.insert(*file, false);
+                self.truncated.insert(*file, false);
             }
             Change::Dirtied { file } => {
-                dirty.insert(*file);
-                if let Some(w) = truncated.get_mut(file) {
+                self.dirty.insert(*file);
+                if let Some(w) = self.truncated.get_mut(file) {
                     *w = true;
                 }
             }
-            Change::Synced { file } if is_dir(*file) => {
-                if let Some(p) = path_of(*file) {
-                    waiting.remove(&p);
+            Change::Synced { file } if ix.is_dir(*file) => {
+                if let Some(p) = ix.path_of(*file) {
+                    self.waiting.remove(&p);
                 }
             }
             Change::Synced { file } => {
-                dirty.remove(file);
-                synced.insert(*file);
+                self.dirty.remove(file);
+                self.synced.insert(*file);
                 // Truncated, written again, synced: rewritten in place.
-                if truncated.remove(file) == Some(true)
-                    && let Some(&g) = group_of.get(file)
-                    && !rewritten.contains(&g)
-                {
-                    rewritten.push(g);
+                if self.truncated.remove(file) == Some(true) {
+                    self.rewrote(ix, file);
                 }
             }
-            Change::SyncedAll { device } => {
-                // `sync` (or `syncfs` of a file system): every file and folder (of it)
-                // made durable: nothing dirty, no name waiting; a file truncated and
-                // written again was rewritten in place until then.
-                let on = |k: &TargetKey| device.is_none_or(|d| (k.major, k.minor) == d);
-                for (k, written) in &truncated {
-                    if *written
-                        && on(k)
-                        && let Some(&g) = group_of.get(k)
-                        && !rewritten.contains(&g)
-                    {
-                        rewritten.push(g);
-                    }
-                }
-                truncated.retain(|k, _| !on(k));
-                synced.extend(dirty.iter().filter(|k| on(k)).copied());
-                dirty.retain(|k| !on(k));
-                waiting.retain(|_, entries| {
-                    entries.retain(|e| !on(&e.file));
-                    !entries.is_empty()
-                });
-            }
-            Change::Renamed { from, to } => {
-                let keys = by_path.get(from.as_str()).cloned().unwrap_or_default();
-                for k in keys {
-                    if dirty.contains(&k)
-                        && let Some(&g) = group_of.get(&k)
-                    {
-                        match renamed_unsynced.iter_mut().find(|r| r.0 == g) {
-                            Some(r) => {
-                                r.1 += 1;
-                                r.2.clone_from(to);
-                            }
-                            None => renamed_unsynced.push((g, 1, to.clone())),
-                        }
-                    }
-                    renamed.insert(k);
-                    truncated.remove(&k);
-                    waiting.entry(parent(to)).or_default().push(Entry {
-                        file: k,
-                        path: to.clone(),
-                        how: format!("renamed from {from}"),
-                    });
-                }
-            }
+            Change::SyncedAll { device } => self.synced_all(ix, *device),
+            Change::Renamed { from, to } => self.renamed(ix, from, to),
         }
     }
-    for (g, times, to) in renamed_unsynced {
-        if !durable_place(&to) {
+
+    /// `sync` (or `syncfs` of a file system): every file and folder (of it) made durable:
+    /// nothing dirty, no name waiting; a file truncated and written again was rewritten in
+    /// place until then.
+    fn synced_all(&mut self, ix: &Index<'_>, device: Option<(u32, u32)>) {
+        let on = |k: &TargetKey| device.is_none_or(|d| (k.major, k.minor) == d);
+        let rewritten: Vec<TargetKey> = self
+            .truncated
+            .iter()
+            .filter(|(k, written)| **written && on(k))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in &rewritten {
+            self.rewrote(ix, k);
+        }
+        self.truncated.retain(|k, _| !on(k));
+        self.synced
+            .extend(self.dirty.iter().filter(|k| on(k)).copied());
+        self.dirty.retain(|k| !on(k));
+        self.waiting.retain(|_, entries| {
+            entries.retain(|e| !on(&e.file));
+            !entries.is_empty()
+        });
+    }
+
+    /// `from` renamed to `to`: unsynced if written since its last sync; a name waiting for
+    /// `to`'s folder.
+    fn renamed(&mut self, ix: &Index<'_>, from: &str, to: &str) {
+        let keys = ix.by_path.get(from).cloned().unwrap_or_default();
+        for k in keys {
+            if self.dirty.contains(&k)
+                && let Some(&g) = ix.group_of.get(&k)
+            {
+                match self.renamed_unsynced.iter_mut().find(|r| r.0 == g) {
+                    Some(r) => {
+                        r.1 += 1;
+                        r.2 = to.to_string();
+                    }
+                    None => self.renamed_unsynced.push((g, 1, to.to_string())),
+                }
+            }
+            self.renamed.insert(k);
+            self.truncated.remove(&k);
+            self.waiting.entry(parent(to)).or_default().push(Entry {
+                file: k,
+                path: to.to_string(),
+                how: format!("renamed from {from}"),
+            });
+        }
+    }
+}
+
+pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
+    // A change lost (a full ring) could make a synced file look dirty: no judgement then
+    // (the session says so).
+    if trace.seen.events_lost > 0 {
+        return;
+    }
+    let ix = Index::new(trace, groups);
+    let mut r = Replay::default();
+    for e in &trace.seen.events {
+        r.apply(&ix, &e.change);
+    }
+    renames_before_sync(&r, groups, out);
+    unsynced_directories(&mut r, &ix, out);
+    rewrites_in_place(&r, groups, out);
+}
+
+fn renames_before_sync(r: &Replay, groups: &[Group], out: &mut Vec<Pattern>) {
+    for (g, times, to) in &r.renamed_unsynced {
+        if !durable_place(to) {
             continue;
         }
-        let t = &groups[g].target;
-        let mut p = Pattern::new(FindingKind::RenameBeforeSync, g);
-        p.count = times;
+        let t = &groups[*g].target;
+        let mut p = Pattern::new(FindingKind::RenameBeforeSync, *g);
+        p.count = *times;
         p.note = format!(
             "wrote {} to {} and renamed it to {to}{} with no fsync or fdatasync of it between: \
              the rename can reach the disk before the data",
             iolab::lab::units::format_bytes(t.write.bytes),
             t.path,
-            if times > 1 {
+            if *times > 1 {
                 format!(" ({times} times, each written since its last sync)")
             } else {
                 String::new()
@@ -207,17 +267,20 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
         );
         out.push(p);
     }
-    let mut dirs: Vec<(String, Vec<Entry>)> = waiting.into_iter().collect();
+}
+
+fn unsynced_directories(r: &mut Replay, ix: &Index<'_>, out: &mut Vec<Pattern>) {
+    let mut dirs: Vec<(String, Vec<Entry>)> = r.waiting.drain().collect();
     dirs.sort_by(|a, b| a.0.cmp(&b.0));
     for (dir, entries) in dirs {
         let kept: Vec<&Entry> = entries
             .iter()
-            .filter(|e| synced.contains(&e.file) && still_there(&e.path, e.file))
+            .filter(|e| r.synced.contains(&e.file) && still_there(&e.path, e.file))
             .collect();
         let Some(first) = kept.first() else {
             continue;
         };
-        let Some(&g) = group_of.get(&first.file) else {
+        let Some(&g) = ix.group_of.get(&first.file) else {
             continue;
         };
         if !durable_place(&first.path) {
@@ -243,10 +306,13 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
         );
         out.push(p);
     }
-    for g in rewritten {
+}
+
+fn rewrites_in_place(r: &Replay, groups: &[Group], out: &mut Vec<Pattern>) {
+    for &g in &r.rewritten {
         let t = &groups[g].target;
         // Renamed after (a temporary file reused: the replace was the rename), or gone.
-        let moved = groups[g].keys.iter().any(|k| renamed.contains(k));
+        let moved = groups[g].keys.iter().any(|k| r.renamed.contains(k));
         let there = groups[g].keys.iter().any(|&k| still_there(&t.path, k));
         if moved || !there || !durable_place(&t.path) {
             continue;

@@ -10,6 +10,11 @@ use crate::rules::{Finding, FindingKind};
 /// The fix for `finding` in `r`'s terms, when its program has its own; `None` keeps the
 /// generic fix (iolab's, in plain words).
 pub fn fix(r: &Recognised, finding: &Finding) -> Option<String> {
+    speed_fix(r, finding).or_else(|| other_fix(r, finding))
+}
+
+/// The fixes of the findings about time spent in reads, writes, opens and syncs.
+fn speed_fix(r: &Recognised, finding: &Finding) -> Option<String> {
     let to_file = finding.target_kind == Kind::File;
     let s = |text: &str| Some(text.to_string());
     match (r.program, finding.kind) {
@@ -97,6 +102,14 @@ pub fn fix(r: &Recognised, finding: &Finding) -> Option<String> {
         (Program::Java, FindingKind::SmallReads) => {
             s("wrap the stream: `new BufferedInputStream(new FileInputStream(path), 1 << 16)`")
         }
+        _ => None,
+    }
+}
+
+/// The fixes of the durability findings and the blind spots (lookups, faults).
+fn other_fix(r: &Recognised, finding: &Finding) -> Option<String> {
+    let s = |text: &str| Some(text.to_string());
+    match (r.program, finding.kind) {
         (Program::Git, FindingKind::UnsyncedDirectory) => s(
             "no git setting syncs a folder (`core.fsync` hardens files, git-config(1)): when \
              the commit must survive a crash, `sync -f .git` after the command (GNU coreutils \

@@ -535,34 +535,16 @@ impl Recorder {
                     ret,
                     ns,
                 }),
-            Role::Mmap => {
-                let anonymous = a[3] as i32 & libc::MAP_ANONYMOUS != 0;
-                if anonymous || ret < 0 && ret > -4096 {
-                    return None;
-                } else {
-                    self.fd(tid, tgid, a[4] as i32).map(|f| {
-                        let t = &mut self.trace.targets[f.target];
-                        t.count(sys, ns, failed);
-                        t.mmaps += 1;
-                        t.mmap_bytes += a[1];
-                        self.procs
-                            .entry(tgid)
-                            .or_default()
-                            .maps
-                            .insert(ret as u64, (a[1], f.target));
-                        f.target
-                    })
-                }
-            }
-            Role::Munmap => {
-                if let Some(p) = self.procs.get_mut(&tgid) {
-                    let end = a[0].saturating_add(a[1]);
-                    let gone: Vec<u64> = p.maps.range(a[0]..end).map(|(&s, _)| s).collect();
-                    for s in gone {
-                        p.maps.remove(&s);
-                    }
-                }
-                return None;
+            Role::Mmap | Role::Munmap => {
+                let done = Done {
+                    tid,
+                    tgid,
+                    call,
+                    ret,
+                    ns,
+                };
+                // Not counted at all (an anonymous map, an unmap), or counted on its file.
+                self.apply_map(&done)?
             }
             Role::RingEnter => self.fd(tid, tgid, a[0] as i32).map(|f| {
                 let t = &mut self.trace.targets[f.target];
@@ -595,6 +577,39 @@ impl Recorder {
             self.trace.count_other(sys, ns, failed);
         }
         target
+    }
+
+    /// An `mmap` or `munmap`: `None` when the call is not counted (an anonymous map, an
+    /// unmap), else the target it mapped, if its descriptor was known.
+    fn apply_map(&mut self, d: &Done<'_>) -> Option<Option<usize>> {
+        let (tid, tgid, call, ret, ns) = (d.tid, d.tgid, d.call, d.ret, d.ns);
+        let (a, sys, failed) = (call.args, call.sys, ret < 0);
+        if sys.role() == Role::Munmap {
+            if let Some(p) = self.procs.get_mut(&tgid) {
+                let end = a[0].saturating_add(a[1]);
+                let gone: Vec<u64> = p.maps.range(a[0]..end).map(|(&s, _)| s).collect();
+                for s in gone {
+                    p.maps.remove(&s);
+                }
+            }
+            return None;
+        }
+        let anonymous = a[3] as i32 & libc::MAP_ANONYMOUS != 0;
+        if anonymous || ret < 0 && ret > -4096 {
+            return None;
+        }
+        Some(self.fd(tid, tgid, a[4] as i32).map(|f| {
+            let t = &mut self.trace.targets[f.target];
+            t.count(sys, ns, failed);
+            t.mmaps += 1;
+            t.mmap_bytes += a[1];
+            self.procs
+                .entry(tgid)
+                .or_default()
+                .maps
+                .insert(ret as u64, (a[1], f.target));
+            f.target
+        }))
     }
 
     /// An open, close, `fcntl` or `dup`: the descriptor table kept up to date; the target it names.
