@@ -7,13 +7,14 @@
 //! cargo run --release --example durable_log -- FILE
 //! ```
 //!
-//! FILE is created, or reopened when it is a log (its records are kept and appended to).
+//! FILE is created, or reopened when it is a log (its records are kept and appended to); a
+//! file that is not an iolab log is refused and left as it is.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use iolab::{Error, LogOptions, LogPolicy, read_records};
+use iolab::{LogOptions, LogPolicy};
 
 /// The policy the verdict names; `prealloc`, the default, writes into a pre-zeroed file and
 /// tied with `direct-dsync` for first on the development machine.
@@ -35,12 +36,6 @@ fn main() -> ExitCode {
 }
 
 fn run(path: &Path) -> iolab::Result<()> {
-    // Opening recovers a log's end and cuts anything after its last whole record, so a file
-    // that is not a log would be emptied: refuse one that has bytes but no records.
-    if path.exists() && read_records(path).is_ok_and(|r| r.records.is_empty() && r.file_len > 0) {
-        let not_a_log = std::io::Error::other("exists and is not a log; give a new file name");
-        return Err(Error::from(not_a_log).at(path));
-    }
     // `direct-dsync` needs a file system that takes O_DIRECT: probe the log's folder (an
     // empty parent is the current folder, which the probe then uses).
     let dir = path.parent().unwrap_or(Path::new("."));

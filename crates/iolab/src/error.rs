@@ -46,6 +46,12 @@ pub enum ErrorKind {
     BrokenPipe,
     /// Standard output is closed.
     Closed,
+    /// The file is open as a [`Log`](crate::Log) by another opener (in this process or
+    /// another), and a log has one writer.
+    Locked,
+    /// The file is not a log this version of iolab can open (not a log at all, a newer
+    /// format, a damaged header); nothing in it was changed.
+    NotALog,
     /// Any other failure of a system call.
     Io,
 }
@@ -236,10 +242,25 @@ pub enum Error {
     },
     /// A write or sync of this log failed earlier; the log refuses further appends.
     #[error(
-        "an earlier write or sync of this log failed ({reason}); reopen it to recover the acknowledged records"
+        "an earlier write or sync of this log failed ({reason}); drop this Log and open the file again to recover the acknowledged records"
     )]
     LogFailed {
         /// The earlier failure.
+        reason: String,
+    },
+    /// The file is already open as a log: its lock is held by another opener.
+    #[error(
+        "is already open as a log{} (a log has one writer: share one Log among threads, or wait with LogOptions::wait_for_lock)",
+        holder(*.pid)
+    )]
+    Locked {
+        /// The process holding the lock, when the kernel says (`/proc/locks`).
+        pid: Option<u32>,
+    },
+    /// The file is not a log this iolab can open.
+    #[error("{reason}; nothing in it was changed")]
+    NotALog {
+        /// What it is instead: not a log, a newer format, a damaged header.
         reason: String,
     },
     /// The pipe's reader went away (`EPIPE`; Rust ignores `SIGPIPE`, so the write fails
@@ -376,6 +397,8 @@ impl Error {
                 ErrorKind::SyncFailed
             }
             Error::BrokenPipe { .. } => ErrorKind::BrokenPipe,
+            Error::Locked { .. } => ErrorKind::Locked,
+            Error::NotALog { .. } => ErrorKind::NotALog,
             Error::StdoutClosed { .. } => ErrorKind::Closed,
         }
     }
@@ -462,7 +485,8 @@ impl From<Error> for io::Error {
             ErrorKind::NoSpace => io::ErrorKind::StorageFull,
             ErrorKind::BrokenPipe => io::ErrorKind::BrokenPipe,
             ErrorKind::InvalidInput => io::ErrorKind::InvalidInput,
-            ErrorKind::InvalidData => io::ErrorKind::InvalidData,
+            ErrorKind::InvalidData | ErrorKind::NotALog => io::ErrorKind::InvalidData,
+            ErrorKind::Locked => io::ErrorKind::ResourceBusy,
             ErrorKind::Changed if matches!(e.cause(), Error::FileShrank) => {
                 io::ErrorKind::UnexpectedEof
             }
@@ -486,6 +510,11 @@ fn after(written: u64, unflushed: u64) -> String {
             written - unflushed
         )
     }
+}
+
+/// " (by process N)" when the lock's holder is known.
+fn holder(pid: Option<u32>) -> String {
+    pid.map(|p| format!(" by process {p}")).unwrap_or_default()
 }
 
 fn need_and_have(need: u64, have: u64) -> String {

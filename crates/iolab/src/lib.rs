@@ -62,7 +62,7 @@ pub mod lab;
 pub mod prelude;
 
 pub use count::{CountOptions, count_lines};
-pub use durable::{Log, LogOptions, Policy as LogPolicy, Recovered, read_records};
+pub use durable::{Log, LogObserver, LogOptions, LogPolicy, LogReader, Recovered, read_records};
 pub use edit::{
     EditOptions, Outcome as EditOutcome, Report as EditReport, Strategy as EditStrategy,
     replace_byte, truncate_after_first_line,

@@ -12,7 +12,7 @@
 //! [`variant`]: crate::CountMethod::variant
 
 use crate::append::Strategy as AppendStrategy;
-use crate::durable::Policy;
+use crate::durable::LogPolicy;
 use crate::edit::Strategy as EditStrategy;
 use crate::file::Backing;
 use crate::random::{Method as RandomMethod, Pattern};
@@ -184,7 +184,7 @@ pub fn append_sized(
 }
 
 /// Durable appends to a log at `path` with `policy` (`None`: the default's).
-pub fn durable(policy: Option<Policy>) -> String {
+pub fn durable(policy: Option<LogPolicy>) -> String {
     let open = match policy {
         None => "iolab::Log::open(path)?".to_string(),
         Some(p) => format!(
@@ -366,7 +366,7 @@ pub fn all() -> Vec<(String, String)> {
             append_sized(s, Some(1 << 18), None),
         );
     }
-    for p in Policy::ALL.map(Some).into_iter().chain([None]) {
+    for p in LogPolicy::ALL.map(Some).into_iter().chain([None]) {
         add(format!("durable {p:?}"), durable(p));
     }
     for m in RandomMethod::ALL {

@@ -12,11 +12,13 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use iolab::lab::durable::{HEADER_LEN, Log, LogOptions, Observer, Policy, read_records};
+use iolab::lab::durable::{
+    FRAME_HEADER_LEN, LOG_HEADER_LEN, Log, LogObserver, LogOptions, LogPolicy, read_records,
+};
 
 /// The policies that can run in `dir`; the others are named in a `skipped:` line.
-fn policies(dir: &Path) -> Vec<Policy> {
-    Policy::ALL
+fn policies(dir: &Path) -> Vec<LogPolicy> {
+    LogPolicy::ALL
         .into_iter()
         .filter(|p| match p.availability_for(dir) {
             Ok(()) => true,
@@ -36,7 +38,7 @@ fn payload(i: u64, len: usize) -> Vec<u8> {
     p
 }
 
-fn small(policy: Policy, group: bool) -> LogOptions {
+fn small(policy: LogPolicy, group: bool) -> LogOptions {
     LogOptions::new()
         .policy(policy)
         .group_commit(group)
@@ -67,8 +69,9 @@ fn every_policy_round_trips_and_reopens_where_it_ended() {
                 assert_eq!(got.file_len, got.end, "{policy}");
             }
             // Reopen (with another policy, too) and go on.
-            let other = Policy::ALL
-                [(Policy::ALL.iter().position(|&p| p == policy).unwrap() + 1) % Policy::ALL.len()];
+            let other = LogPolicy::ALL[(LogPolicy::ALL.iter().position(|&p| p == policy).unwrap()
+                + 1)
+                % LogPolicy::ALL.len()];
             let other = if policies(dir.path()).contains(&other) {
                 other
             } else {
@@ -123,7 +126,7 @@ fn a_torn_last_record_is_cut_off_and_overwritten() {
             vec![b"one".to_vec(), b"two".to_vec(), b"3".to_vec()],
             "{policy}"
         );
-        assert_eq!(got.end, end + HEADER_LEN as u64 + 1);
+        assert_eq!(got.end, end + FRAME_HEADER_LEN as u64 + 1);
     }
 }
 
@@ -139,7 +142,9 @@ fn a_whole_frame_left_beyond_a_gap_in_a_torn_batch_is_never_read_back() {
             .unwrap()
             .append_durable(&stray)
             .unwrap();
-        let frame = fs::read(&donor).unwrap()[..HEADER_LEN + stray.len()].to_vec();
+        let frame = fs::read(&donor).unwrap()[LOG_HEADER_LEN as usize..]
+            [..FRAME_HEADER_LEN + stray.len()]
+            .to_vec();
 
         let path = dir.path().join(policy.name());
         let log = small(policy, true).open(&path).unwrap();
@@ -147,8 +152,8 @@ fn a_whole_frame_left_beyond_a_gap_in_a_torn_batch_is_never_read_back() {
         drop(log);
         // A crash while a batch was written back out of order: its first pages never
         // reached the device (zeros, a whole 4 KiB block of them), a later page did.
-        let gap_end = 3 * 4096u64;
-        assert!(end < 4096);
+        let gap_end = LOG_HEADER_LEN + 3 * 4096u64;
+        assert!(end < LOG_HEADER_LEN + 4096);
         let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
         if file.metadata().unwrap().len() < gap_end + frame.len() as u64 {
             // The growing-file policies cut the file at the end on open: nothing to test.
@@ -160,7 +165,7 @@ fn a_whole_frame_left_beyond_a_gap_in_a_torn_batch_is_never_read_back() {
         let log = small(policy, true).open(&path).unwrap();
         assert_eq!(log.durable_end(), end, "{policy}");
         // A record that ends exactly where the survivor starts.
-        let next = vec![7u8; (gap_end - end) as usize - HEADER_LEN];
+        let next = vec![7u8; (gap_end - end) as usize - FRAME_HEADER_LEN];
         log.append_durable(&next).unwrap();
         drop(log);
         let got = read_records(&path).unwrap();
@@ -175,7 +180,7 @@ fn a_whole_frame_left_beyond_a_gap_in_a_torn_batch_is_never_read_back() {
 /// An observer that panics at the first sync it sees start.
 struct PanicOnSync;
 
-impl Observer for PanicOnSync {
+impl LogObserver for PanicOnSync {
     fn sync_started(&self, _end: u64) {
         panic!("observer panics (on purpose)");
     }
@@ -186,7 +191,7 @@ fn a_leader_that_panics_fails_the_log_and_leaves_no_writer_waiting() {
     let dir = common::scratch();
     let path = dir.path().join("panics");
     let log = Arc::new(
-        small(Policy::Prealloc, true)
+        small(LogPolicy::Prealloc, true)
             .observer(Arc::new(PanicOnSync))
             .open(&path)
             .unwrap(),
@@ -239,7 +244,7 @@ impl Trace {
     }
 }
 
-impl Observer for Trace {
+impl LogObserver for Trace {
     fn written(&self, end: u64) {
         self.push(Event::Written(end));
     }
@@ -254,8 +259,8 @@ impl Observer for Trace {
 /// Checks that every acknowledgement of `end` comes after a completed sync covering
 /// `end`, and that sync's bytes were written before it completed (for the policies with a
 /// separate sync call, before it started).
-fn check_trace(events: &[Event], policy: Policy) -> Result<usize, String> {
-    let write_is_sync = matches!(policy, Policy::Dsync | Policy::DirectDsync);
+fn check_trace(events: &[Event], policy: LogPolicy) -> Result<usize, String> {
+    let write_is_sync = matches!(policy, LogPolicy::Dsync | LogPolicy::DirectDsync);
     let mut written = 0u64; // highest end written so far
     let mut started: Vec<(u64, u64)> = Vec::new(); // (end, bytes written when it started)
     let mut durable = 0u64; // highest end covered by a completed, sound sync
@@ -342,7 +347,7 @@ fn the_checker_catches_an_early_acknowledgement() {
         Event::Acknowledged(10),
         Event::SyncCompleted(10),
     ];
-    assert!(check_trace(&events, Policy::Fdatasync).is_err());
+    assert!(check_trace(&events, LogPolicy::Fdatasync).is_err());
     let events = [
         Event::SyncStarted(10),
         Event::Written(10),
@@ -350,10 +355,10 @@ fn the_checker_catches_an_early_acknowledgement() {
         Event::Acknowledged(10),
     ];
     assert!(
-        check_trace(&events, Policy::Fdatasync).is_err(),
+        check_trace(&events, LogPolicy::Fdatasync).is_err(),
         "written after sync start"
     );
-    assert_eq!(check_trace(&events, Policy::Dsync), Ok(1));
+    assert_eq!(check_trace(&events, LogPolicy::Dsync), Ok(1));
 }
 
 #[test]
@@ -362,7 +367,7 @@ fn a_full_disk_fails_the_log_and_keeps_the_acknowledged_records() {
         Ok(d) => d,
         Err(reason) => return common::skip(reason),
     };
-    for policy in [Policy::Fdatasync, Policy::Prealloc] {
+    for policy in [LogPolicy::Fdatasync, LogPolicy::Prealloc] {
         let path = disk.path().join(policy.name());
         let log = small(policy, true).open(&path).unwrap();
         let mut acked = Vec::new();
@@ -375,7 +380,7 @@ fn a_full_disk_fails_the_log_and_keeps_the_acknowledged_records() {
         };
         assert!(err.is_no_space(), "{policy}: {err:?}");
         let again = log.append_durable(b"x").unwrap_err();
-        assert!(again.to_string().contains("reopen"), "{again}");
+        assert!(again.to_string().contains("open the file again"), "{again}");
         drop(log);
         let got = read_records(&path).unwrap();
         assert!(got.records.starts_with(&acked), "{policy}");
@@ -420,7 +425,7 @@ fn show(flags: &[u32]) -> String {
     octal.join(", ")
 }
 
-fn open(policy: Policy, path: &Path) -> Log {
+fn open(policy: LogPolicy, path: &Path) -> Log {
     LogOptions::new()
         .policy(policy)
         .group_commit(false)
@@ -445,8 +450,8 @@ fn each_policy_writes_with_the_flags_it_documents() {
         let dsync = flags.iter().any(|f| f & O_DSYNC == O_DSYNC);
         let direct = flags.iter().any(|f| f & O_DIRECT != 0);
         match policy {
-            Policy::Dsync => assert!(dsync && !direct, "{policy}: {}", show(&flags)),
-            Policy::DirectDsync => {
+            LogPolicy::Dsync => assert!(dsync && !direct, "{policy}: {}", show(&flags)),
+            LogPolicy::DirectDsync => {
                 assert!(
                     flags
                         .iter()
@@ -455,7 +460,7 @@ fn each_policy_writes_with_the_flags_it_documents() {
                     show(&flags)
                 );
             }
-            Policy::Fdatasync | Policy::Prealloc => {
+            LogPolicy::Fdatasync | LogPolicy::Prealloc => {
                 assert!(!dsync && !direct, "{policy}: {}", show(&flags))
             }
             other => panic!("{other}: no expectation of its descriptors"),
@@ -477,7 +482,7 @@ fn failing_sync_child() {
         return;
     };
     let dir = PathBuf::from(dir);
-    let mut logs: Vec<(Policy, Log)> = policies(&dir)
+    let mut logs: Vec<(LogPolicy, Log)> = policies(&dir)
         .into_iter()
         .map(|p| (p, open(p, &dir.join(format!("log-{p}")))))
         .collect();
@@ -493,7 +498,7 @@ fn failing_sync_child() {
         let result = log.append_durable(&[7u8; 100]);
         match policy {
             // Their durability is the sync: it failed, so must the append.
-            Policy::Fdatasync | Policy::Prealloc => {
+            LogPolicy::Fdatasync | LogPolicy::Prealloc => {
                 let e = result.expect_err(&format!("{policy}: acknowledged with a failed sync"));
                 assert!(
                     e.to_string().contains("Input/output error"),
@@ -501,7 +506,7 @@ fn failing_sync_child() {
                 );
             }
             // Durable through O_DSYNC writes: no sync call to fail.
-            Policy::Dsync | Policy::DirectDsync => {
+            LogPolicy::Dsync | LogPolicy::DirectDsync => {
                 result.unwrap_or_else(|e| panic!("{policy}: {e}"));
             }
             other => panic!("{other}: no expectation of a failed sync"),

@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use iolab::lab::durable::{LogOptions, Policy, read_records};
+use iolab::lab::durable::{LogOptions, LogPolicy, read_records};
 
 /// Set (to the folder holding `log` and `acks`) for the re-executed child.
 const CHILD_DIR_ENV: &str = "IOLAB_DURABLE_CHILD_DIR";
@@ -53,7 +53,7 @@ fn crash_child() {
         return;
     };
     let dir = Path::new(&dir);
-    let policy: Policy = std::env::var(CHILD_POLICY_ENV).unwrap().parse().unwrap();
+    let policy: LogPolicy = std::env::var(CHILD_POLICY_ENV).unwrap().parse().unwrap();
     let log = LogOptions::new()
         .policy(policy)
         .prealloc_chunk(1 << 20)
@@ -79,7 +79,7 @@ fn crash_child() {
 }
 
 /// Checks one killed child's folder; returns how many records were recovered.
-fn check(dir: &Path, policy: Policy) -> Result<usize, String> {
+fn check(dir: &Path, policy: LogPolicy) -> Result<usize, String> {
     let got = read_records(dir.join("log")).map_err(|e| e.to_string())?;
     let mut seen = HashSet::new();
     let mut next = [0u64; THREADS as usize];
@@ -144,7 +144,7 @@ fn sigkill_during_group_commit_keeps_every_acknowledged_record() {
         .as_nanos() as u64
         | 1;
     let scratch = common::scratch();
-    for policy in Policy::ALL {
+    for policy in LogPolicy::ALL {
         if let Err(reason) = policy.availability_for(scratch.path()) {
             common::skip(format!("{policy}: {reason}"));
             continue;

@@ -1,7 +1,7 @@
 //! What a `Log` refuses to do: go on after a write or sync that did not finish, zero a file
 //! that is not a regular one, acknowledge records whose name was never synced.
 //!
-//! - Without group commit, a write or sync whose [`Observer`] panicked must fail the log,
+//! - Without group commit, a write or sync whose [`LogObserver`] panicked must fail the log,
 //!   as it does with group commit: the next append must not write over the unfinished
 //!   batch and be acknowledged.
 //! - A log on something that is not a regular file (a block device, whose `st_size` is 0)
@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iolab::lab::durable::{LogOptions, Observer, Policy, read_records};
+use iolab::lab::durable::{LogObserver, LogOptions, LogPolicy, read_records};
 
 /// Panics the first time the bytes of a batch are reported written (after the `pwrite`,
 /// before the sync, for the policies with a separate sync).
@@ -23,7 +23,7 @@ struct PanicOnceWritten {
     fired: AtomicBool,
 }
 
-impl Observer for PanicOnceWritten {
+impl LogObserver for PanicOnceWritten {
     fn written(&self, _end: u64) {
         if !self.fired.swap(true, Ordering::SeqCst) {
             panic!("observer panics (on purpose)");
@@ -34,7 +34,7 @@ impl Observer for PanicOnceWritten {
 #[test]
 fn without_group_commit_a_panicked_write_fails_the_log() {
     let dir = common::scratch();
-    for policy in [Policy::Fdatasync, Policy::Dsync, Policy::Prealloc] {
+    for policy in [LogPolicy::Fdatasync, LogPolicy::Dsync, LogPolicy::Prealloc] {
         let path = dir.path().join(policy.name());
         let log = LogOptions::new()
             .policy(policy)
@@ -58,7 +58,10 @@ fn without_group_commit_a_panicked_write_fails_the_log() {
             "{policy}: acknowledged {after:?} after a write whose sync never ran"
         );
         let e = after.unwrap_err();
-        assert!(e.to_string().contains("reopen"), "{policy}: {e}");
+        assert!(
+            e.to_string().contains("open the file again"),
+            "{policy}: {e}"
+        );
         drop(log);
         // Reopening recovers and goes on.
         let log = LogOptions::new()
@@ -124,7 +127,7 @@ fn a_log_on_a_block_device_is_refused_and_left_untouched() {
         Ok(d) => d,
         Err(reason) => return common::skip(reason),
     };
-    for policy in [Policy::Prealloc, Policy::Fdatasync] {
+    for policy in [LogPolicy::Prealloc, LogPolicy::Fdatasync] {
         let options = || {
             LogOptions::new()
                 .policy(policy)
@@ -158,7 +161,7 @@ fn dir_sync_child() {
         return;
     };
     let log = LogOptions::new()
-        .policy(Policy::Fdatasync)
+        .policy(LogPolicy::Fdatasync)
         .open(Path::new(&path))
         .unwrap();
     log.append_durable(b"acknowledged").unwrap();

@@ -295,7 +295,10 @@ fn durable_log_records_read_back() {
     assert!((1..=4000).contains(&syncs), "{stdout}");
 
     // Every record, each writer's in its own order, threads interleaved as they came.
-    let payloads = iolab::lab::durable::read_payloads(&file).unwrap();
+    let payloads: Vec<Vec<u8>> = iolab::Log::records(&file)
+        .unwrap()
+        .collect::<iolab::Result<_>>()
+        .unwrap();
     assert_eq!(payloads.len(), 4000);
     for w in 0..8 {
         let prefix = format!("writer {w} record ");
@@ -317,7 +320,7 @@ fn durable_log_refuses_a_file_that_is_not_a_log() {
     let file = dir.path().join("notes.txt");
     fs::write(&file, "not a log\n").unwrap();
     let out = run("durable_log", &[&file]);
-    assert_one_line_error("durable_log", &out, "is not a log");
+    assert_one_line_error("durable_log", &out, "not an iolab log");
     assert_eq!(fs::read(&file).unwrap(), b"not a log\n");
 }
 

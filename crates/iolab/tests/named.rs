@@ -51,7 +51,7 @@ fn every_named_enum_round_trips_and_lists_its_names() {
     check::<iolab::lab::random::Pattern>("pattern");
     check::<iolab::lab::edit::Strategy>("strategy");
     check::<iolab::lab::append::Strategy>("strategy");
-    check::<iolab::lab::durable::Policy>("policy");
+    check::<iolab::lab::durable::LogPolicy>("policy");
     check::<iolab::lab::kernel::Kernel>("kernel");
 }
 

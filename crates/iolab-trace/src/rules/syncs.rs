@@ -108,7 +108,7 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         )
     } else {
         format!(
-            "group commit: one sync for many records ({GROUP} here): a transaction around many records, or iolab::lab::durable::Log, which shares one sync among the writers waiting"
+            "group commit: one sync for many records ({GROUP} here): a transaction around many records, or iolab::Log, which shares one sync among the writers waiting"
         )
     };
     Estimate {

@@ -5,7 +5,7 @@
 //! `O_DIRECT` alignment from `statx(STATX_DIOALIGN)`, at least 4 KiB) that starts at the
 //! block holding the log's end: records are packed into blocks, and the last, partial block
 //! is written again, with the next batch's records after the bytes it already had, zeros
-//! after them. Zeroing ahead (as [`Prealloc`](super::Policy::Prealloc)) goes through a
+//! after them. Zeroing ahead (as [`Prealloc`](super::LogPolicy::Prealloc)) goes through a
 //! second, buffered descriptor.
 //! **What survives a crash**: every acknowledged record. Rewriting the tail block writes
 //! its earlier bytes unchanged, so a torn rewrite (devices write whole sectors atomically)
@@ -14,14 +14,14 @@
 //! pre-zeroed); but every batch writes at least one whole block, so tiny records write
 //! 4 KiB each, and the device must honour FUA or a cache flush per write.
 //! **Limits**: needs a file system that accepts `O_DIRECT` (not tmpfs before Linux 6.6);
-//! otherwise [`Policy::availability_for`](super::Policy::availability_for) says why.
+//! otherwise [`LogPolicy::availability_for`](super::LogPolicy::availability_for) says why.
 //! **How it fails**: a refused `O_DIRECT` open fails [`Log::open`](super::Log::open); a
 //! failed write fails the batch and every later append.
 
 use std::fs::File;
 use std::io;
 
-use super::{Observer, Sink, pwrite_all, zero_fill};
+use super::{LogObserver, Sink, pwrite_all, zero_fill};
 use crate::buf::AlignedBuf;
 
 /// Whole-block `O_DIRECT | O_DSYNC` writes over a pre-zeroed region.
@@ -43,7 +43,12 @@ pub(crate) struct DirectDsyncSink {
 }
 
 impl Sink for DirectDsyncSink {
-    fn write_durable(&mut self, offset: u64, bytes: &[u8], obs: &dyn Observer) -> io::Result<()> {
+    fn write_durable(
+        &mut self,
+        offset: u64,
+        bytes: &[u8],
+        obs: &dyn LogObserver,
+    ) -> io::Result<()> {
         let block = self.block as u64;
         let start = offset - offset % block;
         debug_assert_eq!((offset - start) as usize, self.tail.len());

@@ -5,14 +5,14 @@
 //! **What survives a crash**: every acknowledged record: the kernel completes an `O_DSYNC`
 //! write only after the data and the metadata needed to read it back (the new size) are on
 //! the device.
-//! **Cost**: as [`Fdatasync`](super::Policy::Fdatasync) (the size changes with every
+//! **Cost**: as [`Fdatasync`](super::LogPolicy::Fdatasync) (the size changes with every
 //! write), minus one system call per batch.
 //! **How it fails**: a failed `pwrite` fails the batch and every later append.
 
 use std::fs::File;
 use std::io;
 
-use super::{Observer, Sink, pwrite_all};
+use super::{LogObserver, Sink, pwrite_all};
 
 /// A growing file opened with `O_DSYNC`.
 pub(crate) struct DsyncSink {
@@ -20,7 +20,12 @@ pub(crate) struct DsyncSink {
 }
 
 impl Sink for DsyncSink {
-    fn write_durable(&mut self, offset: u64, bytes: &[u8], obs: &dyn Observer) -> io::Result<()> {
+    fn write_durable(
+        &mut self,
+        offset: u64,
+        bytes: &[u8],
+        obs: &dyn LogObserver,
+    ) -> io::Result<()> {
         let end = offset + bytes.len() as u64;
         // The write is the sync: it starts with the write and completes when it returns.
         obs.sync_started(end);

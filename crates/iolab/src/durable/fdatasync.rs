@@ -5,7 +5,7 @@
 //! data *and* the new file size reached the device.
 //! **Cost**: the file grows with every batch, so each `fdatasync` also commits metadata
 //! (the size, new extents): on ext4 a journal commit, roughly two device writes and two
-//! cache flushes per sync. That is what [`Prealloc`](super::Policy::Prealloc) avoids.
+//! cache flushes per sync. That is what [`Prealloc`](super::LogPolicy::Prealloc) avoids.
 //! **When it wins**: never by speed; it is the simplest correct log and needs no space
 //! reserved ahead.
 //! **How it fails**: a failed `pwrite` or `fdatasync` fails the batch and every later
@@ -14,7 +14,7 @@
 use std::fs::File;
 use std::io;
 
-use super::{Observer, Sink, fdatasync, pwrite_all};
+use super::{LogObserver, Sink, fdatasync, pwrite_all};
 
 /// A growing file made durable by `fdatasync` after each write.
 pub(crate) struct FdatasyncSink {
@@ -22,7 +22,12 @@ pub(crate) struct FdatasyncSink {
 }
 
 impl Sink for FdatasyncSink {
-    fn write_durable(&mut self, offset: u64, bytes: &[u8], obs: &dyn Observer) -> io::Result<()> {
+    fn write_durable(
+        &mut self,
+        offset: u64,
+        bytes: &[u8],
+        obs: &dyn LogObserver,
+    ) -> io::Result<()> {
         write_then_fdatasync(&self.file, offset, bytes, obs)
     }
 }
@@ -33,7 +38,7 @@ pub(crate) fn write_then_fdatasync(
     file: &File,
     offset: u64,
     bytes: &[u8],
-    obs: &dyn Observer,
+    obs: &dyn LogObserver,
 ) -> io::Result<()> {
     let end = offset + bytes.len() as u64;
     pwrite_all(file, bytes, offset)?;

@@ -31,7 +31,7 @@
 //! record alone: the baseline group commit is measured against.
 //!
 //! **After a failed batch** every waiting and later caller gets [`Error::LogFailed`]; so
-//! after a batch whose I/O panicked (in an [`Observer`]), which also
+//! after a batch whose I/O panicked (in an [`LogObserver`]), which also
 //! unwinds its leader. The same holds without grouping, for a record's failed or panicked
 //! write or sync.
 
@@ -39,7 +39,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{Observer, Sink, record};
+use super::{LogObserver, Sink, record};
 use crate::file::{Error, Result};
 
 /// The longest a leader waits for the records it expects: 500 µs, a few syncs of a fast
@@ -86,7 +86,7 @@ pub(crate) struct Commit {
     arrived: Condvar,
     sink: Mutex<Box<dyn Sink>>,
     grouped: bool,
-    observer: Arc<dyn Observer>,
+    observer: Arc<dyn LogObserver>,
 }
 
 impl Commit {
@@ -94,7 +94,7 @@ impl Commit {
         sink: Box<dyn Sink>,
         end: u64,
         grouped: bool,
-        observer: Arc<dyn Observer>,
+        observer: Arc<dyn LogObserver>,
     ) -> Commit {
         Commit {
             state: Mutex::new(State {
@@ -148,7 +148,7 @@ impl Commit {
         check_failed(&st)?;
         record::frame(rec, &mut st.pending);
         st.pending_records += 1;
-        st.next_end += (record::HEADER_LEN + rec.len()) as u64;
+        st.next_end += (record::FRAME_HEADER_LEN + rec.len()) as u64;
         let mine = st.next_end;
         // Wake a gathering leader only once its count is reached: a wake-up per arrival
         // would put it on a CPU just to sleep again, while the writers still coming need
@@ -180,7 +180,7 @@ impl Commit {
             let result = match panic::catch_unwind(AssertUnwindSafe(|| self.write(at, &batch))) {
                 Ok(result) => result,
                 Err(payload) => {
-                    // A panic in the batch's I/O (an `Observer` is the caller's code): the
+                    // A panic in the batch's I/O (an `LogObserver` is the caller's code): the
                     // batch may or may not be durable, so nothing more is acknowledged, and
                     // the waiters are woken to hear it instead of waiting for a leader that
                     // is gone.
@@ -244,7 +244,7 @@ impl Commit {
 
     /// One record, written and synced by its own caller under the sink's lock.
     fn append_alone(&self, rec: &[u8]) -> Result<u64> {
-        let mut framed = Vec::with_capacity(record::HEADER_LEN + rec.len());
+        let mut framed = Vec::with_capacity(record::FRAME_HEADER_LEN + rec.len());
         record::frame(rec, &mut framed);
         let mut sink = self.sink.lock().unwrap_or_else(|p| p.into_inner());
         let at = {

@@ -17,23 +17,15 @@
 //! completed; with N writers, one sync serves up to N records. Without group commit every
 //! caller writes and syncs its own record under a lock.
 //!
-//! **What an acknowledgement means**: when `append_durable` returns `Ok(end)`, the record
-//! and every record before `end` are on the device (for devices that honour cache
-//! flushes), and [`read_records`] finds them after any crash. A record whose call returned
-//! an error, or never returned, may or may not be found; a record cut short by a crash is
-//! never returned by recovery.
-//!
-//! **After a failure** (`ENOSPC`, `EIO`, a failed sync) the log refuses every later
-//! append with [`Error::LogFailed`]: after a failed `fdatasync` Linux marks the pages it
-//! could not write clean, so a retried sync reports success without writing them and
-//! could acknowledge records that are not durable. Reopen the log to recover the
-//! acknowledged prefix and go on: opening drops the file's clean cached pages before it
-//! scans, so recovery reads what the device holds.
+//! **What an acknowledgement means, one writer, its own files, after a failure**: on
+//! [`Log`] itself (the stable surface). Opening drops the file's clean cached pages before
+//! it scans, so recovery reads what the device holds. The file's header: [`header`]; the
+//! one-writer lock: `lock.rs`; how a new log gets its name only once whole: `create.rs`.
 //!
 //! ```no_run
-//! use iolab::{LogOptions, LogPolicy as Policy, read_records};
+//! use iolab::{LogOptions, LogPolicy, read_records};
 //!
-//! let log = LogOptions::new().policy(Policy::Prealloc).open("wal.log")?;
+//! let log = LogOptions::new().policy(LogPolicy::Prealloc).open("wal.log")?;
 //! std::thread::scope(|s| {
 //!     for t in 0..8u8 {
 //!         let log = &log;
@@ -46,33 +38,40 @@
 //! # Ok::<(), iolab::Error>(())
 //! ```
 //!
-//! **Record frames** and recovery: [`record`]. Reopening an existing log finds its end from
+//! **Record frames** and recovery: [`record`], [`LogReader`]. Reopening an existing log finds its end from
 //! the frames; a torn last record is cut off (truncated, or zeroed in a preallocated file)
 //! before anything is appended after it.
 //!
 //! **What each policy costs** here, against PostgreSQL's `pg_test_fsync`, and why
-//! [`Policy::DirectDsync`] is the default where the folder accepts `O_DIRECT`
+//! [`LogPolicy::DirectDsync`] is the default where the folder accepts `O_DIRECT`
 //! ([`default_policy`]): docs/findings/durable.md.
 
+mod create;
 pub mod direct_dsync;
 pub mod dsync;
 pub mod fdatasync;
 pub mod group;
+pub mod header;
+mod lock;
 pub mod prealloc;
+mod reader;
 pub mod record;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use record::{HEADER_LEN, MAX_RECORD, Recovered, read_records};
+pub use header::LOG_HEADER_LEN;
+pub use reader::{LogReader, Recovered, read_records};
+pub use record::{FRAME_HEADER_LEN, MAX_RECORD};
 
 use crate::file::{Error, Result, open_error, retry_eintr};
 
-/// How much [`Policy::Prealloc`] and [`Policy::DirectDsync`] zero ahead of the log at a
+/// How much [`LogPolicy::Prealloc`] and [`LogPolicy::DirectDsync`] zero ahead of the log at a
 /// time: 64 MiB, four of PostgreSQL's 16 MiB WAL segments. One zeroing costs about as
 /// much as writing it once; larger chunks cost disk space ahead of need.
 pub const PREALLOC_CHUNK: u64 = 64 << 20;
@@ -80,7 +79,7 @@ pub const PREALLOC_CHUNK: u64 = 64 << 20;
 crate::named_enum! {
     /// How a [`Log`] makes a batch of records durable.
     #[non_exhaustive]
-    pub enum Policy: "policy" {
+    pub enum LogPolicy: "policy" {
         /// `pwrite` at the end, then `fdatasync` ([`fdatasync`]).
         Fdatasync = "fdatasync",
         /// `pwrite` on an `O_DSYNC` descriptor ([`dsync`]).
@@ -93,9 +92,9 @@ crate::named_enum! {
     }
 }
 
-impl Policy {
+impl LogPolicy {
     /// Whether the policy can run on this machine at all. They all can; whether a given
-    /// file system takes `O_DIRECT` is [`Policy::availability_for`].
+    /// file system takes `O_DIRECT` is [`LogPolicy::availability_for`].
     pub fn availability(self) -> Result<(), String> {
         Ok(())
     }
@@ -103,7 +102,7 @@ impl Policy {
     /// Whether the policy can run for a log in `dir`: `direct-dsync` needs a file system
     /// that accepts `O_DIRECT` there (probed with a temporary file).
     pub fn availability_for(self, dir: &Path) -> Result<(), String> {
-        if self != Policy::DirectDsync {
+        if self != LogPolicy::DirectDsync {
             return Ok(());
         }
         let probe = dir.join(format!(".iolab-direct-probe-{}", std::process::id()));
@@ -122,7 +121,7 @@ impl Policy {
 
     /// Whether the file is preallocated (written with zeros ahead of the log).
     pub fn preallocates(self) -> bool {
-        matches!(self, Policy::DirectDsync | Policy::Prealloc)
+        matches!(self, LogPolicy::DirectDsync | LogPolicy::Prealloc)
     }
 }
 
@@ -136,7 +135,7 @@ pub const PROFILE_CONDITIONS: [&str; 2] = ["durable, 8 writers, 512 B", "durable
 /// [`PROFILE_CONDITIONS`] that has one), when it can run in `path`'s folder; else the
 /// rule: [`LogOptions::DEFAULT_POLICY`] (`direct-dsync`) where the folder accepts
 /// `O_DIRECT`, [`LogOptions::FALLBACK_POLICY`] (`prealloc`) where it does not.
-pub fn default_policy(path: &Path) -> (Policy, String) {
+pub fn default_policy(path: &Path) -> (LogPolicy, String) {
     policy_from(&crate::read::tuning::load_checked(), path)
 }
 
@@ -144,7 +143,7 @@ pub fn default_policy(path: &Path) -> (Policy, String) {
 fn policy_from(
     profile: &std::result::Result<crate::read::tuning::Tuning, String>,
     path: &Path,
-) -> (Policy, String) {
+) -> (LogPolicy, String) {
     use crate::read::tuning::{self, Strategies};
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -153,7 +152,7 @@ fn policy_from(
     let mut why_not = Vec::new();
     for condition in PROFILE_CONDITIONS {
         match tuning::strategy_for(profile, Strategies::Durable, condition, dir) {
-            Ok(w) => match w.method.parse::<Policy>() {
+            Ok(w) => match w.method.parse::<LogPolicy>() {
                 Ok(policy) => match policy.availability_for(dir) {
                     Ok(()) => return (policy, w.source()),
                     Err(why) => why_not.push(format!("{policy} cannot run here: {why}")),
@@ -183,7 +182,7 @@ fn policy_from(
 /// Watches a [`Log`]'s writes and syncs, for tests and tracing. Every `end` is a file
 /// offset: the bytes before it are written, or covered by the sync. Calls come from the
 /// thread doing the I/O, in the order the I/O happens.
-pub trait Observer: Send + Sync {
+pub trait LogObserver: Send + Sync {
     /// The bytes before `end` are written (in the page cache, or on the device for the
     /// `O_DSYNC` policies).
     fn written(&self, end: u64) {
@@ -202,21 +201,23 @@ pub trait Observer: Send + Sync {
 
 /// The observer used when none is set.
 struct Unobserved;
-impl Observer for Unobserved {}
+impl LogObserver for Unobserved {}
 
 /// Where a batch of framed records goes: a policy's I/O.
 pub(crate) trait Sink: Send {
     /// Writes `bytes` at `offset` (the log's end) and returns once they are durable.
-    fn write_durable(&mut self, offset: u64, bytes: &[u8], obs: &dyn Observer) -> io::Result<()>;
+    fn write_durable(&mut self, offset: u64, bytes: &[u8], obs: &dyn LogObserver)
+    -> io::Result<()>;
 }
 
 /// How to open a [`Log`]: a builder with documented defaults.
 #[derive(Clone)]
 pub struct LogOptions {
-    policy: Option<Policy>,
+    policy: Option<LogPolicy>,
     group_commit: bool,
     prealloc_chunk: u64,
-    observer: Option<Arc<dyn Observer>>,
+    wait_for_lock: bool,
+    observer: Option<Arc<dyn LogObserver>>,
 }
 
 impl Default for LogOptions {
@@ -225,6 +226,7 @@ impl Default for LogOptions {
             policy: None,
             group_commit: true,
             prealloc_chunk: PREALLOC_CHUNK,
+            wait_for_lock: false,
             observer: None,
         }
     }
@@ -236,6 +238,7 @@ impl fmt::Debug for LogOptions {
             .field("policy", &self.policy)
             .field("group_commit", &self.group_commit)
             .field("prealloc_chunk", &self.prealloc_chunk)
+            .field("wait_for_lock", &self.wait_for_lock)
             .field("observer", &self.observer.is_some())
             .finish()
     }
@@ -243,13 +246,13 @@ impl fmt::Debug for LogOptions {
 
 impl LogOptions {
     /// The policy a [`Log`] opened without options uses where this machine's profile holds
-    /// no winner for its device and the log's folder accepts `O_DIRECT` (the rule;
-    /// [`default_policy`]): it won or tied every durable condition on the machines measured
-    /// (docs/findings/durable.md, docs/findings/defaults.md).
-    pub const DEFAULT_POLICY: Policy = Policy::DirectDsync;
+    /// no winner for its device and the log's folder accepts `O_DIRECT` (the rule): it won
+    /// or tied every durable condition on the machines measured (docs/findings/durable.md,
+    /// docs/findings/defaults.md).
+    pub const DEFAULT_POLICY: LogPolicy = LogPolicy::DirectDsync;
     /// The rule's policy where the log's folder refuses `O_DIRECT` (tmpfs before Linux 6.6):
     /// the same pre-zeroed file, synced with `fdatasync`.
-    pub const FALLBACK_POLICY: Policy = Policy::Prealloc;
+    pub const FALLBACK_POLICY: LogPolicy = LogPolicy::Prealloc;
 
     /// Options with every default.
     pub fn new() -> LogOptions {
@@ -259,10 +262,10 @@ impl LogOptions {
     /// How a record reaches the device (`fdatasync`, `dsync`, `direct-dsync`, `prealloc`).
     ///
     /// By default, the policy `iolab bench append` measured as the winner on this machine
-    /// for the log's device ([`default_policy`]; [`Log::why`] says which), else
-    /// [`Policy::DirectDsync`] where the folder accepts `O_DIRECT` and [`Policy::Prealloc`]
-    /// where it does not (docs/findings/durable.md).
-    pub fn policy(mut self, policy: Policy) -> LogOptions {
+    /// for the log's device ([`Log::why`] says which), else [`LogPolicy::DirectDsync`]
+    /// where the folder accepts `O_DIRECT` and [`LogPolicy::Prealloc`] where it does not
+    /// (docs/findings/durable.md).
+    pub fn policy(mut self, policy: LogPolicy) -> LogOptions {
         self.policy = Some(policy);
         self
     }
@@ -277,46 +280,79 @@ impl LogOptions {
 
     /// How much to zero ahead at a time for the preallocating policies (at least 64 KiB).
     ///
-    /// By default, [`PREALLOC_CHUNK`].
+    /// By default, 64 MiB: four of PostgreSQL's 16 MiB WAL segments.
     pub fn prealloc_chunk(mut self, bytes: u64) -> LogOptions {
         self.prealloc_chunk = bytes.max(64 << 10);
         self
     }
 
-    /// Reports every write and sync to `observer`.
+    /// Whether [`open`](LogOptions::open) waits while another [`Log`] has the file open
+    /// (until that log is dropped, or its process ends) instead of failing with
+    /// [`ErrorKind::Locked`](crate::ErrorKind::Locked).
+    ///
+    /// By default, `false`: a second opener is refused at once.
+    pub fn wait_for_lock(mut self, wait: bool) -> LogOptions {
+        self.wait_for_lock = wait;
+        self
+    }
+
+    /// Reports every write and sync to `observer` (for tests and tracing).
     ///
     /// By default, none.
-    pub fn observer(mut self, observer: Arc<dyn Observer>) -> LogOptions {
+    pub fn observer(mut self, observer: Arc<dyn LogObserver>) -> LogOptions {
         self.observer = Some(observer);
         self
     }
 
-    /// Opens the log at `path`, creating it if it does not exist, syncs its directory (so
-    /// its name is durable before any record is acknowledged), and recovers its end from
-    /// its records. `path` must be a regular file (or not exist): a block device, FIFO or
-    /// other special file is refused.
-    ///
-    /// **Give it only a file the log owns.** The frames carry no file-level signature, so a
-    /// file written by anything else reads as a log whose first record is torn: recovery
-    /// ends the log at offset 0 and cuts off everything after it (truncated, or zeroed by
-    /// the preallocating policies), exactly as it would a real torn tail.
+    /// Opens the log at `path`, or creates it, as [`Log::open`] says.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Log> {
         let path = path.as_ref();
         Log::open_with(path, self.clone()).map_err(|e| e.at(path))
     }
 }
 
-/// An append-only log of framed records whose appends are acknowledged only once durable.
-/// Share it between threads by reference (it is `Sync`); see the [module doc](crate::lab::durable).
+/// An append-only log of records whose appends are acknowledged only once durable. Share
+/// it between threads by reference (it is `Sync`): concurrent appends share syncs (group
+/// commit).
+///
+/// **One writer.** An open `Log` holds an exclusive lock on its file (`flock(2)`, released
+/// when the `Log` is dropped or its process ends). A second [`Log::open`] of the same file,
+/// from this process or another, fails with [`ErrorKind::Locked`](crate::ErrorKind::Locked)
+/// (or waits, with [`LogOptions::wait_for_lock`]): two writers would each append at the end
+/// they recovered and overwrite each other's acknowledged records. The lock binds iolab's
+/// logs only; a program writing the file by other means is not stopped by it.
+///
+/// **Its own files only.** A log file starts with a 16-byte header (magic, format, record
+/// framing). `open` creates a new log under a temporary name, writes its header (and its
+/// preallocated zeros), syncs it and only then gives it its name, so a failed open leaves
+/// no file behind. It refuses, with [`ErrorKind::NotALog`](crate::ErrorKind::NotALog) and
+/// without changing a byte, a file that is not an iolab log, a log of a newer format, a
+/// log with a damaged header and a log written by iolab before headers (read those with
+/// [`Log::records`]). An empty file is taken as a new log.
+///
+/// **What an acknowledgement means**: when [`append_durable`](Log::append_durable)
+/// returns `Ok(end)`, the record and every record before `end` are on the device (for
+/// devices that honour cache flushes), and [`Log::records`] finds them after any crash. A
+/// record whose call returned an error, or never returned, may or may not be found; a
+/// record cut short by a crash is never returned. The reading rule: [`LogReader`].
+///
+/// **After a failure** (no space, an I/O error, a failed sync) the log refuses every
+/// later append: after a failed `fdatasync` Linux marks the pages it could not write
+/// clean, so a retried sync reports success without writing them. Drop the `Log` and open
+/// it again to recover the acknowledged records and go on.
 pub struct Log {
-    policy: Policy,
+    policy: LogPolicy,
     why: String,
+    path: PathBuf,
     commit: group::Commit,
+    /// A descriptor of the locked open file description: the lock lasts while it does.
+    _lock: File,
 }
 
 impl fmt::Debug for Log {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Log")
+            .field("path", &self.path)
             .field("policy", &self.policy)
             .field("group_commit", &self.commit.grouped())
             .field("durable_end", &self.durable_end())
@@ -325,9 +361,22 @@ impl fmt::Debug for Log {
 }
 
 impl Log {
-    /// Opens (or creates) the log at `path` with the default [`LogOptions`].
+    /// The largest record [`append_durable`](Log::append_durable) takes: 16 MiB.
+    pub const MAX_RECORD: usize = MAX_RECORD;
+
+    /// Opens the log at `path` with the default [`LogOptions`]: creates it if no file is
+    /// there, else checks that it is an iolab log, takes its lock, recovers its end from
+    /// its records (a torn last record is cut off, or zeroed in a preallocated file) and
+    /// syncs its folder, so its name is durable before any record is acknowledged. `path`
+    /// must be a regular file (or not exist).
     pub fn open(path: impl AsRef<Path>) -> Result<Log> {
         LogOptions::new().open(path)
+    }
+
+    /// A reader of the records of the log at `path`, streamed in constant memory, with the
+    /// rule of what a torn or damaged tail becomes ([`LogReader`]).
+    pub fn records(path: impl AsRef<Path>) -> Result<LogReader> {
+        LogReader::open(path)
     }
 
     fn open_with(path: &Path, options: LogOptions) -> Result<Log> {
@@ -339,20 +388,55 @@ impl Log {
         {
             return Err(not_regular());
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o666)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(path)
-            .map_err(|e| open_error("cannot open", e))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| Error::from_io("cannot stat", e, 0))?;
-        if !meta.is_file() {
-            return Err(not_regular());
+        let (policy, why) = match options.policy {
+            Some(policy) => (policy, "chosen by the caller".to_string()),
+            None => default_policy(path),
+        };
+        let opened = loop {
+            if let Some(existing) = open_existing(path, options.wait_for_lock)? {
+                break existing;
+            }
+            if let Some(created) =
+                create::create(path, policy, options.prealloc_chunk, options.wait_for_lock)?
+            {
+                break created;
+            }
+            // Another opener gave the name a log first: open that one (and find it locked).
+        };
+        let lock = opened
+            .file
+            .try_clone()
+            .map_err(|e| Error::from_io("cannot open", e, 0))?;
+        let (first_len, created) = (opened.len, opened.created);
+        match Log::recover(path, opened.file, policy, &options) {
+            Ok(commit) => Ok(Log {
+                policy,
+                why,
+                path: path.to_path_buf(),
+                commit,
+                _lock: lock,
+            }),
+            Err(e) => {
+                // As it was: a log this call made is removed (while still locked, so an
+                // opener waiting for it sees it lose its name and starts again); a file
+                // that was there goes back to its length, if this call grew it.
+                if created {
+                    let _ = std::fs::remove_file(path);
+                } else if lock.metadata().is_ok_and(|m| m.len() > first_len) {
+                    let _ = lock.set_len(first_len).and_then(|()| lock.sync_all());
+                }
+                Err(e)
+            }
         }
+    }
+
+    /// Recovers the end of the locked log `file` and opens the policy's I/O after it.
+    fn recover(
+        path: &Path,
+        file: File,
+        policy: LogPolicy,
+        options: &LogOptions,
+    ) -> Result<group::Commit> {
         // The directory is synced on every open, not only when this open created the
         // file: a file that exists may have a name that is not durable yet (its creator
         // was killed before syncing the directory, or that sync failed and the open is
@@ -366,23 +450,19 @@ impl Log {
         // A file system that refuses the advice leaves the cache as it is (the scan still
         // reads the file's bytes as the kernel has them).
         let _ = crate::cache::drop_clean_pages(&file);
-        let end = record::scan(&file, |_| {}).map_err(|e| Error::from_io("cannot read", e, 0))?;
+        let end = recover_end(&file)?;
         let len = file
             .metadata()
             .map_err(|e| Error::from_io("cannot stat", e, 0))?
             .len();
-        let (policy, why) = match options.policy {
-            Some(policy) => (policy, "chosen by the caller".to_string()),
-            None => default_policy(path),
-        };
         let zeroed = if policy.preallocates() {
             // Zeros after the end: a torn record left by a crash must not be read back as
             // the start of a later one.
-            clear_torn_tail(&file, end, len).map_err(|e| Error::from_io("cannot clear", e, 0))?;
+            clear_torn_tail(&file, end, len).map_err(|e| fail("cannot clear the torn tail", e))?;
             // The first chunk is zeroed now, so the first appends pay no zeroing.
             if len < options.prealloc_chunk {
                 zero_fill(&file, len, options.prealloc_chunk, options.prealloc_chunk)
-                    .map_err(|e| Error::from_io("cannot preallocate", e, 0))?
+                    .map_err(|e| fail("cannot preallocate the log", e))?
             } else {
                 len
             }
@@ -390,46 +470,53 @@ impl Log {
             if len > end {
                 file.set_len(end)
                     .and_then(|()| file.sync_all())
-                    .map_err(|e| Error::from_io("cannot truncate the torn tail", e, 0))?;
+                    .map_err(|e| fail("cannot truncate the torn tail", e))?;
             }
             end
         };
         let sink = open_sink(path, file, policy, end, zeroed, options.prealloc_chunk)?;
-        let observer = options.observer.unwrap_or_else(|| Arc::new(Unobserved));
-        Ok(Log {
-            policy,
-            why,
-            commit: group::Commit::new(sink, end, options.group_commit, observer),
-        })
+        let observer = options
+            .observer
+            .clone()
+            .unwrap_or_else(|| Arc::new(Unobserved));
+        Ok(group::Commit::new(
+            sink,
+            end,
+            options.group_commit,
+            observer,
+        ))
     }
 
     /// Appends `record` and returns once it is durable (and with it every record before
-    /// it), with the log's end just past it. Records longer than [`MAX_RECORD`] are
-    /// refused.
+    /// it), with the log's end (a file offset) just past it. Records longer than
+    /// [`Log::MAX_RECORD`] are refused.
     pub fn append_durable(&self, record: &[u8]) -> Result<u64> {
         if record.len() > MAX_RECORD {
-            return Err(Error::Io {
-                op: "cannot append",
-                source: io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "a record of {} bytes is over the {MAX_RECORD}-byte limit",
-                        record.len()
-                    ),
+            let too_long = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a record of {} bytes is over the {MAX_RECORD}-byte limit",
+                    record.len()
                 ),
-            });
+            );
+            return Err(Error::io("cannot append", too_long).at(&self.path));
         }
-        self.commit.append(record)
+        self.commit.append(record).map_err(|e| e.at(&self.path))
     }
 
-    /// The end of the records known durable.
+    /// The end of the records known durable (a file offset).
     pub fn durable_end(&self) -> u64 {
         self.commit.durable_end()
     }
 
     /// The log's policy.
-    pub fn policy(&self) -> Policy {
+    pub fn policy(&self) -> LogPolicy {
         self.policy
+    }
+
+    /// The log's path, as it was opened.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Why this policy: the caller's choice, the winner measured on this machine (and
@@ -444,10 +531,93 @@ impl Log {
     }
 }
 
+/// A log file opened, locked and known to be a log with a header.
+pub(crate) struct Opened {
+    pub(crate) file: File,
+    /// Its length when it was opened (to go back to if the open fails after growing it).
+    pub(crate) len: u64,
+    /// Whether this open made it.
+    pub(crate) created: bool,
+}
+
+/// Opens the existing file at `path` as a log: takes its lock, then checks its header
+/// (writing one into an empty file). `None` when no file is there.
+fn open_existing(path: &Path, wait: bool) -> Result<Option<Opened>> {
+    loop {
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(open_error("cannot open", e)),
+        };
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::from_io("cannot stat", e, 0))?;
+        if !meta.is_file() {
+            return Err(not_regular());
+        }
+        lock::exclusive(&file, wait)?;
+        // Locked, but perhaps a file that has lost its name meanwhile (an opener that
+        // failed after giving the name removes it): a lock on it would guard nothing.
+        if !lock::still_named(&file, path) {
+            continue;
+        }
+        let len = file
+            .metadata()
+            .map_err(|e| Error::from_io("cannot stat", e, 0))?
+            .len();
+        let (kind, _) = reader::identify(&file, len)?;
+        match kind {
+            header::Kind::Log => {}
+            header::Kind::Unstarted => {
+                // Empty, or a header whose first write was cut short: nothing of anyone's.
+                pwrite_all(&file, &header::encode(), 0)
+                    .and_then(|()| retry_eintr(|| file.sync_all()))
+                    .map_err(|e| {
+                        let _ = file.set_len(len);
+                        fail("cannot write the log header", e)
+                    })?;
+            }
+            header::Kind::Headerless => {
+                return Err(Error::NotALog {
+                    reason: header::HEADERLESS_REFUSED.into(),
+                });
+            }
+            header::Kind::Foreign(reason) => return Err(Error::NotALog { reason }),
+        }
+        return Ok(Some(Opened {
+            file,
+            len,
+            created: false,
+        }));
+    }
+}
+
+/// The log's end, recovered from its records after the header.
+fn recover_end(file: &File) -> Result<u64> {
+    let mut reader = file;
+    io::Seek::seek(&mut reader, io::SeekFrom::Start(LOG_HEADER_LEN))
+        .and_then(|_| record::scan(reader, LOG_HEADER_LEN, |_| {}))
+        .map_err(|e| Error::from_io("cannot read", e, 0))
+}
+
+/// The error of a step `op` of opening a log that failed with `e`: a full device is said
+/// as such, with no advice to flush what a log does not buffer.
+fn fail(op: &'static str, e: io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => Error::io(op, e),
+        _ => Error::from_io(op, e, 0),
+    }
+}
+
 /// The error for a path that is not a regular file. A block device's size is not its
 /// `st_size` (0), so the preallocating policies would zero its records on reopen, and
 /// recovery could not clear a torn tail; a FIFO would block the recovery scan forever.
-fn not_regular() -> Error {
+pub(crate) fn not_regular() -> Error {
     Error::Io {
         op: "cannot open",
         source: io::Error::new(
@@ -461,29 +631,40 @@ fn not_regular() -> Error {
 fn open_sink(
     path: &Path,
     file: File,
-    policy: Policy,
+    policy: LogPolicy,
     end: u64,
     zeroed: u64,
     chunk: u64,
 ) -> Result<Box<dyn Sink>> {
+    // A second descriptor with other flags, of the same (locked) file: through its
+    // `/proc` link, else its path, and refused if the path names another file by then.
     let reopen = |flags: i32| {
-        OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_CLOEXEC | flags)
-            .open(path)
-            .map_err(|e| open_error("cannot open", e))
+        let open = |p: &Path| {
+            OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_CLOEXEC | flags)
+                .open(p)
+        };
+        let by_fd = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        let other = open(&by_fd)
+            .or_else(|_| open(path))
+            .map_err(|e| open_error("cannot open", e))?;
+        if !lock::same_file(&file, &other) {
+            return Err(Error::ReplacedWhileOpening);
+        }
+        Ok(other)
     };
     Ok(match policy {
-        Policy::Fdatasync => Box::new(fdatasync::FdatasyncSink { file }),
-        Policy::Dsync => Box::new(dsync::DsyncSink {
+        LogPolicy::Fdatasync => Box::new(fdatasync::FdatasyncSink { file }),
+        LogPolicy::Dsync => Box::new(dsync::DsyncSink {
             file: reopen(libc::O_DSYNC)?,
         }),
-        Policy::Prealloc => Box::new(prealloc::PreallocSink {
+        LogPolicy::Prealloc => Box::new(prealloc::PreallocSink {
             file,
             zeroed,
             chunk,
         }),
-        Policy::DirectDsync => {
+        LogPolicy::DirectDsync => {
             let direct = reopen(libc::O_DIRECT | libc::O_DSYNC)?;
             let align = crate::sys::dio::alignment(&direct).map_err(|reason| Error::Io {
                 op: "cannot use O_DIRECT",
@@ -599,12 +780,6 @@ fn sync_parent(path: &Path) -> Result<()> {
         .map_err(|e| Error::from_io("cannot sync the directory", e, 0))
 }
 
-/// Reads the whole log at `path` from its start: a convenience over [`read_records`] that
-/// keeps only the payloads.
-pub fn read_payloads(path: impl AsRef<Path>) -> Result<Vec<Vec<u8>>> {
-    read_records(path).map(|r| r.records)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -632,12 +807,12 @@ mod tests {
         let (p, why) = policy_from(&profile(vec![one_writer.clone()]), &log);
         assert_eq!(
             p,
-            Policy::Fdatasync,
+            LogPolicy::Fdatasync,
             "the 8 writers tie: the 1-writer winner"
         );
         assert!(why.contains("durable, 1 writer, 8 KiB winner"), "{why}");
         let both = vec![one_writer, winner(PROFILE_CONDITIONS[0], "dsync")];
-        assert_eq!(policy_from(&profile(both), &log).0, Policy::Dsync);
+        assert_eq!(policy_from(&profile(both), &log).0, LogPolicy::Dsync);
         let (p, why) = policy_from(&Err("no profile of this machine yet".into()), &log);
         match LogOptions::DEFAULT_POLICY.availability_for(&std::env::temp_dir()) {
             Ok(()) => {

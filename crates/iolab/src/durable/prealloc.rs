@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io;
 
 use super::fdatasync::write_then_fdatasync;
-use super::{Observer, Sink, zero_fill};
+use super::{LogObserver, Sink, zero_fill};
 
 /// A pre-zeroed file overwritten in place and synced with `fdatasync`.
 pub(crate) struct PreallocSink {
@@ -30,7 +30,12 @@ pub(crate) struct PreallocSink {
 }
 
 impl Sink for PreallocSink {
-    fn write_durable(&mut self, offset: u64, bytes: &[u8], obs: &dyn Observer) -> io::Result<()> {
+    fn write_durable(
+        &mut self,
+        offset: u64,
+        bytes: &[u8],
+        obs: &dyn LogObserver,
+    ) -> io::Result<()> {
         let end = offset + bytes.len() as u64;
         if end > self.zeroed {
             self.zeroed = zero_fill(&self.file, self.zeroed, end, self.chunk)?;

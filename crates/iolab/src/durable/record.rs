@@ -6,22 +6,21 @@
 //! payload is all there and the checksum holds. An all-zero header is never valid (the
 //! CRC-32 of four zero bytes is not zero), so the zeros of a preallocated file end the log.
 //!
-//! **Recovery** reads frames from offset 0 until the first one that is not valid; that
-//! offset is the log's logical end. Every record whose append was acknowledged lies before
-//! it (its bytes were durable before the acknowledgement), and a record cut by a crash lies
-//! at it and is dropped.
+//! **Recovery** reads frames from the end of the file's [header](super::header) until the
+//! first one that is not valid; that offset is the log's logical end. Every record whose
+//! append was acknowledged lies before it (its bytes were durable before the
+//! acknowledgement), and a record cut by a crash lies at it and is dropped.
 
-use std::fs::File;
 use std::io::{self, BufReader, Read};
-use std::path::Path;
-
-use crate::file::{Error, Result, open_error};
 
 /// Bytes before each payload: its length and its checksum.
-pub const HEADER_LEN: usize = 8;
+pub const FRAME_HEADER_LEN: usize = 8;
 
 /// The largest payload a record may have: 16 MiB. A larger length in a header is garbage.
 pub const MAX_RECORD: usize = 16 << 20;
+
+/// How much a [`Frames`] reads at a time.
+const READ_CHUNK: usize = 256 << 10;
 
 /// Appends `record`'s frame to `out`.
 pub(crate) fn frame(record: &[u8], out: &mut Vec<u8>) {
@@ -42,68 +41,88 @@ fn checksum(len: [u8; 4], payload: &[u8]) -> u32 {
 
 /// The length of `header`'s payload if the header can start a record (its length is in
 /// range), before the payload is checked.
-fn payload_len(header: &[u8; HEADER_LEN]) -> Option<usize> {
+fn payload_len(header: &[u8; FRAME_HEADER_LEN]) -> Option<usize> {
     let len = u32::from_le_bytes(header[..4].try_into().unwrap()) as usize;
     (len <= MAX_RECORD).then_some(len)
 }
 
-/// What recovery found in a log file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Recovered {
-    /// The payloads of the valid records, in order.
-    pub records: Vec<Vec<u8>>,
-    /// The logical end: the offset just past the last valid record.
-    pub end: u64,
-    /// The file's length; more than `end` for a preallocated log or a torn tail.
-    pub file_len: u64,
+/// The valid frames of a log read in order, in constant memory: a buffered reader and
+/// one payload buffer (as long as the longest record read).
+pub(crate) struct Frames<R> {
+    reader: BufReader<R>,
+    payload: Vec<u8>,
+    end: u64,
+    done: bool,
 }
 
-/// Reads every valid record of the log at `path` (see the module doc for the rule).
-pub fn read_records(path: impl AsRef<Path>) -> Result<Recovered> {
-    let path = path.as_ref();
-    (|| {
-        let file = File::open(path).map_err(|e| open_error("cannot open", e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| Error::from_io("cannot stat", e, 0))?
-            .len();
-        let mut recovered = Recovered {
-            file_len,
-            ..Recovered::default()
-        };
-        scan(file, |payload| recovered.records.push(payload.to_vec()))
-            .map(|end| recovered.end = end)
-            .map_err(|e| Error::from_io("cannot read", e, 0))?;
-        Ok(recovered)
-    })()
-    .map_err(|e: Error| e.at(path))
-}
-
-/// Reads frames from `reader` (positioned at the log's start), calling `each` with every
-/// valid payload, and returns the logical end.
-pub(crate) fn scan(reader: impl Read, mut each: impl FnMut(&[u8])) -> io::Result<u64> {
-    let mut reader = BufReader::with_capacity(1 << 20, reader);
-    let mut end = 0u64;
-    let mut payload = Vec::new();
-    loop {
-        let mut header = [0u8; HEADER_LEN];
-        if !read_exact_or_eof(&mut reader, &mut header)? {
-            return Ok(end);
+impl<R: Read> Frames<R> {
+    /// Frames read from `reader`, positioned at offset `start` of the log file.
+    pub(crate) fn new(reader: R, start: u64) -> Frames<R> {
+        Frames {
+            reader: BufReader::with_capacity(READ_CHUNK, reader),
+            payload: Vec::new(),
+            end: start,
+            done: false,
         }
-        let Some(len) = payload_len(&header) else {
-            return Ok(end);
-        };
-        payload.resize(len, 0);
-        if !read_exact_or_eof(&mut reader, &mut payload)? {
-            return Ok(end);
-        }
-        let want = u32::from_le_bytes(header[4..].try_into().unwrap());
-        if checksum(header[..4].try_into().unwrap(), &payload) != want {
-            return Ok(end);
-        }
-        each(&payload);
-        end += (HEADER_LEN + len) as u64;
     }
+
+    /// The next valid record's payload, or `None` at the log's end (the first frame that
+    /// is not whole and valid, or the end of the file).
+    pub(crate) fn next_payload(&mut self) -> io::Result<Option<&[u8]>> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut header = [0u8; FRAME_HEADER_LEN];
+        let whole = read_exact_or_eof(&mut self.reader, &mut header)?;
+        let len = whole.then(|| payload_len(&header)).flatten();
+        let Some(len) = len else {
+            self.done = true;
+            return Ok(None);
+        };
+        self.payload.resize(len, 0);
+        let want = u32::from_le_bytes(header[4..].try_into().unwrap());
+        if !read_exact_or_eof(&mut self.reader, &mut self.payload)?
+            || checksum(header[..4].try_into().unwrap(), &self.payload) != want
+        {
+            self.done = true;
+            return Ok(None);
+        }
+        self.end += (FRAME_HEADER_LEN + len) as u64;
+        Ok(Some(&self.payload))
+    }
+
+    /// The reader the frames come from.
+    pub(crate) fn get_ref(&self) -> &R {
+        self.reader.get_ref()
+    }
+
+    /// The offset just past the last record returned: the log's end once
+    /// [`next_payload`](Frames::next_payload) has returned `None`.
+    pub(crate) fn end(&self) -> u64 {
+        self.end
+    }
+}
+
+/// Reads frames from `reader` (positioned at offset `start`), calling `each` with every
+/// valid payload, and returns the logical end.
+pub(crate) fn scan(reader: impl Read, start: u64, mut each: impl FnMut(&[u8])) -> io::Result<u64> {
+    let mut frames = Frames::new(reader, start);
+    while let Some(p) = frames.next_payload()? {
+        each(p);
+    }
+    Ok(frames.end())
+}
+
+/// The frames of `bytes` (a log without its header) while `each` returns `true`; the end of
+/// the last one given.
+pub(crate) fn scan_slice(bytes: &[u8], mut each: impl FnMut(&[u8]) -> bool) -> u64 {
+    let mut frames = Frames::new(bytes, 0);
+    while let Ok(Some(p)) = frames.next_payload() {
+        if !each(p) {
+            break;
+        }
+    }
+    frames.end()
 }
 
 /// Fills `buf`, or returns `false` at an end of file before it is full.
@@ -129,7 +148,7 @@ mod tests {
 
     fn payloads(bytes: &[u8]) -> (Vec<Vec<u8>>, u64) {
         let mut found = Vec::new();
-        let end = scan(bytes, |p| found.push(p.to_vec())).unwrap();
+        let end = scan(bytes, 0, |p| found.push(p.to_vec())).unwrap();
         (found, end)
     }
 
@@ -146,7 +165,7 @@ mod tests {
     #[test]
     fn a_torn_or_corrupt_record_ends_the_log_at_its_start() {
         let whole = framed(&[b"first", b"second"]);
-        let first_end = (HEADER_LEN + 5) as u64;
+        let first_end = (FRAME_HEADER_LEN + 5) as u64;
         for cut in first_end as usize..whole.len() {
             assert_eq!(payloads(&whole[..cut]).1, first_end, "cut at {cut}");
         }

@@ -33,14 +33,14 @@ const SUITE: &str = "append";
 /// This suite's entry in the suite table (`crate::suites::SUITES`).
 pub const ENTRY: Suite = Suite {
     name: SUITE,
-    description: "Small appends and durable appends (`iolab::lab::file::AppendFile`, `iolab::lab::durable::Log`)",
+    description: "Small appends and durable appends (`iolab::AppendFile`, `iolab::Log`)",
     sizes: SIZES,
     takes_files: false,
     methods: || {
         let strategies = iolab::lab::append::Strategy::ALL
             .into_iter()
             .map(|s| MethodInfo::new(s.name(), s.availability()));
-        let policies = iolab::lab::durable::Policy::ALL
+        let policies = iolab::lab::durable::LogPolicy::ALL
             .into_iter()
             .map(|p| MethodInfo::new(p.name(), p.availability()));
         strategies.chain(policies).collect()

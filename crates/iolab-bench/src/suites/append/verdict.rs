@@ -5,7 +5,7 @@ use super::{PAYLOADS, SUITE, SYNC_EVERY_K, Strategy, SyncPolicy};
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
 use iolab::LogOptions;
-use iolab::lab::durable::Policy;
+use iolab::lab::durable::LogPolicy;
 use iolab::lab::snippet;
 
 /// The suite's verdict rows, for the suite table.
@@ -72,7 +72,7 @@ pub(super) fn durable_verdicts(rows: &[&Row]) -> Vec<Verdict> {
 /// it is the default's.
 fn durable_usage(row: &Row) -> Usage {
     let policy = key(row, "policy").unwrap_or("prealloc");
-    let library = policy.parse::<Policy>().map_or_else(
+    let library = policy.parse::<LogPolicy>().map_or_else(
         |_| "—".into(),
         |p| snippet::durable((p != LogOptions::DEFAULT_POLICY).then_some(p)),
     );

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{ALONE_WRITERS, PEER_FRAME_BYTES};
 use crate::results::Row;
-use iolab::lab::durable::{HEADER_LEN, Policy};
+use iolab::lab::durable::{FRAME_HEADER_LEN, LogPolicy};
 
 /// The records per second of a row.
 fn rate(r: &Row) -> Option<f64> {
@@ -68,7 +68,7 @@ pub(super) fn goals(rows: &[Row]) -> Vec<String> {
     for (bytes, what) in [
         (8 << 10, "8 KiB records"),
         (
-            PEER_FRAME_BYTES - HEADER_LEN,
+            PEER_FRAME_BYTES - FRAME_HEADER_LEN,
             "8 KiB frames (one 8 KiB write, as the peer's)",
         ),
     ] {
@@ -97,12 +97,12 @@ fn peer_goals(ours: &[&Row], peer: &[&Row], what: &str) -> Vec<String> {
             .max_by(|a, b| a.0.total_cmp(&b.0))
     }
     let mut notes = Vec::new();
-    let ours_row = |policy: Policy| ours.iter().find(|r| r.method == policy.name());
+    let ours_row = |policy: LogPolicy| ours.iter().find(|r| r.method == policy.name());
     let peer_fdatasync = peer.iter().find(|r| has(r, "policy", json!("fdatasync")));
-    if let (Some(a), Some(b)) = (ours_row(Policy::Prealloc), peer_fdatasync)
+    if let (Some(a), Some(b)) = (ours_row(LogPolicy::Prealloc), peer_fdatasync)
         && let (Some(ar), Some(br), Some((x, how))) = (rate(a), rate(b), ratio(a, b))
     {
-        let growing = ours_row(Policy::Fdatasync)
+        let growing = ours_row(LogPolicy::Fdatasync)
             .and_then(|g| Some((rate(g)?, ratio(g, b)?.0)))
             .map(|(g, gx)| {
                 format!(
@@ -136,7 +136,7 @@ fn peer_goals(ours: &[&Row], peer: &[&Row], what: &str) -> Vec<String> {
 /// writers that each sync alone, per policy (goal ≥ 4×).
 fn group_goals(rows: &[Row]) -> Vec<String> {
     let mut notes = Vec::new();
-    for policy in Policy::ALL {
+    for policy in LogPolicy::ALL {
         let at8 = |alone: bool| {
             rows.iter()
                 .find(|r| {

@@ -2,13 +2,13 @@
 //! (with group commit and alone), and the peer.
 
 use super::{ALONE_WRITERS, PEER_FRAME_BYTES, RECORD_SIZES, WRITERS};
-use iolab::lab::durable::{HEADER_LEN, Policy};
+use iolab::lab::durable::{FRAME_HEADER_LEN, LogPolicy};
 
 /// One job of the section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Job {
     Log {
-        policy: Policy,
+        policy: LogPolicy,
         record_bytes: usize,
         writers: usize,
         group: bool,
@@ -17,7 +17,7 @@ pub(super) enum Job {
 }
 
 /// The jobs, in order.
-pub(super) fn jobs(grid: Grid, policies: &[Policy], pg: bool) -> Vec<Job> {
+pub(super) fn jobs(grid: Grid, policies: &[LogPolicy], pg: bool) -> Vec<Job> {
     let quick = grid == Grid::Quick;
     // (record bytes, writers) with group commit.
     let cells: Vec<(usize, usize)> = match grid {
@@ -47,7 +47,7 @@ pub(super) fn jobs(grid: Grid, policies: &[Policy], pg: bool) -> Vec<Job> {
         if !quick {
             out.push(Job::Log {
                 policy,
-                record_bytes: PEER_FRAME_BYTES - HEADER_LEN,
+                record_bytes: PEER_FRAME_BYTES - FRAME_HEADER_LEN,
                 writers: 1,
                 group: true,
             });
@@ -78,18 +78,18 @@ mod tests {
 
     #[test]
     fn the_grid_has_every_policy_size_and_writer_count() {
-        let j = jobs(Grid::Sweep, &Policy::ALL, true);
+        let j = jobs(Grid::Sweep, &LogPolicy::ALL, true);
         assert_eq!(
             j.len(),
-            Policy::ALL.len() * (RECORD_SIZES.len() * WRITERS.len() + 2) + 1
+            LogPolicy::ALL.len() * (RECORD_SIZES.len() * WRITERS.len() + 2) + 1
         );
         assert_eq!(
-            jobs(Grid::Quick, &Policy::ALL, false).len(),
-            Policy::ALL.len() * 3
+            jobs(Grid::Quick, &LogPolicy::ALL, false).len(),
+            LogPolicy::ALL.len() * 3
         );
         assert_eq!(
-            jobs(Grid::Answer, &Policy::ALL, false).len(),
-            Policy::ALL.len() * (2 + 2)
+            jobs(Grid::Answer, &LogPolicy::ALL, false).len(),
+            LogPolicy::ALL.len() * (2 + 2)
         );
     }
 }

@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::rounds::{Entry, Role, Rounds, Run, Tally, Times, Turn, drive};
 use crate::workdir::WorkDir;
-use iolab::lab::durable::{HEADER_LEN, LogOptions, Policy, read_records};
+use iolab::lab::durable::{FRAME_HEADER_LEN, LogOptions, LogPolicy, read_records};
 
 /// One run of a job.
 pub(super) enum Sample {
@@ -140,7 +140,7 @@ fn payload(t: usize, i: u64, len: usize) -> Vec<u8> {
 /// One run of a log job; verified.
 pub(super) fn run_log(
     path: &Path,
-    policy: Policy,
+    policy: LogPolicy,
     record_bytes: usize,
     writers: usize,
     group: bool,
@@ -148,7 +148,7 @@ pub(super) fn run_log(
 ) -> Result<LogSample, String> {
     let show = |e: iolab::Error| format!("{}: {e}", path.display());
     let total = writers as u64 * per_writer;
-    let bytes = total * (HEADER_LEN + record_bytes) as u64;
+    let bytes = total * (FRAME_HEADER_LEN + record_bytes) as u64;
     let log = LogOptions::new()
         .policy(policy)
         .group_commit(group)

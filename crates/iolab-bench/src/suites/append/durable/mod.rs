@@ -5,7 +5,7 @@
 //! append to the last acknowledgement; every call's latency is kept for p50 / p99. Then the
 //! log is read back with [`read_records`] and must hold exactly every record, intact.
 //!
-//! **Grid**: every [`Policy`] × record size ([`RECORD_SIZES`]) × writers ([`WRITERS`]) with
+//! **Grid**: every [`LogPolicy`] × record size ([`RECORD_SIZES`]) × writers ([`WRITERS`]) with
 //! group commit, and each policy at [`ALONE_WRITERS`] writers and 512-byte records
 //! *without* group commit (each writer syncs alone: the baseline group commit must beat).
 //! That whole grid is `--sweep`'s; by default the section measures what the verdict needs
@@ -31,7 +31,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::results::Row;
 use crate::workdir::WorkDir;
-use iolab::lab::durable::Policy;
+use iolab::lab::durable::LogPolicy;
 
 /// Record payload sizes: a tiny record, a typical one, and PostgreSQL's 8 KiB page.
 pub const RECORD_SIZES: [usize; 3] = [8, 512, 8 << 10];
@@ -58,7 +58,7 @@ const WARMUP_WRITER: usize = 255;
 /// Runs the section in `work`; returns its rows, of suite `suite`.
 pub(super) fn section(ctx: &mut Context<'_>, work: &mut WorkDir, suite: &str) -> Result<Vec<Row>> {
     let config = ctx.config;
-    let policies: Vec<Policy> = Policy::ALL
+    let policies: Vec<LogPolicy> = LogPolicy::ALL
         .into_iter()
         .filter(|p| config.wants(p.name()))
         .collect();
