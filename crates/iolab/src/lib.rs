@@ -64,8 +64,7 @@ pub mod prelude;
 pub use count::{CountOptions, count_lines};
 pub use durable::{Log, LogOptions, Policy as LogPolicy, Recovered, read_records};
 pub use edit::{
-    EditOptions, Outcome as EditOutcome, Report as EditReport, Strategy as EditStrategy,
-    replace_byte, truncate_after_first_line,
+    EditOptions, EditOutcome, EditReport, EditStrategy, replace_byte, truncate_after_first_line,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use file::{
@@ -73,6 +72,6 @@ pub use file::{
     RandomAccessOptions, SequentialFile,
 };
 pub use input::{FileKind, Input};
-pub use read::{Hint as CountHint, LineCount, Method as CountMethod};
+pub use read::{CountHint, CountMethod, LineCount};
 pub use write::raw_fd::RawStdout;
 pub use write::{StdoutWriter, WriteOptions};

@@ -44,12 +44,12 @@ fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + s
 
 #[test]
 fn every_named_enum_round_trips_and_lists_its_names() {
-    check::<iolab::lab::read::Method>("method");
-    check::<iolab::lab::read::Hint>("hint");
+    check::<iolab::lab::read::CountMethod>("method");
+    check::<iolab::lab::read::CountHint>("hint");
     check::<iolab::lab::write::Method>("method");
     check::<iolab::lab::random::Method>("method");
     check::<iolab::lab::random::Pattern>("pattern");
-    check::<iolab::lab::edit::Strategy>("strategy");
+    check::<iolab::lab::edit::EditStrategy>("strategy");
     check::<iolab::lab::append::Strategy>("strategy");
     check::<iolab::lab::durable::Policy>("policy");
     check::<iolab::lab::kernel::Kernel>("kernel");
@@ -59,11 +59,11 @@ fn every_named_enum_round_trips_and_lists_its_names() {
 fn all_is_the_inherent_list_in_order() {
     assert_eq!(iolab::lab::kernel::Kernel::ALL.len(), 3);
     assert_eq!(
-        <iolab::lab::read::Method as Named>::all(),
-        &iolab::lab::read::Method::ALL[..]
+        <iolab::lab::read::CountMethod as Named>::all(),
+        &iolab::lab::read::CountMethod::ALL[..]
     );
     assert_eq!(
-        iolab::lab::read::Method::ALL.last(),
-        Some(&iolab::lab::read::Method::Auto)
+        iolab::lab::read::CountMethod::ALL.last(),
+        Some(&iolab::lab::read::CountMethod::Auto)
     );
 }
