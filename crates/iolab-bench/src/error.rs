@@ -52,8 +52,8 @@ impl Error {
     }
 }
 
-impl From<iolab::lab::named::UnknownName> for Error {
-    fn from(e: iolab::lab::named::UnknownName) -> Error {
+impl From<iolab::UnknownName> for Error {
+    fn from(e: iolab::UnknownName) -> Error {
         Error::Lab(e.into())
     }
 }

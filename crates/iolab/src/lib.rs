@@ -45,8 +45,8 @@ mod file;
 mod generate;
 mod input;
 mod kernel;
-/// Where `named_enum!`'s expansion finds its trait in other crates; documented as
-/// [`lab::named`].
+/// Where `named_enum!`'s expansion finds its trait in other crates (`$crate::named`);
+/// documented as [`lab::named`].
 #[doc(hidden)]
 pub mod named;
 mod random;
@@ -72,6 +72,7 @@ pub use file::{
     RandomAccessOptions, SequentialFile,
 };
 pub use input::{FileKind, Input};
+pub use named::UnknownName;
 pub use read::{CountHint, CountMethod, LineCount};
 pub use write::raw_fd::RawStdout;
 pub use write::{StdoutWriter, WriteOptions};

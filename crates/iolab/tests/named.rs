@@ -1,8 +1,9 @@
-//! Every enum a user picks by name shares one mechanism (`iolab::named_enum!`): its names
+//! Every enum a user picks by name shares one mechanism (`iolab::lab::named::named_enum!`): its names
 //! are unique kebab-case words that round-trip through `FromStr` and `Display`, and an
 //! unknown name is refused with one message that lists the valid ones, in order.
 
-use iolab::lab::named::{Named, UnknownName};
+use iolab::UnknownName;
+use iolab::lab::named::Named;
 
 /// Checks one named enum; `kind` is the word its errors use.
 fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + std::fmt::Debug>(
