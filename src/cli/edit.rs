@@ -18,9 +18,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use iolab::lab::edit::{EditOptions, EditOutcome, EditReport, EditStrategy, Op};
-use iolab::lab::kernel::Kernel;
+use iolab::Kernel;
 use iolab::lab::units::{format_bytes, format_duration};
+use iolab::{EditOp, EditOptions, EditOutcome, EditReport, EditStrategy};
 
 /// The edits `iolab edit` can make.
 #[derive(Debug, clap::Subcommand)]
@@ -143,14 +143,16 @@ fn outcome(report: &EditReport) -> (&'static str, String) {
             "truncated",
             format!("kept the first line: {kept} of {} bytes", report.len_before),
         ),
-        (Op::ReplaceByte { from, to }, EditOutcome::Replaced { .. }) if from == to => unchanged(
-            format!("--from and --to are the same byte ({})", show_byte(from)),
-            None,
-        ),
-        (Op::ReplaceByte { from, .. }, EditOutcome::Replaced { changed: 0 }) => {
+        (EditOp::ReplaceByte { from, to }, EditOutcome::Replaced { .. }) if from == to => {
+            unchanged(
+                format!("--from and --to are the same byte ({})", show_byte(from)),
+                None,
+            )
+        }
+        (EditOp::ReplaceByte { from, .. }, EditOutcome::Replaced { changed: 0 }) => {
             unchanged(format!("no {} byte", show_byte(from)), None)
         }
-        (Op::ReplaceByte { from, to }, EditOutcome::Replaced { changed }) => (
+        (EditOp::ReplaceByte { from, to }, EditOutcome::Replaced { changed }) => (
             "replaced",
             format!(
                 "replaced {changed} {} byte{} with {}",
@@ -193,7 +195,7 @@ fn write_timings(out: &mut dyn Write, report: &EditReport) -> io::Result<()> {
         .max()
         .unwrap_or(0)
         .max("total".len());
-    for (name, d) in report.phases.iter() {
+    for &(name, d) in &report.phases {
         writeln!(
             out,
             "  {name:<width$}  {}",
@@ -265,13 +267,13 @@ struct TimingsJson<'a> {
 
 /// Phases as a JSON object whose keys come in the order the steps ran (a JSON object's
 /// order carries no meaning, but people read it).
-struct InOrder<'a>(&'a iolab::lab::edit::Phases);
+struct InOrder<'a>(&'a [(&'static str, std::time::Duration)]);
 
 impl serde::Serialize for InOrder<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut map = s.serialize_map(None)?;
-        for (name, d) in self.0.iter() {
+        for &(name, d) in self.0 {
             map.serialize_entry(name, &d.as_secs_f64())?;
         }
         map.end()

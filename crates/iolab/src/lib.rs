@@ -64,7 +64,8 @@ pub mod prelude;
 pub use count::{CountOptions, count_lines};
 pub use durable::{Log, LogOptions, Policy as LogPolicy, Recovered, read_records};
 pub use edit::{
-    EditOptions, EditOutcome, EditReport, EditStrategy, replace_byte, truncate_after_first_line,
+    EditOp, EditOptions, EditOutcome, EditReport, EditStrategy, replace_byte,
+    truncate_after_first_line,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use file::{
@@ -72,6 +73,7 @@ pub use file::{
     RandomAccessOptions, SequentialFile,
 };
 pub use input::{FileKind, Input};
+pub use kernel::Kernel;
 pub use named::UnknownName;
 pub use read::{CountHint, CountMethod, LineCount};
 pub use write::raw_fd::RawStdout;

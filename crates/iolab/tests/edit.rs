@@ -17,9 +17,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use iolab::Error;
-use iolab::lab::edit::{EditOptions, EditOutcome, EditStrategy, Op};
 use iolab::lab::kernel::Kernel;
 use iolab::lab::kernel::replace::{Replacer, naive_replace};
+use iolab::{EditOp, EditOptions, EditOutcome, EditStrategy};
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -329,12 +329,12 @@ fn every_strategy_truncates_like_the_reference() {
             };
             let ok = got == want
                 && report.outcome == expected_outcome
-                && report.op == Op::TruncateAfterFirstLine
+                && report.op == EditOp::TruncateAfterFirstLine
                 && report.len_before == c.data.len() as u64
                 && report.len_after == want.len() as u64
                 && report.kernel.is_none()
-                && report.durable == (report.phases.get("sync").is_some())
-                && report.phases.get("open").is_some();
+                && report.durable == (report.phase("sync").is_some())
+                && report.phase("open").is_some();
             if !ok {
                 failures.push(format!(
                     "{label} on {}: got {} bytes (want {}), report {report:?}",
@@ -368,11 +368,11 @@ fn every_strategy_replaces_like_the_reference() {
                 let got = fs::read(&path).unwrap();
                 let ok = got == want
                     && report.outcome == EditOutcome::Replaced { changed }
-                    && report.op == Op::ReplaceByte { from, to }
+                    && report.op == EditOp::ReplaceByte { from, to }
                     && report.len_before == c.data.len() as u64
                     && report.len_after == c.data.len() as u64
                     && report.kernel == Some(Kernel::best())
-                    && report.durable == (report.phases.get("sync").is_some());
+                    && report.durable == (report.phase("sync").is_some());
                 if !ok {
                     failures.push(format!(
                         "{label} on {} ({from:#x}->{to:#x}): report {report:?}",

@@ -85,9 +85,10 @@ impl EditStrategy {
 
 pub(crate) use crate::error::{Error, Result};
 
-/// The edit that was made.
+/// The edit that was made ([`EditReport::op`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
+#[non_exhaustive]
+pub enum EditOp {
     /// Keep bytes up to and including the first `\n`.
     TruncateAfterFirstLine,
     /// Every `from` byte becomes `to`.
@@ -99,12 +100,12 @@ pub enum Op {
     },
 }
 
-impl Op {
+impl EditOp {
     /// `truncate-first-line` or `replace`, as in the CLI and the results.
     pub fn name(self) -> &'static str {
         match self {
-            Op::TruncateAfterFirstLine => "truncate-first-line",
-            Op::ReplaceByte { .. } => "replace",
+            EditOp::TruncateAfterFirstLine => "truncate-first-line",
+            EditOp::ReplaceByte { .. } => "replace",
         }
     }
 }
@@ -129,15 +130,15 @@ pub enum EditOutcome {
 }
 
 /// Named durations of an edit's steps, in the order they first ran; a step that runs many
-/// times (a read per buffer) accumulates.
+/// times (a read per buffer) accumulates. Handed over as [`EditReport::phases`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Phases {
+pub(crate) struct Phases {
     entries: Vec<(&'static str, Duration)>,
 }
 
 impl Phases {
     /// Adds `elapsed` to the phase `name`.
-    pub fn add(&mut self, name: &'static str, elapsed: Duration) {
+    pub(crate) fn add(&mut self, name: &'static str, elapsed: Duration) {
         match self.entries.iter_mut().find(|(n, _)| *n == name) {
             Some((_, total)) => *total += elapsed,
             None => self.entries.push((name, elapsed)),
@@ -145,21 +146,19 @@ impl Phases {
     }
 
     /// Runs `f` and adds its duration to the phase `name`.
-    pub fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
         let start = Instant::now();
         let value = f();
         self.add(name, start.elapsed());
         value
     }
 
-    /// The phases, in the order they first ran.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Duration)> + '_ {
-        self.entries.iter().copied()
-    }
-
     /// One phase's duration, if it ran.
-    pub fn get(&self, name: &str) -> Option<Duration> {
-        self.iter().find(|(n, _)| *n == name).map(|(_, d)| d)
+    pub(crate) fn get(&self, name: &str) -> Option<Duration> {
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, d)| d)
     }
 }
 
@@ -167,7 +166,7 @@ impl Phases {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EditReport {
     /// The edit.
-    pub op: Op,
+    pub op: EditOp,
     /// The strategy that made it.
     pub strategy: EditStrategy,
     /// The replace kernel that ran (`None` for a truncation).
@@ -180,14 +179,26 @@ pub struct EditReport {
     pub outcome: EditOutcome,
     /// Whether the final sync ran (the result is on the device).
     pub durable: bool,
-    /// The steps: `open`, `map`, `read`, `find-newline`, `replace`, `write`, `truncate`,
-    /// `sync`, `unmap`, as the strategy makes them.
-    pub phases: Phases,
+    /// How long each step took, in the order the steps first ran (a step that runs many
+    /// times, a read per buffer, is their sum): `open`, `map`, `read`, `find-newline`,
+    /// `replace`, `write`, `truncate`, `sync`, `unmap`, as the strategy makes them.
+    pub phases: Vec<(&'static str, Duration)>,
     /// From the start of `open` to the end of the last step.
     pub total: Duration,
     /// Why this strategy: the caller's choice, the winner measured on this machine (and
     /// when), or the rule, and why the profile was not followed.
     pub why: String,
+}
+
+impl EditReport {
+    /// How long the step `name` took (`open`, `sync`, …; see [`EditReport::phases`]), if
+    /// the edit made it.
+    pub fn phase(&self, name: &str) -> Option<Duration> {
+        self.phases
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, d)| d)
+    }
 }
 
 /// How to edit: the strategy and its settings. The free functions
@@ -301,9 +312,9 @@ impl EditOptions {
     /// How the file's bytes are reached: through a map, read whole, or streamed.
     ///
     /// By default, the winner `iolab bench edit` measured on this machine for the file's
-    /// device ([`default_strategy`]; [`EditReport::why`] says which), else the rule:
+    /// device ([`EditReport::why`] says which), else the rule:
     /// [`EditOptions::replace_byte`] measures `mmap` and `std-stream` on the first 64 MiB
-    /// of a file of at least [`TRIAL_MIN`] bytes and replaces the rest with the faster
+    /// of a file of at least 128 MiB and replaces the rest with the faster
     /// (each won on some machine and lost on another), and takes [`EditStrategy::Mmap`] on a
     /// smaller file; [`EditOptions::truncate_after_first_line`] takes
     /// [`EditStrategy::StdStream`] (the winner or tied with `mmap`, in bounded memory);
@@ -399,9 +410,9 @@ impl EditOptions {
             durable: self.durable,
         };
         let (op, kernel) = match &edit {
-            Edit::Truncate => (Op::TruncateAfterFirstLine, None),
+            Edit::Truncate => (EditOp::TruncateAfterFirstLine, None),
             Edit::Replace(r) => (
-                Op::ReplaceByte {
+                EditOp::ReplaceByte {
                     from: r.from,
                     to: r.to,
                 },
@@ -483,7 +494,7 @@ impl EditOptions {
             len_after,
             outcome,
             durable: self.durable,
-            phases,
+            phases: phases.entries,
             total: start.elapsed(),
             why,
         })

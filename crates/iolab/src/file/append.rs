@@ -82,7 +82,7 @@ pub struct AppendOptions {
 }
 
 impl AppendOptions {
-    /// The defaults: the buffer of [`default_buffer`], [`Creation::New`].
+    /// The defaults: the buffer size measured here (else 64 KiB), [`Creation::New`].
     pub fn new() -> AppendOptions {
         AppendOptions::default()
     }
@@ -90,8 +90,8 @@ impl AppendOptions {
     /// The buffer's size in bytes. `0` makes every append a system call of its own.
     ///
     /// By default, the size `iolab bench append` measured fastest for tiny records on this
-    /// machine, for a file on the device it ran on, else [`DEFAULT_BUFFER_SIZE`] (64 KiB)
-    /// ([`default_buffer`]; [`AppendFile::why`] says which).
+    /// machine, for a file on the device it ran on, else 64 KiB, LevelDB's
+    /// `PosixWritableFile` buffer ([`AppendFile::why`] says which).
     pub fn buffer_size(mut self, bytes: usize) -> AppendOptions {
         self.buffer_size = Some(bytes);
         self
@@ -351,7 +351,8 @@ impl AppendFile {
         self.written
     }
 
-    /// The buffer's size: set by [`AppendOptions::buffer_size`], else [`default_buffer`].
+    /// The buffer's size: set by [`AppendOptions::buffer_size`], else its default
+    /// ([`AppendFile::why`] says which).
     pub fn buffer_size(&self) -> usize {
         self.capacity
     }

@@ -83,7 +83,7 @@ crate::named_enum! {
 
 /// How a method's bytes reach memory, which decides the hints it takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     /// Through a memory map of the file.
     Mapped,
     /// Copied out of the page cache by read calls on a descriptor.
@@ -98,7 +98,7 @@ impl CountMethod {
     /// How the method reaches the bytes. An exhaustive `match`: a new method does not
     /// compile until it is classified here, in [`CountMethod::needs_size`] and in
     /// [`CountMethod::reads_ahead_itself`].
-    pub const fn access(self) -> Access {
+    pub(crate) const fn access(self) -> Access {
         match self {
             CountMethod::Mmap
             | CountMethod::MmapAvx2
@@ -182,7 +182,7 @@ impl CountMethod {
     /// Whether the method can run on this machine at all (CPU features, io_uring).
     ///
     /// A method that is available may still refuse a particular file (O_DIRECT on a file
-    /// system without it, a FIFO for a method that needs a size); [`run`] says so then.
+    /// system without it, a FIFO for a method that needs a size): the count says so then.
     pub fn availability(self) -> Result<(), String> {
         match self {
             CountMethod::Mmap | CountMethod::MmapAvx2 | CountMethod::MmapAvx512 => {
