@@ -104,12 +104,6 @@ pub enum Error {
         /// What the file is instead.
         kind: &'static str,
     },
-    /// A data set would replace something that is not a regular file.
-    #[error("is a {kind}, not a regular file, so it cannot be replaced atomically")]
-    NotReplaceable {
-        /// What the file is instead.
-        kind: &'static str,
-    },
     /// The file's reported size cannot be trusted (procfs, sysfs: size 0 or 4096 yet other
     /// content), and the method needs one.
     #[error(
@@ -164,8 +158,7 @@ pub enum Error {
         /// The method.
         method: &'static str,
     },
-    /// An option is out of its range (a block size, a queue depth, a thread count), or a
-    /// data set's specification cannot be made.
+    /// An option is out of its range (a block size, a queue depth, a thread count).
     #[error("{0}")]
     InvalidOption(String),
     /// A name iolab does not know (a method, a suite, …), with the valid ones.
@@ -276,27 +269,6 @@ pub enum Error {
         /// How it was found closed.
         why: &'static str,
     },
-    /// A data set's path has no file name.
-    #[error("has no file name")]
-    NoFileName,
-    /// A data set needs more room than its folder's file system has.
-    #[error("not enough free space in {}: {}", .dir.display(), need_and_have(*.need, *.have))]
-    NotEnoughSpace {
-        /// The folder.
-        dir: PathBuf,
-        /// Bytes needed.
-        need: u64,
-        /// Bytes free.
-        have: u64,
-    },
-    /// The device filled up while a data set was written; the partial file was removed.
-    #[error("no space left in {} after writing {}; the partial file was removed", .dir.display(), format_bytes(*.written))]
-    NoSpaceWhileGenerating {
-        /// The folder.
-        dir: PathBuf,
-        /// Bytes written before.
-        written: u64,
-    },
 }
 
 impl Error {
@@ -352,7 +324,6 @@ impl Error {
             Error::PermissionDenied { .. } => ErrorKind::PermissionDenied,
             Error::NotRegularFile { .. }
             | Error::NotEditable { .. }
-            | Error::NotReplaceable { .. }
             | Error::SizeUnknown { .. }
             | Error::PseudoFile => ErrorKind::NotRegularFile,
             Error::Unavailable { .. } | Error::KernelUnavailable { .. } => ErrorKind::Unavailable,
@@ -361,17 +332,13 @@ impl Error {
             | Error::ShrankWhileEdited
             | Error::ReplacedWhileOpening => ErrorKind::Changed,
             Error::InvalidUtf8 { .. } => ErrorKind::InvalidData,
-            Error::HintNotApplicable { .. }
-            | Error::InvalidOption(_)
-            | Error::UnknownName(_)
-            | Error::NoFileName => ErrorKind::InvalidInput,
+            Error::HintNotApplicable { .. } | Error::InvalidOption(_) | Error::UnknownName(_) => {
+                ErrorKind::InvalidInput
+            }
             Error::TooBigForMemory { .. } | Error::TooBigForAddressSpace { .. } => {
                 ErrorKind::TooBig
             }
-            Error::NoSpace { .. }
-            | Error::StdoutNoSpace { .. }
-            | Error::NotEnoughSpace { .. }
-            | Error::NoSpaceWhileGenerating { .. } => ErrorKind::NoSpace,
+            Error::NoSpace { .. } | Error::StdoutNoSpace { .. } => ErrorKind::NoSpace,
             Error::SyncFailed { .. } | Error::SyncFailedBefore { .. } | Error::LogFailed { .. } => {
                 ErrorKind::SyncFailed
             }
@@ -485,15 +452,6 @@ fn after(written: u64, unflushed: u64) -> String {
             "{} to {written} bytes (the last {unflushed} were in std's line buffer: how many of them reached it cannot be known)",
             written - unflushed
         )
-    }
-}
-
-fn need_and_have(need: u64, have: u64) -> String {
-    let (need_text, have_text) = (format_bytes(need), format_bytes(have));
-    if need_text == have_text {
-        format!("need {need} bytes, have {have} bytes")
-    } else {
-        format!("need {need_text}, have {have_text}")
     }
 }
 
