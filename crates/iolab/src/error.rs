@@ -196,14 +196,15 @@ pub enum Error {
         /// The file's length.
         len: u64,
     },
-    /// The device filled up while buffered bytes waited to be written.
-    #[error(
-        "{op}: no space left on the device; {pending} bytes are still buffered (free space, then flush again)"
-    )]
+    /// The device (or the user's quota) is full: a file could not be made or grown.
+    ///
+    /// With `pending` bytes, a writer that keeps them ([`AppendFile`](crate::AppendFile))
+    /// writes them on its next `flush` once there is room; nothing was lost.
+    #[error("{op}: no space left on the device{}", no_space_advice(*.pending))]
     NoSpace {
         /// What was being done.
         op: &'static str,
-        /// Bytes still in the buffer, not written.
+        /// Bytes still in the writer's buffer, not written (0 when nothing waits).
         pending: usize,
         /// The underlying error.
         #[source]
@@ -440,6 +441,16 @@ impl From<Error> for io::Error {
             },
         };
         io::Error::new(kind, e)
+    }
+}
+
+/// What to do about a full device, for [`Error::NoSpace`]: the one call that retries the
+/// `pending` bytes a writer holds (`flush`, which [`crate::AppendFile`] and every
+/// `std::io::Write` have), or just make room.
+fn no_space_advice(pending: usize) -> String {
+    match pending {
+        0 => " (free some space first)".to_string(),
+        n => format!("; {n} bytes are still buffered (free some space, then call flush again)"),
     }
 }
 
