@@ -28,10 +28,11 @@
 //!
 //! **Limits**: one writer per `AppendFile` (methods take `&mut self`); bytes are in the
 //! kernel only after [`flush`](AppendFile::flush) and on the device only after
-//! [`sync`](AppendFile::sync) — see the durability table in [`crate::lab::file`]. `O_APPEND`
-//! makes each `write`/`writev` land at the end even with other appenders, but a record
-//! may be split between two writes (at a buffer boundary, or by a short write), so other
-//! processes appending to the same file can interleave with it.
+//! [`sync`](AppendFile::sync) — see the durability table in [`crate::lab::file`]. Several
+//! appenders to one file (threads or processes) lose and overwrite nothing, thanks to
+//! `O_APPEND`, but their records interleave by write, and a record that a buffer boundary
+//! splits can be torn apart by another appender's write: see *Two appenders* on
+//! [`AppendFile`].
 //!
 //! **How it fails**: every error names the file's path. `EINTR` is retried and short
 //! writes are continued. When the kernel refuses bytes (`ENOSPC`, `EIO`, …) the call
@@ -237,6 +238,34 @@ fn sync_parent(path: &Path) -> Result<()> {
 }
 
 /// A file that is only ever appended to, through a buffer.
+///
+/// # Two appenders
+///
+/// Two `AppendFile`s on one file, in two threads or two processes, lose and overwrite
+/// nothing: every byte of both lands in the file once. Each write is made with
+/// `O_APPEND`, which the kernel positions at the file's end and performs as one step
+/// (`open(2)`), and on Linux's local file systems (ext4, XFS, btrfs, tmpfs) a write to a
+/// regular file holds the file's lock from start to end, so the other appender's write
+/// lands before or after it, never inside. What lands together is one write, so records
+/// interleave by flushed batch (a full buffer, or what a [`flush`](AppendFile::flush)
+/// wrote), not record by record. A record stays whole only if it goes out in one write:
+///
+/// - with [`AppendOptions::buffer_size`]`(0)` every append is a write of its own, and an
+///   append at least as large as the buffer goes out in one `writev` with the buffered
+///   bytes: whole, either way;
+/// - a smaller append that does not fit in what the buffer has left is split: the buffer
+///   is topped up with its start and written, and its rest begins the next buffer (whole
+///   64 KiB writes, LevelDB's way), so the other appender's write can land inside the
+///   record. Records of one size that divides the buffer's (64-byte records, a 64 KiB
+///   buffer) never meet this; others can avoid it by flushing first when
+///   [`buffered_len`](AppendFile::buffered_len) + the record's length would exceed
+///   [`buffer_size`](AppendFile::buffer_size);
+/// - a write to a regular file is short only when it fails partway (a full disk or quota,
+///   the file-size limit) or asks for more than the kernel's 2 GiB − 4 KiB per call: its
+///   rest then goes in another write, and another appender's bytes can come between.
+///
+/// None of this holds on NFS, where the client emulates `O_APPEND` and appenders on two
+/// machines can overwrite each other's bytes (`open(2)`).
 ///
 /// ```no_run
 /// use iolab::AppendFile;
