@@ -16,9 +16,9 @@ use crate::units::format_bytes;
 #[non_exhaustive]
 pub enum GenerateError {
     /// A file operation failed, or the target is a folder or exists: the library's error,
-    /// naming the path where the generator knows it.
+    /// naming the path where the generator knows it. `?` converts an [`Error`] into this.
     #[error(transparent)]
-    File(#[from] Error),
+    File(Error),
     /// The specification cannot be made (a zero line length, too many files, …).
     #[error("{0}")]
     InvalidSpec(String),
@@ -89,6 +89,16 @@ impl GenerateError {
             | GenerateError::NotEnoughInodes { .. }
             | GenerateError::NoSpaceWhileGenerating { .. } => ErrorKind::NoSpace,
         }
+    }
+}
+
+// Hidden: rustdoc would list this impl on the page of the root's `Error` too, and the
+// stable surface's pages link nowhere into the laboratory (the conversion is documented on
+// `GenerateError::File`).
+#[doc(hidden)]
+impl From<Error> for GenerateError {
+    fn from(e: Error) -> GenerateError {
+        GenerateError::File(e)
     }
 }
 
