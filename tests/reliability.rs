@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
-use iolab::lab::read::{self, Method, ReadOptions};
+use iolab::lab::read::{self, CountMethod, ReadOptions};
 use iolab::lab::task::Task;
 use iolab::{Error, Input};
 
@@ -41,10 +41,10 @@ impl Task for TruncateThenRead {
 fn a_mapped_file_truncated_during_the_scan_is_an_error_not_a_crash() {
     let dir = common::scratch();
     for method in [
-        Method::Mmap,
-        Method::MmapAvx2,
-        Method::MmapAvx512,
-        Method::MmapParallel,
+        CountMethod::Mmap,
+        CountMethod::MmapAvx2,
+        CountMethod::MmapAvx512,
+        CountMethod::MmapParallel,
     ] {
         if method.availability().is_err() {
             continue;
@@ -109,11 +109,11 @@ fn offset_readers_report_a_file_that_shrank() {
     let dir = common::scratch();
     let path = dir.path().join("f");
     for method in [
-        Method::Direct,
-        Method::Uring,
-        Method::UringReadv,
-        Method::PreadParallel,
-        Method::UringDirect,
+        CountMethod::Direct,
+        CountMethod::Uring,
+        CountMethod::UringReadv,
+        CountMethod::PreadParallel,
+        CountMethod::UringDirect,
     ] {
         if method.availability().is_err() {
             continue;

@@ -8,17 +8,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use iolab::Input;
-use iolab::lab::read::Hint;
+use iolab::lab::read::CountHint;
 use iolab::lab::read::auto;
 use iolab::lab::read::many::{FileCount, count_files};
-use iolab::lab::read::{Method, ReadOptions, count_input};
+use iolab::lab::read::{CountMethod, ReadOptions, count_input};
 
 /// Arguments of `iolab count`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The read method (see `iolab methods count`).
-    #[arg(short, long, default_value = "auto", value_parser = super::parse_named::<Method>)]
-    method: Method,
+    #[arg(short, long, default_value = "auto", value_parser = super::parse_named::<CountMethod>)]
+    method: CountMethod,
     /// Say on stderr which method and kernel counted each file, and why.
     #[arg(short, long)]
     verbose: bool,
@@ -36,8 +36,8 @@ pub struct Args {
     /// Access hints, comma-separated: sequential, willneed, hugepage, populate, readahead.
     /// `auto` passes on those that belong to the method it chooses; a method named with
     /// --method refuses one that does not belong to it.
-    #[arg(long, value_delimiter = ',', value_name = "HINTS", value_parser = super::parse_named::<Hint>)]
-    hint: Vec<Hint>,
+    #[arg(long, value_delimiter = ',', value_name = "HINTS", value_parser = super::parse_named::<CountHint>)]
+    hint: Vec<CountHint>,
     /// Read the files to count from F, names separated by NUL bytes (`find -print0`), as
     /// GNU `wc --files0-from`; `-` reads the names from standard input.
     #[arg(long, value_name = "F", conflicts_with = "files")]
@@ -70,7 +70,7 @@ pub fn fast_path(argv: &[std::ffi::OsString]) -> Option<Args> {
     }
     let plain = |f: &std::ffi::OsString| f == "-" || !f.as_bytes().starts_with(b"-");
     files.iter().all(plain).then(|| Args {
-        method: Method::Auto,
+        method: CountMethod::Auto,
         verbose: false,
         threads: None,
         queue_depth: None,
@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<i32> {
     // Many files with the default method: counted in parallel across files. Otherwise
     // (a chosen method, --verbose) one after the other, each as asked.
     let mut results: Vec<iolab::Result<FileCount>> =
-        if args.method == Method::Auto && !args.verbose && files.len() > 1 {
+        if args.method == CountMethod::Auto && !args.verbose && files.len() > 1 {
             count_files(&files, &options)
         } else {
             files
@@ -182,7 +182,7 @@ pub fn run(args: Args) -> Result<i32> {
 
 fn count_one(
     path: &Path,
-    method: Method,
+    method: CountMethod,
     options: &ReadOptions,
     verbose: bool,
 ) -> iolab::Result<FileCount> {
@@ -191,7 +191,7 @@ fn count_one(
     } else {
         Input::open(path)?
     };
-    if verbose && method == Method::Auto {
+    if verbose && method == CountMethod::Auto {
         let choice = auto::choose(&input, options);
         super::report(&format!(
             "{}: auto chose {}: {}",

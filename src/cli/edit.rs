@@ -18,9 +18,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use iolab::lab::edit::{EditOptions, Op, Outcome, Report, Strategy};
-use iolab::lab::kernel::Kernel;
+use iolab::Kernel;
 use iolab::lab::units::{format_bytes, format_duration};
+use iolab::{EditOp, EditOptions, EditOutcome, EditReport, EditStrategy};
 
 /// The edits `iolab edit` can make.
 #[derive(Debug, clap::Subcommand)]
@@ -60,8 +60,8 @@ pub struct ReplaceArgs {
 struct Common {
     /// How to edit: mmap, std-whole or std-stream (see `iolab methods edit`) [default: the
     /// library's: mmap to replace, std-stream to truncate].
-    #[arg(short, long, value_name = "STRATEGY", value_parser = super::parse_named::<Strategy>)]
-    strategy: Option<Strategy>,
+    #[arg(short, long, value_name = "STRATEGY", value_parser = super::parse_named::<EditStrategy>)]
+    strategy: Option<EditStrategy>,
     /// Skip the final msync/fdatasync: faster, but a crash may lose the edit.
     #[arg(long)]
     no_sync: bool,
@@ -128,29 +128,31 @@ fn editor(c: &Common) -> EditOptions {
 
 /// What the edit did, in one word for the JSON (`truncated`, `replaced` or `unchanged`)
 /// and in words for the summary line: the two always agree.
-fn outcome(report: &Report) -> (&'static str, String) {
+fn outcome(report: &EditReport) -> (&'static str, String) {
     let unchanged = |why: String, bytes: Option<u64>| {
         let size = bytes.map_or(String::new(), |b| format!(" ({b} bytes)"));
         ("unchanged", format!("{why}; left unchanged{size}"))
     };
     match (report.op, report.outcome) {
-        (_, Outcome::NoNewline) if report.len_before == 0 => unchanged("empty".into(), None),
-        (_, Outcome::NoNewline) => unchanged("no newline".into(), Some(report.len_before)),
-        (_, Outcome::Truncated { kept }) if kept == report.len_before => {
+        (_, EditOutcome::NoNewline) if report.len_before == 0 => unchanged("empty".into(), None),
+        (_, EditOutcome::NoNewline) => unchanged("no newline".into(), Some(report.len_before)),
+        (_, EditOutcome::Truncated { kept }) if kept == report.len_before => {
             unchanged("the first line is the whole file".into(), Some(kept))
         }
-        (_, Outcome::Truncated { kept }) => (
+        (_, EditOutcome::Truncated { kept }) => (
             "truncated",
             format!("kept the first line: {kept} of {} bytes", report.len_before),
         ),
-        (Op::ReplaceByte { from, to }, Outcome::Replaced { .. }) if from == to => unchanged(
-            format!("--from and --to are the same byte ({})", show_byte(from)),
-            None,
-        ),
-        (Op::ReplaceByte { from, .. }, Outcome::Replaced { changed: 0 }) => {
+        (EditOp::ReplaceByte { from, to }, EditOutcome::Replaced { .. }) if from == to => {
+            unchanged(
+                format!("--from and --to are the same byte ({})", show_byte(from)),
+                None,
+            )
+        }
+        (EditOp::ReplaceByte { from, .. }, EditOutcome::Replaced { changed: 0 }) => {
             unchanged(format!("no {} byte", show_byte(from)), None)
         }
-        (Op::ReplaceByte { from, to }, Outcome::Replaced { changed }) => (
+        (EditOp::ReplaceByte { from, to }, EditOutcome::Replaced { changed }) => (
             "replaced",
             format!(
                 "replaced {changed} {} byte{} with {}",
@@ -164,7 +166,7 @@ fn outcome(report: &Report) -> (&'static str, String) {
 }
 
 /// One line: what changed, or why nothing did.
-fn write_summary(out: &mut dyn Write, file: &Path, report: &Report) -> io::Result<()> {
+fn write_summary(out: &mut dyn Write, file: &Path, report: &EditReport) -> io::Result<()> {
     let (_, what) = outcome(report);
     let sync = if report.durable {
         ""
@@ -175,7 +177,7 @@ fn write_summary(out: &mut dyn Write, file: &Path, report: &Report) -> io::Resul
 }
 
 /// The strategy, kernel and phases, one per line, for people.
-fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+fn write_timings(out: &mut dyn Write, report: &EditReport) -> io::Result<()> {
     let kernel = report
         .kernel
         .map_or(String::new(), |k| format!(", kernel {k}"));
@@ -193,7 +195,7 @@ fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         .max()
         .unwrap_or(0)
         .max("total".len());
-    for (name, d) in report.phases.iter() {
+    for &(name, d) in &report.phases {
         writeln!(
             out,
             "  {name:<width$}  {}",
@@ -214,10 +216,10 @@ fn write_timings(out: &mut dyn Write, report: &Report) -> io::Result<()> {
 
 /// Everything in the report as one JSON object; durations in seconds, and the phases in the
 /// order they ran.
-fn to_json(file: &Path, report: &Report) -> String {
+fn to_json(file: &Path, report: &EditReport) -> String {
     let (outcome, summary) = outcome(report);
     let changed = match report.outcome {
-        Outcome::Replaced { changed } => Some(changed),
+        EditOutcome::Replaced { changed } => Some(changed),
         _ => None,
     };
     let value = TimingsJson {
@@ -265,13 +267,13 @@ struct TimingsJson<'a> {
 
 /// Phases as a JSON object whose keys come in the order the steps ran (a JSON object's
 /// order carries no meaning, but people read it).
-struct InOrder<'a>(&'a iolab::lab::edit::Phases);
+struct InOrder<'a>(&'a [(&'static str, std::time::Duration)]);
 
 impl serde::Serialize for InOrder<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut map = s.serialize_map(None)?;
-        for (name, d) in self.0.iter() {
+        for &(name, d) in self.0 {
             map.serialize_entry(name, &d.as_secs_f64())?;
         }
         map.end()

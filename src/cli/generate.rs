@@ -17,7 +17,7 @@ use anyhow::{Result, anyhow};
 use iolab::lab::generate::csv::DEFAULT_ROWS;
 use iolab::lab::generate::lines::DEFAULT_MEAN_LINE_LEN;
 use iolab::lab::generate::{
-    self, AtomicOptions, CsvSpec, DEFAULT_SEED, LinesSpec, Summary, rows_for_size,
+    self, AtomicOptions, CsvSpec, DEFAULT_SEED, GenerateError, LinesSpec, Summary, rows_for_size,
     write_file_atomically,
 };
 use iolab::lab::units::{format_bytes, format_duration, format_rate, parse_size};
@@ -149,7 +149,9 @@ pub fn run(command: Command) -> Result<i32> {
             )
             .map_err(|e| match e {
                 // The error names the file or folder under --out it happened to.
-                iolab::Error::AtPath { path, source } => file_error(&path, *source),
+                GenerateError::File(iolab::Error::AtPath { path, source }) => {
+                    file_error(&path, GenerateError::File(*source))
+                }
                 e => file_error(&args.out, e),
             })?;
             super::report(&format!(
@@ -183,10 +185,10 @@ enum Destination {
 fn emit(
     output: &OutputArgs,
     expected_size: u64,
-    write_data: impl FnOnce(&mut dyn Write) -> iolab::Result<Summary>,
+    write_data: impl FnOnce(&mut dyn Write) -> Result<Summary, GenerateError>,
 ) -> Result<i32> {
     let path = &output.out;
-    let in_file = |e: iolab::Error| file_error(path, e);
+    let in_file = |e: GenerateError| file_error(path, e);
     let start = Instant::now();
     // When the data was all written, before the atomic write's fsync and rename.
     let mut generated_at = None;
@@ -241,18 +243,18 @@ fn destination(path: &Path, force: bool) -> Result<Destination> {
         let stdout = io::stdout()
             .as_fd()
             .try_clone_to_owned()
-            .map_err(|e| file_error(path, iolab::Error::io("cannot use stdout", e)))?;
+            .map_err(|e| file_error(path, iolab::Error::io("cannot use stdout", e).into()))?;
         return Ok(Destination::Stream(File::from(stdout)));
     }
     match fs::metadata(path) {
-        Ok(meta) if meta.is_file() && !force => Err(file_error(path, iolab::Error::Exists)),
+        Ok(meta) if meta.is_file() && !force => Err(file_error(path, iolab::Error::Exists.into())),
         Ok(meta) if meta.is_file() || meta.is_dir() => Ok(Destination::File),
         // A device or FIFO (also through a symbolic link): write into it.
         Ok(_) => OpenOptions::new()
             .write(true)
             .open(path)
             .map(Destination::Stream)
-            .map_err(|e| file_error(path, iolab::Error::io("cannot open", e))),
+            .map_err(|e| file_error(path, iolab::Error::io("cannot open", e).into())),
         Err(_) => Ok(Destination::File),
     }
 }
@@ -261,11 +263,15 @@ fn destination(path: &Path, force: bool) -> Result<Destination> {
 ///
 /// The library error's message already includes its OS cause, so the error is formatted here
 /// rather than wrapped with `context` (which would print the cause twice with `{:#}`).
-fn file_error(path: &Path, e: iolab::Error) -> anyhow::Error {
+fn file_error(path: &Path, e: GenerateError) -> anyhow::Error {
     let label = path.display();
     match e {
-        iolab::Error::Exists => anyhow!("{label}: already exists (use --force to replace it)"),
-        iolab::Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe => {
+        GenerateError::File(iolab::Error::Exists) => {
+            anyhow!("{label}: already exists (use --force to replace it)")
+        }
+        GenerateError::File(iolab::Error::Io { source, .. })
+            if source.kind() == io::ErrorKind::BrokenPipe =>
+        {
             anyhow::Error::new(source)
         }
         e => anyhow!("{label}: {e}"),

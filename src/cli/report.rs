@@ -15,7 +15,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use iolab::lab::generate::{AtomicOptions, write_file_atomically};
+use iolab::lab::generate::{AtomicOptions, GenerateError, write_file_atomically};
 use iolab_bench::report;
 use iolab_bench::results::Results;
 
@@ -165,10 +165,10 @@ fn write_output(path: &Path, contents: &[u8], force: bool) -> Result<()> {
         .overwrite(force);
     write_file_atomically(path, &options, |out| {
         out.write_all(contents)
-            .map_err(|e| iolab::Error::io("cannot write", e))
+            .map_err(|e| iolab::Error::io("cannot write", e).into())
     })
     .map_err(|e| match e {
-        iolab::Error::Exists => {
+        GenerateError::File(iolab::Error::Exists) => {
             anyhow!(
                 "{}: already exists (use --force to replace it)",
                 path.display()

@@ -356,7 +356,7 @@ fn write_manifest(path: &Path, manifest: &impl Serialize) -> Result<()> {
     let text = serde_json::to_vec_pretty(manifest).expect("a manifest serializes");
     write_file_atomically(path, &AtomicOptions::new().overwrite(true), |w| {
         w.write_all(&text)
-            .map_err(|e| iolab::Error::io("cannot write", e))
+            .map_err(|e| iolab::Error::io("cannot write", e).into())
     })
     .map_err(|e| Error::Generate {
         path: path.to_path_buf(),

@@ -1,6 +1,6 @@
 //! The harness's errors: the library's ([`iolab::Error`]), and what only the lab meets (a
-//! data set that failed to generate, a file iolab did not make where a data set goes, a
-//! results file that is not iolab's).
+//! data set that failed to generate, with the generators' error, a file iolab did not make
+//! where a data set goes, a results file that is not iolab's).
 
 use std::io;
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ pub enum Error {
         path: PathBuf,
         /// What went wrong.
         #[source]
-        source: iolab::Error,
+        source: iolab::lab::generate::GenerateError,
     },
     /// A data-set file name is taken by a file iolab did not make.
     #[error(
@@ -52,8 +52,8 @@ impl Error {
     }
 }
 
-impl From<iolab::lab::named::UnknownName> for Error {
-    fn from(e: iolab::lab::named::UnknownName) -> Error {
+impl From<iolab::UnknownName> for Error {
+    fn from(e: iolab::UnknownName) -> Error {
         Error::Lab(e.into())
     }
 }

@@ -29,7 +29,7 @@ pub use iolab_results::probe::{Ceilings, Probe, ProbePoint};
 
 use iolab::Input;
 use iolab::lab::kernel::ByteCounter;
-use iolab::lab::read::{Method, ReadOptions, mmap_parallel};
+use iolab::lab::read::{CountMethod, ReadOptions, mmap_parallel};
 use iolab::lab::task::{CountLines, Task};
 
 /// The fewest samples a probe point takes: 3.
@@ -231,7 +231,7 @@ impl DeviceRead {
     /// The probe of `path` over `queue_depths` × `block_sizes`, and the buffered point.
     pub fn new(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -> DeviceRead {
         let mut configs: Vec<DeviceConfig> = Vec::new();
-        if Method::UringDirect.availability().is_ok() {
+        if CountMethod::UringDirect.availability().is_ok() {
             configs.extend(block_sizes.iter().flat_map(|&block| {
                 queue_depths
                     .iter()
@@ -312,17 +312,17 @@ pub fn device_read(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -
 fn read_buffered_once(path: &Path) -> Result<f64, String> {
     iolab::lab::cache::evict_with(path, false, false).map_err(|e| e.to_string())?;
     let options = ReadOptions::new().buffer_size(BUFFERED_BLOCK);
-    timed_read(path, Method::BufreadChunks, &options)
+    timed_read(path, CountMethod::BufreadChunks, &options)
 }
 
 /// One `O_DIRECT` read of the whole file at `depth` × `block`: bytes per second.
 fn read_once(path: &Path, depth: usize, block: usize) -> Result<f64, String> {
     let options = ReadOptions::new().queue_depth(depth).buffer_size(block);
-    timed_read(path, Method::UringDirect, &options)
+    timed_read(path, CountMethod::UringDirect, &options)
 }
 
 /// Reads all of `path` with `method`, timing only the read: bytes per second.
-fn timed_read(path: &Path, method: Method, options: &ReadOptions) -> Result<f64, String> {
+fn timed_read(path: &Path, method: CountMethod, options: &ReadOptions) -> Result<f64, String> {
     let input = Input::open(path).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let (_, bytes) =
@@ -409,7 +409,7 @@ mod tests {
             buffered.buffered && buffered.queue_depth.is_none(),
             "{buffered:?}"
         );
-        if let Err(reason) = Method::UringDirect.availability() {
+        if let Err(reason) = CountMethod::UringDirect.availability() {
             eprintln!("skipped: device_probe_sweeps_depth_by_block (O_DIRECT part): {reason}");
             assert_eq!(p.points.len(), 1);
             return;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::model::{Exit, Trace};
 
-iolab::named_enum! {
+iolab::lab::named::named_enum! {
     /// Which tracer follows the command.
     pub enum Backend: "backend" {
         /// eBPF: iolab's own program aggregates the calls in kernel maps; needs root or
@@ -18,7 +18,7 @@ iolab::named_enum! {
     }
 }
 
-iolab::named_enum! {
+iolab::lab::named::named_enum! {
     /// The backend asked for.
     pub enum Choice: "backend" {
         /// eBPF where it is allowed, ptrace otherwise.

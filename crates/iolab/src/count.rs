@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::input::Input;
-use crate::read::{self, Hint, LineCount, Method, ReadOptions};
+use crate::read::{self, CountHint, CountMethod, LineCount, ReadOptions};
 
 /// Counts the `\n` bytes of the file at `path`, as `wc -l` does, the way this machine
 /// measured fastest for it.
@@ -38,14 +38,14 @@ pub fn count_lines(path: impl AsRef<Path>) -> Result<LineCount> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct CountOptions {
-    method: Method,
+    method: CountMethod,
     read: ReadOptions,
 }
 
 impl Default for CountOptions {
     fn default() -> Self {
         CountOptions {
-            method: Method::Auto,
+            method: CountMethod::Auto,
             read: ReadOptions::new(),
         }
     }
@@ -59,9 +59,9 @@ impl CountOptions {
 
     /// How the bytes reach memory (`mmap`, `uring-direct`, …).
     ///
-    /// By default, [`CountMethod::Auto`](Method::Auto): this machine's measured winner
+    /// By default, [`CountMethod::Auto`]: this machine's measured winner
     /// for the file's size and cache state, or the documented rule.
-    pub fn method(mut self, method: Method) -> CountOptions {
+    pub fn method(mut self, method: CountMethod) -> CountOptions {
         self.method = method;
         self
     }
@@ -104,7 +104,7 @@ impl CountOptions {
     /// the method is refused when counting ([`crate::Error::HintNotApplicable`]).
     ///
     /// By default, none.
-    pub fn hint(mut self, hint: Hint) -> CountOptions {
+    pub fn hint(mut self, hint: CountHint) -> CountOptions {
         self.read = self.read.hint(hint);
         self
     }

@@ -110,12 +110,6 @@ pub enum Error {
         /// What the file is instead.
         kind: &'static str,
     },
-    /// A data set would replace something that is not a regular file.
-    #[error("is a {kind}, not a regular file, so it cannot be replaced atomically")]
-    NotReplaceable {
-        /// What the file is instead.
-        kind: &'static str,
-    },
     /// The file's reported size cannot be trusted (procfs, sysfs: size 0 or 4096 yet other
     /// content), and the method needs one.
     #[error(
@@ -170,8 +164,7 @@ pub enum Error {
         /// The method.
         method: &'static str,
     },
-    /// An option is out of its range (a block size, a queue depth, a thread count), or a
-    /// data set's specification cannot be made.
+    /// An option is out of its range (a block size, a queue depth, a thread count).
     #[error("{0}")]
     InvalidOption(String),
     /// A name iolab does not know (a method, a suite, …), with the valid ones.
@@ -209,14 +202,15 @@ pub enum Error {
         /// The file's length.
         len: u64,
     },
-    /// The device filled up while buffered bytes waited to be written.
-    #[error(
-        "{op}: no space left on the device; {pending} bytes are still buffered (free space, then flush again)"
-    )]
+    /// The device (or the user's quota) is full: a file could not be made or grown.
+    ///
+    /// With `pending` bytes, a writer that keeps them ([`AppendFile`](crate::AppendFile))
+    /// writes them on its next `flush` once there is room; nothing was lost.
+    #[error("{op}: no space left on the device{}", no_space_advice(*.pending))]
     NoSpace {
         /// What was being done.
         op: &'static str,
-        /// Bytes still in the buffer, not written.
+        /// Bytes still in the writer's buffer, not written (0 when nothing waits).
         pending: usize,
         /// The underlying error.
         #[source]
@@ -297,27 +291,6 @@ pub enum Error {
         /// How it was found closed.
         why: &'static str,
     },
-    /// A data set's path has no file name.
-    #[error("has no file name")]
-    NoFileName,
-    /// A data set needs more room than its folder's file system has.
-    #[error("not enough free space in {}: {}", .dir.display(), need_and_have(*.need, *.have))]
-    NotEnoughSpace {
-        /// The folder.
-        dir: PathBuf,
-        /// Bytes needed.
-        need: u64,
-        /// Bytes free.
-        have: u64,
-    },
-    /// The device filled up while a data set was written; the partial file was removed.
-    #[error("no space left in {} after writing {}; the partial file was removed", .dir.display(), format_bytes(*.written))]
-    NoSpaceWhileGenerating {
-        /// The folder.
-        dir: PathBuf,
-        /// Bytes written before.
-        written: u64,
-    },
 }
 
 impl Error {
@@ -373,7 +346,6 @@ impl Error {
             Error::PermissionDenied { .. } => ErrorKind::PermissionDenied,
             Error::NotRegularFile { .. }
             | Error::NotEditable { .. }
-            | Error::NotReplaceable { .. }
             | Error::SizeUnknown { .. }
             | Error::PseudoFile => ErrorKind::NotRegularFile,
             Error::Unavailable { .. } | Error::KernelUnavailable { .. } => ErrorKind::Unavailable,
@@ -382,17 +354,13 @@ impl Error {
             | Error::ShrankWhileEdited
             | Error::ReplacedWhileOpening => ErrorKind::Changed,
             Error::InvalidUtf8 { .. } => ErrorKind::InvalidData,
-            Error::HintNotApplicable { .. }
-            | Error::InvalidOption(_)
-            | Error::UnknownName(_)
-            | Error::NoFileName => ErrorKind::InvalidInput,
+            Error::HintNotApplicable { .. } | Error::InvalidOption(_) | Error::UnknownName(_) => {
+                ErrorKind::InvalidInput
+            }
             Error::TooBigForMemory { .. } | Error::TooBigForAddressSpace { .. } => {
                 ErrorKind::TooBig
             }
-            Error::NoSpace { .. }
-            | Error::StdoutNoSpace { .. }
-            | Error::NotEnoughSpace { .. }
-            | Error::NoSpaceWhileGenerating { .. } => ErrorKind::NoSpace,
+            Error::NoSpace { .. } | Error::StdoutNoSpace { .. } => ErrorKind::NoSpace,
             Error::SyncFailed { .. } | Error::SyncFailedBefore { .. } | Error::LogFailed { .. } => {
                 ErrorKind::SyncFailed
             }
@@ -500,6 +468,16 @@ impl From<Error> for io::Error {
     }
 }
 
+/// What to do about a full device, for [`Error::NoSpace`]: the one call that retries the
+/// `pending` bytes a writer holds (`flush`, which [`crate::AppendFile`] and every
+/// `std::io::Write` have), or just make room.
+fn no_space_advice(pending: usize) -> String {
+    match pending {
+        0 => " (free some space first)".to_string(),
+        n => format!("; {n} bytes are still buffered (free some space, then call flush again)"),
+    }
+}
+
 /// "N bytes", or what is known of them when std's line buffer held the last ones.
 fn after(written: u64, unflushed: u64) -> String {
     if unflushed == 0 {
@@ -515,15 +493,6 @@ fn after(written: u64, unflushed: u64) -> String {
 /// " (by process N)" when the lock's holder is known.
 fn holder(pid: Option<u32>) -> String {
     pid.map(|p| format!(" by process {p}")).unwrap_or_default()
-}
-
-fn need_and_have(need: u64, have: u64) -> String {
-    let (need_text, have_text) = (format_bytes(need), format_bytes(have));
-    if need_text == have_text {
-        format!("need {need} bytes, have {have} bytes")
-    } else {
-        format!("need {need_text}, have {have_text}")
-    }
 }
 
 pub use crate::sys::describe_io;

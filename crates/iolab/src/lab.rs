@@ -62,9 +62,14 @@ pub mod units {
 pub mod task {
     pub use crate::task::*;
 }
-/// Names of the choice enums ([`named::Named`], [`crate::named_enum!`]).
+/// Names of the choice enums ([`named::Named`], [`named::named_enum!`]); the error of an
+/// unknown name is the root's [`crate::UnknownName`].
 pub mod named {
-    pub use crate::named::*;
+    pub use crate::UnknownName;
+    #[doc(inline)]
+    pub use crate::named::Named;
+    #[doc(inline)]
+    pub use crate::named_enum;
 }
 /// Aligned buffers.
 pub mod buf {

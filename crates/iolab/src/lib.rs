@@ -45,8 +45,8 @@ mod file;
 mod generate;
 mod input;
 mod kernel;
-/// Where `named_enum!`'s expansion finds its trait in other crates; documented as
-/// [`lab::named`].
+/// Where `named_enum!`'s expansion finds its trait in other crates (`$crate::named`);
+/// documented as [`lab::named`].
 #[doc(hidden)]
 pub mod named;
 mod random;
@@ -64,8 +64,8 @@ pub mod prelude;
 pub use count::{CountOptions, count_lines};
 pub use durable::{Log, LogObserver, LogOptions, LogPolicy, LogReader, Recovered, read_records};
 pub use edit::{
-    EditOptions, Outcome as EditOutcome, Report as EditReport, Strategy as EditStrategy,
-    replace_byte, truncate_after_first_line,
+    EditOp, EditOptions, EditOutcome, EditReport, EditStrategy, replace_byte,
+    truncate_after_first_line,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use file::{
@@ -73,6 +73,8 @@ pub use file::{
     RandomAccessOptions, SequentialFile,
 };
 pub use input::{FileKind, Input};
-pub use read::{Hint as CountHint, LineCount, Method as CountMethod};
+pub use kernel::Kernel;
+pub use named::UnknownName;
+pub use read::{CountHint, CountMethod, LineCount};
 pub use write::raw_fd::RawStdout;
 pub use write::{StdoutWriter, WriteOptions};

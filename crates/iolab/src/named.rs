@@ -1,12 +1,21 @@
 //! One way to name things: every enum a user picks by name (a read method, a write method,
 //! an edit strategy, a durable policy, a kernel, …) gets its list ([`ALL`](crate::named::Named::all)), its
 //! kebab-case name shared by the CLI, the JSON results and the docs, `Display`, and
-//! `FromStr` with one error ([`UnknownName`](crate::named::UnknownName)) that lists the valid names, from one
-//! declaration ([`named_enum!`](crate::named_enum)).
+//! `FromStr` with one error ([`UnknownName`](crate::UnknownName)) that lists the valid names, from one
+//! declaration ([`named_enum!`](crate::lab::named::named_enum)).
+//!
+//! The macro is exported at the crate's root because a `macro_rules!` macro can only leave
+//! its crate that way, but hidden there: it is the laboratory's (`iolab::lab::named::named_enum!`),
+//! not the stable surface. [`UnknownName`](crate::UnknownName), the error a user's `parse` of a
+//! choice gets, is at the root.
 
 use std::fmt;
 
-/// A name that none of a kind's values has: ``unknown method `mmapp`; one of: auto, …``.
+/// A name that none of a choice's values has: ``unknown method `mmapp`; one of: auto, …``.
+///
+/// The error of `str::parse` for every choice enum ([`CountMethod`](crate::CountMethod),
+/// [`EditStrategy`](crate::EditStrategy), …); `?` turns it into an
+/// [`Error::UnknownName`](crate::Error::UnknownName).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownName {
     /// What was being named: `method`, `strategy`, `policy`, `kernel`, `suite`, …
@@ -31,7 +40,7 @@ impl fmt::Display for UnknownName {
 
 impl std::error::Error for UnknownName {}
 
-/// A value picked by name: implemented by [`named_enum!`](crate::named_enum).
+/// A value picked by name: implemented by [`named_enum!`](crate::lab::named::named_enum).
 pub trait Named: Copy + Eq + 'static {
     /// What the values are called in messages: `method`, `strategy`, …
     const KIND: &'static str;
@@ -58,10 +67,10 @@ pub trait Named: Copy + Eq + 'static {
 
 /// Declares an enum whose values are picked by name: the enum (with `Clone`, `Copy`,
 /// `Debug`, `PartialEq`, `Eq`, `Hash`), an inherent `ALL` array and `name()`, [`Named`],
-/// `Display` and `FromStr` (error: [`UnknownName`](crate::named::UnknownName)).
+/// `Display` and `FromStr` (error: [`UnknownName`](crate::UnknownName)).
 ///
 /// ```
-/// iolab::named_enum! {
+/// iolab::lab::named::named_enum! {
 ///     /// A colour.
 ///     pub enum Colour: "colour" {
 ///         /// Red.
@@ -79,6 +88,9 @@ pub trait Named: Copy + Eq + 'static {
 ///     "unknown colour `blue`; one of: red, dark-blue"
 /// );
 /// ```
+// Exported (the only way out of the crate for `macro_rules!`) but hidden at the root;
+// documented where it is meant to be named, `iolab::lab::named`.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! named_enum {
     (
@@ -113,6 +125,9 @@ macro_rules! named_enum {
             }
         }
 
+        // The laboratory's trait (`iolab::lab::named::Named`): hidden on the enum's page,
+        // which documents the same through the inherent `ALL` and `name()`.
+        #[doc(hidden)]
         impl $crate::named::Named for $Name {
             const KIND: &'static str = $kind;
 

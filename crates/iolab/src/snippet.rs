@@ -13,10 +13,10 @@
 
 use crate::append::Strategy as AppendStrategy;
 use crate::durable::LogPolicy;
-use crate::edit::Strategy as EditStrategy;
+use crate::edit::EditStrategy;
 use crate::file::Backing;
 use crate::random::{Method as RandomMethod, Pattern};
-use crate::read::Method as CountMethod;
+use crate::read::CountMethod;
 use crate::write::Method as WriteMethod;
 
 /// Settings a count was measured with; `None` keeps the call's default.

@@ -8,9 +8,9 @@
 //!   the library's `Fnv1a` task computes as it is fed): equal digests mean every byte
 //!   arrived, once, in order.
 //!
-//! The harness never lists methods or kernels by hand: it iterates [`Method::ALL`] and
+//! The harness never lists methods or kernels by hand: it iterates [`CountMethod::ALL`] and
 //! [`Kernel::ALL`], so a new method or kernel is tested as soon as it is added there. The one
-//! place that must know each method, `Method::needs_size` (which decides whether the FIFO
+//! place that must know each method, `CountMethod::needs_size` (which decides whether the FIFO
 //! and /proc tests expect a refusal), is an exhaustive `match` in the library, so a new
 //! method does not compile until someone decides which group it is in.
 //!
@@ -18,7 +18,7 @@
 //! random inputs on top. Each test collects every mismatch before failing, so one run shows
 //! the whole picture (which methods, which sizes, which options) instead of the first case.
 
-use iolab::lab::read::{Method, ReadOptions, count_input};
+use iolab::lab::read::{CountMethod, ReadOptions, count_input};
 use iolab::lab::task::Fnv1a;
 use iolab::{Error, Input};
 use iolab_testkit as common;
@@ -34,9 +34,9 @@ use std::path::Path;
 // The harness: the references, the methods that run here, the checks
 // ------------------------------------------------------------------------------------------
 
-/// The methods that can run here, from [`Method::ALL`]; the others are named on stderr.
-fn available_methods() -> Vec<Method> {
-    common::differential::available_methods(Method::ALL, |m| m.availability())
+/// The methods that can run here, from [`CountMethod::ALL`]; the others are named on stderr.
+fn available_methods() -> Vec<CountMethod> {
+    common::differential::available_methods(CountMethod::ALL, |m| m.availability())
 }
 
 /// Judges an error from `method`: `None` when the contract allows it for this content,
@@ -44,18 +44,20 @@ fn available_methods() -> Vec<Method> {
 ///
 /// Allowed: `bufread-lines` refusing invalid UTF-8 (only if the content is invalid, and on
 /// the right line), and `direct` being unavailable on a file system without `O_DIRECT`.
-fn judge_error(method: Method, error: &Error, expected: &Expected) -> Option<String> {
+fn judge_error(method: CountMethod, error: &Error, expected: &Expected) -> Option<String> {
     match (method, error) {
-        (Method::BufreadLines, Error::InvalidUtf8 { line }) => match expected.invalid_utf8_line {
-            Some(want) if *line == want => None,
-            Some(want) => Some(format!(
-                "refused invalid UTF-8 on line {line}, but it starts on line {want}"
-            )),
-            None => Some(format!(
-                "refused valid UTF-8 as invalid (line {line}): {error}"
-            )),
-        },
-        (Method::Direct, e) if e.is_unavailable() => {
+        (CountMethod::BufreadLines, Error::InvalidUtf8 { line }) => {
+            match expected.invalid_utf8_line {
+                Some(want) if *line == want => None,
+                Some(want) => Some(format!(
+                    "refused invalid UTF-8 on line {line}, but it starts on line {want}"
+                )),
+                None => Some(format!(
+                    "refused valid UTF-8 as invalid (line {line}): {error}"
+                )),
+            }
+        }
+        (CountMethod::Direct, e) if e.is_unavailable() => {
             common::skip_once(format!("direct is unavailable for a test file: {e}"));
             None
         }
@@ -64,9 +66,9 @@ fn judge_error(method: Method, error: &Error, expected: &Expected) -> Option<Str
 }
 
 /// `bufread-lines` must not succeed on content that is not UTF-8.
-fn check_utf8_refusal(method: Method, expected: &Expected) -> Option<String> {
+fn check_utf8_refusal(method: CountMethod, expected: &Expected) -> Option<String> {
     match expected.invalid_utf8_line {
-        Some(line) if method == Method::BufreadLines => Some(format!(
+        Some(line) if method == CountMethod::BufreadLines => Some(format!(
             "succeeded on invalid UTF-8 (line {line}) instead of Error::InvalidUtf8"
         )),
         _ => None,
@@ -76,7 +78,7 @@ fn check_utf8_refusal(method: Method, expected: &Expected) -> Option<String> {
 /// Counts `path` with `method` and checks lines and bytes; then reads it again with the
 /// FNV-1a task and checks the digest. Mismatches go to `failures`.
 fn check_file(
-    method: Method,
+    method: CountMethod,
     path: &Path,
     label: &str,
     expected: &Expected,
@@ -99,7 +101,9 @@ fn check_file(
                     count.lines, count.bytes, expected.lines, expected.bytes
                 ));
             }
-            if count.method == Method::Auto || (method != Method::Auto && count.method != method) {
+            if count.method == CountMethod::Auto
+                || (method != CountMethod::Auto && count.method != method)
+            {
                 failures.push(format!("count: {context}: reports method {}", count.method));
             }
         }
@@ -173,23 +177,23 @@ fn small_buffer_options() -> Vec<ReadOptions> {
 // ------------------------------------------------------------------------------------------
 #[test]
 fn method_list_drives_the_harness() {
-    // Every test below iterates `Method::ALL`; this checks that list is one the harness
+    // Every test below iterates `CountMethod::ALL`; this checks that list is one the harness
     // can rely on: unique names that parse back, and a classification for each.
     let mut names = BTreeSet::new();
-    for method in Method::ALL {
+    for method in CountMethod::ALL {
         assert!(names.insert(method.name()), "duplicate name {method}");
-        assert_eq!(method.name().parse::<Method>().ok(), Some(method));
+        assert_eq!(method.name().parse::<CountMethod>().ok(), Some(method));
         let _ = method.needs_size();
     }
     // The streaming fallback everything else relies on must always run.
-    assert!(Method::BufreadChunks.availability().is_ok());
+    assert!(CountMethod::BufreadChunks.availability().is_ok());
     assert!(!available_methods().is_empty());
 
     // A method that cannot run here must say so through `count_lines`, not fail otherwise.
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let path = dir.path().join("small");
     fs::write(&path, b"one\ntwo\n").expect("write a test file");
-    for method in Method::ALL {
+    for method in CountMethod::ALL {
         if method.availability().is_err() {
             let input = Input::open(&path).expect("open the test file");
             match count_input(method, &input, &ReadOptions::new()) {

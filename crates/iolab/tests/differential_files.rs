@@ -8,7 +8,7 @@ use iolab_testkit::corpus::{MIB, text};
 use iolab_testkit::differential::{Expected, Failures};
 
 use iolab::lab::kernel::naive_count;
-use iolab::lab::read::{Method, ReadOptions, count_input};
+use iolab::lab::read::{CountMethod, ReadOptions, count_input};
 use iolab::lab::task::Fnv1a;
 use iolab::{Error, FileKind, Input};
 use std::collections::BTreeSet;
@@ -20,9 +20,9 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Instant;
 
-/// The methods that can run here, from [`Method::ALL`]; the others are named on stderr.
-fn available_methods() -> Vec<Method> {
-    common::differential::available_methods(Method::ALL, |m| m.availability())
+/// The methods that can run here, from [`CountMethod::ALL`]; the others are named on stderr.
+fn available_methods() -> Vec<CountMethod> {
+    common::differential::available_methods(CountMethod::ALL, |m| m.availability())
 }
 
 // ------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ fn methods_on_sparse_file_larger_than_4_gib() {
                     ));
                 }
             }
-            Err(e) if method == Method::Direct && e.is_unavailable() => {
+            Err(e) if method == CountMethod::Direct && e.is_unavailable() => {
                 common::skip(format!("direct is unavailable for the sparse file: {e}"));
             }
             Err(e) => failures.push(format!("{method}: failed: {e} ({e:?})")),
@@ -364,16 +364,16 @@ fn parallel_and_deep_queue_methods_split_big_files_exactly() {
     std::fs::write(&path, &content).unwrap();
     let mut failures = Vec::new();
     for method in [
-        Method::MmapParallel,
-        Method::PreadParallel,
-        Method::UringDirect,
+        CountMethod::MmapParallel,
+        CountMethod::PreadParallel,
+        CountMethod::UringDirect,
     ] {
         if method.availability().is_err() {
             common::skip(format!("{method} unavailable here"));
             continue;
         }
         let option_sets: Vec<ReadOptions> = match method {
-            Method::UringDirect => [1usize, 3, 8, 32]
+            CountMethod::UringDirect => [1usize, 3, 8, 32]
                 .iter()
                 .flat_map(|&q| {
                     [4096usize, 1 << 20, 3 << 20]
@@ -398,7 +398,7 @@ fn parallel_and_deep_queue_methods_split_big_files_exactly() {
                         c.bytes,
                         len as u64 - start
                     )),
-                    Err(e) if method == Method::UringDirect && e.is_unavailable() => {
+                    Err(e) if method == CountMethod::UringDirect && e.is_unavailable() => {
                         common::skip_once(format!("{method}: {e}"));
                     }
                     Err(e) => failures.push(format!("{method} {options:?} start {start}: {e}")),

@@ -3,7 +3,7 @@
 //! - Kernels: every kernel this CPU has against [`naive_replace`], on every alignment 0..64
 //!   and every length 0..300, with guard bytes on both sides that must stay untouched, plus
 //!   big buffers and random inputs (proptest).
-//! - Strategies: every [`Strategy`] × operation × durability over a corpus of edge cases
+//! - Strategies: every [`EditStrategy`] × operation × durability over a corpus of edge cases
 //!   (empty, no newline, newline first or last, CRLF, binary, sizes around the `std-stream`
 //!   buffer and first-read boundaries), compared with a reference edit of the bytes in
 //!   memory; then idempotency, refusals that leave the file untouched, and the kernel
@@ -17,9 +17,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use iolab::Error;
-use iolab::lab::edit::{EditOptions, Op, Outcome, Strategy};
 use iolab::lab::kernel::Kernel;
 use iolab::lab::kernel::replace::{Replacer, naive_replace};
+use iolab::{EditOp, EditOptions, EditOutcome, EditStrategy};
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -155,7 +155,7 @@ proptest! {
         buffer in 1usize..40,
     ) {
         let dir = TempDir::new().unwrap();
-        for strategy in Strategy::ALL {
+        for strategy in EditStrategy::ALL {
             let path = write_file(dir.path(), "p", &data);
             EditOptions::new().strategy(strategy).durable(false).buffer_size(buffer)
                 .replace_byte(&path, b',', b';').unwrap();
@@ -281,9 +281,9 @@ const TINY_BUFFER_MAX_FILE: usize = 16 * KIB;
 
 fn editors(file_len: usize) -> Vec<(String, EditOptions)> {
     let mut out = Vec::new();
-    for strategy in Strategy::ALL {
+    for strategy in EditStrategy::ALL {
         for durable in [true, false] {
-            let buffers: &[usize] = if strategy != Strategy::StdStream {
+            let buffers: &[usize] = if strategy != EditStrategy::StdStream {
                 &BUFFERS[3..]
             } else if file_len > TINY_BUFFER_MAX_FILE {
                 &BUFFERS[2..]
@@ -321,20 +321,20 @@ fn every_strategy_truncates_like_the_reference() {
             };
             let got = fs::read(&path).unwrap();
             let expected_outcome = if c.data.contains(&b'\n') {
-                Outcome::Truncated {
+                EditOutcome::Truncated {
                     kept: want.len() as u64,
                 }
             } else {
-                Outcome::NoNewline
+                EditOutcome::NoNewline
             };
             let ok = got == want
                 && report.outcome == expected_outcome
-                && report.op == Op::TruncateAfterFirstLine
+                && report.op == EditOp::TruncateAfterFirstLine
                 && report.len_before == c.data.len() as u64
                 && report.len_after == want.len() as u64
                 && report.kernel.is_none()
-                && report.durable == (report.phases.get("sync").is_some())
-                && report.phases.get("open").is_some();
+                && report.durable == (report.phase("sync").is_some())
+                && report.phase("open").is_some();
             if !ok {
                 failures.push(format!(
                     "{label} on {}: got {} bytes (want {}), report {report:?}",
@@ -367,12 +367,12 @@ fn every_strategy_replaces_like_the_reference() {
                 };
                 let got = fs::read(&path).unwrap();
                 let ok = got == want
-                    && report.outcome == Outcome::Replaced { changed }
-                    && report.op == Op::ReplaceByte { from, to }
+                    && report.outcome == EditOutcome::Replaced { changed }
+                    && report.op == EditOp::ReplaceByte { from, to }
                     && report.len_before == c.data.len() as u64
                     && report.len_after == c.data.len() as u64
                     && report.kernel == Some(Kernel::best())
-                    && report.durable == (report.phases.get("sync").is_some());
+                    && report.durable == (report.phase("sync").is_some());
                 if !ok {
                     failures.push(format!(
                         "{label} on {} ({from:#x}->{to:#x}): report {report:?}",
@@ -390,7 +390,7 @@ fn edits_are_idempotent_and_finish_an_interrupted_run() {
     let dir = TempDir::new().unwrap();
     let data = corpus(3 * MIB + 123, 7, 40);
     let want = reference_replace(&data, b',', b';');
-    for strategy in Strategy::ALL {
+    for strategy in EditStrategy::ALL {
         // An interrupted replace: the first half already done.
         let mut half = data.clone();
         let mid = half.len() / 2;
@@ -401,14 +401,14 @@ fn edits_are_idempotent_and_finish_an_interrupted_run() {
             .strategy(strategy)
             .replace_byte(&path, b',', b';')
             .unwrap();
-        assert_eq!(report.outcome, Outcome::Replaced { changed: remaining });
+        assert_eq!(report.outcome, EditOutcome::Replaced { changed: remaining });
         assert!(fs::read(&path).unwrap() == want, "{strategy}");
         // Once more: nothing left to do.
         let report = EditOptions::new()
             .strategy(strategy)
             .replace_byte(&path, b',', b';')
             .unwrap();
-        assert_eq!(report.outcome, Outcome::Replaced { changed: 0 });
+        assert_eq!(report.outcome, EditOutcome::Replaced { changed: 0 });
         assert!(fs::read(&path).unwrap() == want, "{strategy}");
 
         let path = write_file(dir.path(), "lines", &data);
@@ -425,7 +425,7 @@ fn edits_are_idempotent_and_finish_an_interrupted_run() {
         assert_eq!(fs::read(&path).unwrap(), once, "{strategy}");
         assert_eq!(
             report.outcome,
-            Outcome::Truncated {
+            EditOutcome::Truncated {
                 kept: once.len() as u64
             }
         );
@@ -438,7 +438,7 @@ fn every_kernel_can_be_chosen_and_is_reported() {
     let data = corpus(100 * KIB + 3, 11, 30);
     let want = reference_replace(&data, b',', b';');
     for kernel in Kernel::ALL {
-        for strategy in Strategy::ALL {
+        for strategy in EditStrategy::ALL {
             let path = write_file(dir.path(), "k", &data);
             let result = EditOptions::new()
                 .strategy(strategy)
@@ -465,7 +465,7 @@ fn std_whole_refuses_a_file_bigger_than_its_memory_limit_before_reading() {
     let data = b"a,b\nc,d\n".repeat(100);
     let path = write_file(dir.path(), "big", &data);
     let editor = EditOptions::new()
-        .strategy(Strategy::StdWhole)
+        .strategy(EditStrategy::StdWhole)
         .memory_limit(100);
     for result in [
         editor.replace_byte(&path, b',', b';'),
@@ -490,7 +490,7 @@ fn std_whole_refuses_a_file_bigger_than_its_memory_limit_before_reading() {
     }
     assert_eq!(fs::read(&path).unwrap(), data);
     // The other strategies do not need the memory.
-    for strategy in [Strategy::Mmap, Strategy::StdStream] {
+    for strategy in [EditStrategy::Mmap, EditStrategy::StdStream] {
         EditOptions::new()
             .strategy(strategy)
             .memory_limit(100)
@@ -509,7 +509,7 @@ fn what_is_not_a_regular_writable_file_is_refused_and_left_alone() {
     // SAFETY: a valid NUL-terminated path; mkfifo has no memory effects.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     let missing = dir.path().join("missing");
-    for strategy in Strategy::ALL {
+    for strategy in EditStrategy::ALL {
         let e = EditOptions::new()
             .strategy(strategy)
             .truncate_after_first_line(&sub)
@@ -550,14 +550,16 @@ fn what_is_not_a_regular_writable_file_is_refused_and_left_alone() {
 
 #[test]
 fn the_strategies_are_listed_by_name_and_available() {
-    let listed: Vec<_> = Strategy::ALL.map(|s| (s.name(), s.availability())).into();
+    let listed: Vec<_> = EditStrategy::ALL
+        .map(|s| (s.name(), s.availability()))
+        .into();
     let names: Vec<&str> = listed.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, ["mmap", "std-whole", "std-stream"]);
     assert!(listed.iter().all(|(_, a)| a.is_ok()));
-    for s in Strategy::ALL {
-        assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
+    for s in EditStrategy::ALL {
+        assert_eq!(s.name().parse::<EditStrategy>().unwrap(), s);
     }
-    let e = "fast".parse::<Strategy>().unwrap_err();
+    let e = "fast".parse::<EditStrategy>().unwrap_err();
     assert_eq!(
         e.to_string(),
         "unknown strategy `fast`; one of: mmap, std-whole, std-stream"
@@ -608,13 +610,13 @@ fn replacing_dirties_only_the_pages_around_the_matches() {
     let page = 4096;
     // The kernel keeps the dirty state per folio, and a page-cache folio can be as large as
     // a PMD (2 MiB on x86-64; ext4 uses such large folios since Linux 6.x), so one changed
-    // byte may dirty that much. (Strategy, the most pages it may leave dirty): the folio
+    // byte may dirty that much. (EditStrategy, the most pages it may leave dirty): the folio
     // with the match for mmap and std-stream; std-whole writes everything back.
     let largest_folio = (2 * MIB / page) as u64;
     for (strategy, most) in [
-        (Strategy::Mmap, largest_folio),
-        (Strategy::StdStream, largest_folio),
-        (Strategy::StdWhole, (len / page) as u64),
+        (EditStrategy::Mmap, largest_folio),
+        (EditStrategy::StdStream, largest_folio),
+        (EditStrategy::StdWhole, (len / page) as u64),
     ] {
         let path = write_file(dir.path(), "sparse-matches", &data);
         let file = File::open(&path).unwrap();
@@ -628,7 +630,7 @@ fn replacing_dirties_only_the_pages_around_the_matches() {
             .durable(false)
             .replace_byte(&path, b',', b';')
             .unwrap();
-        assert_eq!(report.outcome, Outcome::Replaced { changed: 1 });
+        assert_eq!(report.outcome, EditOutcome::Replaced { changed: 1 });
         let dirty = dirty_pages(&file).unwrap();
         assert!(
             (1..=most).contains(&dirty),
@@ -657,7 +659,9 @@ fn a_file_truncated_during_an_mmap_edit_is_an_error_not_a_crash() {
                 .set_len(0)
                 .unwrap();
         });
-        let editor = EditOptions::new().strategy(Strategy::Mmap).durable(false);
+        let editor = EditOptions::new()
+            .strategy(EditStrategy::Mmap)
+            .durable(false);
         let result = if attempt % 2 == 0 {
             editor.replace_byte(&path, b',', b';').map(|_| ())
         } else {

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::Error;
-use iolab::lab::edit::{EditOptions, Strategy};
+use iolab::lab::edit::{EditOptions, EditStrategy};
 
 /// The helper's action.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,7 +72,7 @@ fn appended_tail() -> Vec<u8> {
 }
 
 /// Runs the edit on `path`.
-fn edit(strategy: Strategy, op: Op, path: &Path) -> Result<(), Error> {
+fn edit(strategy: EditStrategy, op: Op, path: &Path) -> Result<(), Error> {
     // A small buffer makes std-stream slow enough to be caught mid-way.
     let editor = EditOptions::new()
         .strategy(strategy)
@@ -85,7 +85,7 @@ fn edit(strategy: Strategy, op: Op, path: &Path) -> Result<(), Error> {
 }
 
 /// How long the edit takes alone here, so the helper's moments can be spread over it.
-fn duration_alone(strategy: Strategy, op: Op, data: &[u8], dir: &Path) -> Duration {
+fn duration_alone(strategy: EditStrategy, op: Op, data: &[u8], dir: &Path) -> Duration {
     let path = dir.join(format!("alone-{strategy}-{op:?}.csv"));
     fs::write(&path, data).unwrap();
     let start = Instant::now();
@@ -97,7 +97,7 @@ fn duration_alone(strategy: Strategy, op: Op, data: &[u8], dir: &Path) -> Durati
 /// its read-only probe once it holds the descriptor it edits through), and checks the file
 /// afterwards; returns whether the edit saw the change. Lines appended before the edit
 /// opened the file would be the edit's to cut; none are.
-fn race(strategy: Strategy, op: Op, other: Other, delay: Duration, dir: &Path) -> bool {
+fn race(strategy: EditStrategy, op: Op, other: Other, delay: Duration, dir: &Path) -> bool {
     let path = dir.join(format!(
         "{strategy}-{op:?}-{other:?}-{}.csv",
         delay.as_nanos()
@@ -124,7 +124,7 @@ fn race(strategy: Strategy, op: Op, other: Other, delay: Duration, dir: &Path) -
             assert!(!what.is_empty());
             true
         }
-        Err(Error::ShrankWhileEdited) if strategy == Strategy::Mmap => true,
+        Err(Error::ShrankWhileEdited) if strategy == EditStrategy::Mmap => true,
         Err(e) => panic!("{what}: unexpected error {e}"),
     };
     let first_line = &data[..=data.iter().position(|&b| b == b'\n').unwrap()];
@@ -186,7 +186,7 @@ fn check_all(op: Op, other: Other) {
     let dir = common::scratch();
     let data = csv(ROWS);
     let mut caught_any = 0;
-    for strategy in Strategy::ALL {
+    for strategy in EditStrategy::ALL {
         let alone = duration_alone(strategy, op, &data, dir.path());
         let delays = [0, 1, 2, 4, 6, 8, 12].map(|eighths| alone * eighths / 8);
         let caught = delays
@@ -236,7 +236,7 @@ fn truncate_first_line_while_another_process_appends() {
 #[test]
 fn every_strategy_refuses_to_write_over_a_change_it_did_not_read() {
     let dir = common::scratch();
-    for strategy in Strategy::ALL {
+    for strategy in EditStrategy::ALL {
         let path = dir.path().join(format!("rewrite-{strategy}"));
         let data = csv(200_000);
         fs::write(&path, &data).unwrap();
@@ -278,7 +278,7 @@ fn every_strategy_refuses_to_write_over_a_change_it_did_not_read() {
         match strategy {
             // Through a shared map the other writer's byte lands in the same page: no
             // stale copy is ever written back, so the edit may finish.
-            Strategy::Mmap => assert!(
+            EditStrategy::Mmap => assert!(
                 matches!(
                     result.as_ref().map_err(Error::cause),
                     Ok(_) | Err(Error::Changed { .. })

@@ -665,20 +665,25 @@ fn read_all(path: &Path) -> Vec<u8> {
 /// `fdatasync` (`EINVAL`), which stands in for a device error here.
 #[test]
 fn after_a_failed_sync_the_append_file_refuses_to_flush_or_sync_again() {
-    let mut f = AppendFile::open(Path::new("/dev/null")).unwrap();
+    let path = Path::new("/dev/null");
+    let mut f = AppendFile::open(path).unwrap();
     f.append(b"record").unwrap();
-    assert!(
-        matches!(f.sync(), Err(Error::SyncFailed { .. })),
-        "fdatasync of /dev/null succeeded"
-    );
+    let err = f.sync().expect_err("fdatasync of /dev/null succeeded");
+    assert!(matches!(err.cause(), Error::SyncFailed { .. }), "{err:?}");
+    assert_eq!(err.path(), Some(path));
     f.append(b"more").unwrap();
     for (what, result) in [("sync", f.sync()), ("flush", f.flush())] {
         let err = result.expect_err(what);
         assert!(
-            matches!(err, Error::SyncFailedBefore { .. }),
+            matches!(err.cause(), Error::SyncFailedBefore { .. }),
             "{what} after a failed sync: {err:?}"
         );
-        assert!(err.to_string().contains("earlier sync"), "{err}");
+        assert_eq!(err.path(), Some(path), "{what}");
+        assert!(
+            err.to_string()
+                .starts_with("/dev/null: an earlier sync of this file failed (cannot sync: "),
+            "{err}"
+        );
     }
 }
 

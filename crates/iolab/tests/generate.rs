@@ -11,8 +11,8 @@ use std::path::Path;
 
 use iolab::Error;
 use iolab::lab::generate::{
-    AtomicOptions, CsvSpec, LinesSpec, Summary, rows_for_size, write_csv, write_file_atomically,
-    write_lines,
+    AtomicOptions, CsvSpec, GenerateError, LinesSpec, Summary, rows_for_size, write_csv,
+    write_file_atomically, write_lines,
 };
 use iolab::lab::task::{Fnv1a, Task};
 use tempfile::TempDir;
@@ -222,7 +222,7 @@ fn invalid_lines_specs_are_refused() {
         ..LinesSpec::default()
     };
     let error = write_lines(&mut Vec::new(), &zero).unwrap_err();
-    assert!(matches!(error, Error::InvalidOption(_)), "{error}");
+    assert!(matches!(error, GenerateError::InvalidSpec(_)), "{error}");
 }
 
 #[test]
@@ -240,7 +240,10 @@ fn a_failing_writer_is_reported() {
     let error = write_lines(&mut out, &spec).unwrap_err();
     assert_eq!(error.to_string(), "cannot write: injected");
     let error = write_csv(&mut out, &CsvSpec::default()).unwrap_err();
-    assert!(matches!(error, Error::Io { .. }), "{error}");
+    assert!(
+        matches!(error, GenerateError::File(Error::Io { .. })),
+        "{error}"
+    );
 }
 
 #[test]
@@ -347,7 +350,7 @@ fn zero_columns_are_refused() {
     };
     assert!(matches!(
         write_csv(&mut Vec::new(), &spec),
-        Err(Error::InvalidOption(_))
+        Err(GenerateError::InvalidSpec(_))
     ));
 }
 
@@ -439,7 +442,7 @@ fn a_full_disk_is_named_and_leaves_nothing_behind() {
         write_lines(&mut failing, &spec)
     })
     .unwrap_err();
-    let Error::NoSpaceWhileGenerating { written, .. } = error else {
+    let GenerateError::NoSpaceWhileGenerating { written, .. } = error else {
         panic!("expected NoSpace, got {error:?}");
     };
     assert_eq!(written, MIB);
@@ -459,10 +462,14 @@ fn a_panicking_writer_leaves_nothing_behind() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("data.txt");
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        write_file_atomically(&path, &AtomicOptions::new(), |out| -> iolab::Result<()> {
-            out.write_all(b"partial").unwrap();
-            panic!("writer panicked");
-        })
+        write_file_atomically(
+            &path,
+            &AtomicOptions::new(),
+            |out| -> Result<(), GenerateError> {
+                out.write_all(b"partial").unwrap();
+                panic!("writer panicked");
+            },
+        )
     }));
     assert!(result.is_err());
     assert!(common::names_in(dir.path()).is_empty());
@@ -501,7 +508,7 @@ fn not_enough_space_is_refused_before_writing() {
     })
     .unwrap_err();
     assert!(!called);
-    let Error::NotEnoughSpace { need, have, .. } = &error else {
+    let GenerateError::NotEnoughSpace { need, have, .. } = &error else {
         panic!("expected NotEnoughSpace, got {error:?}");
     };
     assert_eq!(*need, u64::MAX / 2);
@@ -526,7 +533,10 @@ fn existing_files_are_replaced_only_when_allowed() {
     };
     let error = write_file_atomically(&path, &AtomicOptions::new(), |out| write_lines(out, &spec))
         .unwrap_err();
-    assert!(matches!(error, Error::Exists), "{error}");
+    assert!(
+        matches!(error, GenerateError::File(Error::Exists)),
+        "{error}"
+    );
     assert_eq!(fs::read(&path).unwrap(), b"keep me\n");
     assert_eq!(common::names_in(dir.path()), ["data.txt"]);
 
@@ -545,14 +555,17 @@ fn directories_and_symbolic_links_are_not_replaced() {
     std::os::unix::fs::symlink("sub", &link).unwrap();
     let options = AtomicOptions::new().overwrite(true);
     let error = write_file_atomically(&sub, &options, |_| Ok(())).unwrap_err();
-    assert!(matches!(error, Error::IsDirectory), "{error}");
+    assert!(
+        matches!(error, GenerateError::File(Error::IsDirectory)),
+        "{error}"
+    );
     let error = write_file_atomically(&link, &options, |_| Ok(())).unwrap_err();
     assert_eq!(
         error.to_string(),
         "is a symbolic link, not a regular file, so it cannot be replaced atomically"
     );
     let error = write_file_atomically(Path::new("/"), &options, |_| Ok(())).unwrap_err();
-    assert!(matches!(error, Error::NoFileName), "{error}");
+    assert!(matches!(error, GenerateError::NoFileName), "{error}");
     assert_eq!(common::names_in(dir.path()), ["link", "sub"]);
 }
 
@@ -566,7 +579,7 @@ fn a_taken_temporary_name_is_left_alone() {
     fs::write(&stale, "another writer's").unwrap();
     write_file_atomically(&path, &AtomicOptions::new(), |out| {
         out.write_all(b"mine\n")
-            .map_err(|e| Error::io("cannot write", e))
+            .map_err(|e| Error::io("cannot write", e).into())
     })
     .unwrap();
     assert_eq!(fs::read(&path).unwrap(), b"mine\n");

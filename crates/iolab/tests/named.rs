@@ -1,8 +1,9 @@
-//! Every enum a user picks by name shares one mechanism (`iolab::named_enum!`): its names
+//! Every enum a user picks by name shares one mechanism (`iolab::lab::named::named_enum!`): its names
 //! are unique kebab-case words that round-trip through `FromStr` and `Display`, and an
 //! unknown name is refused with one message that lists the valid ones, in order.
 
-use iolab::lab::named::{Named, UnknownName};
+use iolab::UnknownName;
+use iolab::lab::named::Named;
 
 /// Checks one named enum; `kind` is the word its errors use.
 fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + std::fmt::Debug>(
@@ -44,12 +45,12 @@ fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + s
 
 #[test]
 fn every_named_enum_round_trips_and_lists_its_names() {
-    check::<iolab::lab::read::Method>("method");
-    check::<iolab::lab::read::Hint>("hint");
+    check::<iolab::lab::read::CountMethod>("method");
+    check::<iolab::lab::read::CountHint>("hint");
     check::<iolab::lab::write::Method>("method");
     check::<iolab::lab::random::Method>("method");
     check::<iolab::lab::random::Pattern>("pattern");
-    check::<iolab::lab::edit::Strategy>("strategy");
+    check::<iolab::lab::edit::EditStrategy>("strategy");
     check::<iolab::lab::append::Strategy>("strategy");
     check::<iolab::lab::durable::LogPolicy>("policy");
     check::<iolab::lab::kernel::Kernel>("kernel");
@@ -59,11 +60,11 @@ fn every_named_enum_round_trips_and_lists_its_names() {
 fn all_is_the_inherent_list_in_order() {
     assert_eq!(iolab::lab::kernel::Kernel::ALL.len(), 3);
     assert_eq!(
-        <iolab::lab::read::Method as Named>::all(),
-        &iolab::lab::read::Method::ALL[..]
+        <iolab::lab::read::CountMethod as Named>::all(),
+        &iolab::lab::read::CountMethod::ALL[..]
     );
     assert_eq!(
-        iolab::lab::read::Method::ALL.last(),
-        Some(&iolab::lab::read::Method::Auto)
+        iolab::lab::read::CountMethod::ALL.last(),
+        Some(&iolab::lab::read::CountMethod::Auto)
     );
 }

@@ -6,6 +6,7 @@ use iolab_testkit as common;
 
 use std::path::Path;
 
+use iolab::lab::file::random_access::starting_choice;
 use iolab::lab::generate::blocks;
 use iolab::lab::random::{self, Method, Options, Pattern, Stop};
 
@@ -166,7 +167,7 @@ fn random_access_file_open_says_which_backing_and_why() {
     let dir = common::scratch();
     let path = make(dir.path(), 1 << 16);
     let file = iolab::lab::file::RandomAccessFile::open(&path).unwrap();
-    let choice = file.choice().expect("open records its choice");
+    let choice = starting_choice(&file).expect("open records its choice");
     assert!(["pread", "mmap", "mmap-random"].contains(&choice.method));
     // A map is used only when chosen (a chosen map may still fall back to pread). The
     // previous form, `mmap == (backing == Mmap || !mmap)`, failed whenever pread was

@@ -11,6 +11,7 @@ use std::fs::{self, File};
 use std::path::Path;
 
 use iolab::Error;
+use iolab::lab::file::random_access::starting_choice;
 use iolab::lab::file::{Backing, RandomAccessFile, RandomAccessOptions};
 
 /// Set (to a cache folder) for the re-executed child of
@@ -38,8 +39,8 @@ fn shrink_child() {
     let path = Path::new(&cache).join("table");
     fs::write(&path, vec![7u8; 1 << 20]).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();
-    assert_eq!(f.backing(), Backing::Mmap, "{:?}", f.choice());
-    assert_eq!(f.choice().unwrap().method, "mmap-random");
+    assert_eq!(f.backing(), Backing::Mmap, "{:?}", starting_choice(&f));
+    assert_eq!(starting_choice(&f).unwrap().method, "mmap-random");
     let mut scratch = [0u8; 4096];
     assert_eq!(f.read(8192, &mut scratch).unwrap(), &[7u8; 4096][..]);
     File::options()
@@ -77,7 +78,7 @@ fn rule_child() {
     fs::write(&path, vec![7u8; 4 << 20]).unwrap();
     iolab::lab::cache::warm(&path).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();
-    let choice = f.choice().unwrap();
+    let choice = starting_choice(&f).unwrap();
     assert_eq!(choice.method, "mmap-random", "{choice:?}");
     assert_eq!(f.backing(), Backing::Mmap, "{choice:?}");
     assert!(
@@ -93,7 +94,7 @@ fn rule_child() {
         return;
     }
     let f = RandomAccessFile::open(&path).unwrap();
-    let choice = f.choice().unwrap();
+    let choice = starting_choice(&f).unwrap();
     assert_eq!(choice.method, "pread", "{choice:?}");
     assert_eq!(f.backing(), Backing::Pread, "{choice:?}");
     assert!(choice.reason.contains("no measurements"), "{choice:?}");

@@ -231,6 +231,12 @@ pub struct SmallFs {
 impl SmallFs {
     /// Mounts a tmpfs of `size` (as `mount -o size=`), or says why it cannot.
     pub fn mount(size: &str) -> Result<SmallFs, String> {
+        SmallFs::mount_with(&format!("size={size}"))
+    }
+
+    /// Mounts a tmpfs with the options `options` (`size=1m,nr_inodes=1`, `size=1m,ro`,
+    /// …; `mode=0755` is added), or says why it cannot.
+    pub fn mount_with(options: &str) -> Result<SmallFs, String> {
         if !is_root() {
             return Err("mounting a tmpfs needs root".to_string());
         }
@@ -240,7 +246,7 @@ impl SmallFs {
                 "-t",
                 "tmpfs",
                 "-o",
-                &format!("size={size},mode=0755"),
+                &format!("{options},mode=0755"),
                 "tmpfs",
             ])
             .arg(dir.path())
@@ -253,6 +259,23 @@ impl SmallFs {
             ));
         }
         Ok(SmallFs { dir })
+    }
+
+    /// Makes the file system read-only (`mount -o remount,ro`), or says why it cannot.
+    pub fn remount_read_only(&self) -> Result<(), String> {
+        let out = Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(self.dir.path())
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "cannot remount the tmpfs read-only: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
     }
 
     /// The mount point.

@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::results::{Results, Row};
 use crate::suite::{Output, Suite};
 use crate::verdict::Verdict;
-use iolab::lab::named::UnknownName;
+use iolab::UnknownName;
 
 /// Every suite, in the order a full run takes them. **Adding a suite** adds its folder and
 /// one entry here; see `docs/architecture.md`.

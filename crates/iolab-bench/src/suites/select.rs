@@ -3,7 +3,7 @@
 
 use super::{SUITES, find};
 use crate::suite::Suite;
-use iolab::lab::named::UnknownName;
+use iolab::UnknownName;
 
 /// A suite's method and baseline names.
 pub fn names_of(suite: &Suite) -> Vec<&'static str> {

@@ -374,7 +374,7 @@ impl Calibration {
         let text: Vec<u8> = row.iter().copied().cycle().take(bytes as usize).collect();
         std::fs::write(&path, &text)?;
         let editor = iolab::lab::edit::EditOptions::new()
-            .strategy(iolab::lab::edit::Strategy::Mmap)
+            .strategy(iolab::lab::edit::EditStrategy::Mmap)
             .durable(false);
         let started = Instant::now();
         let done = editor

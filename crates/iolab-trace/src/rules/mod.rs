@@ -93,7 +93,7 @@ pub const MIN_FAULT_BYTES: u64 = 64 << 20;
 /// How far observation and calibration may differ (either way) before a finding says so.
 pub const DISAGREE: f64 = 2.0;
 
-iolab::named_enum! {
+iolab::lab::named::named_enum! {
     /// A pitfall.
     pub enum FindingKind: "finding" {
         /// Many small writes to one target.

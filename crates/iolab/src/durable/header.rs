@@ -10,7 +10,7 @@
 //! offset 0, so 8 KiB frames (PostgreSQL's WAL page, the durable suite's one-writer
 //! condition) still cover two 4 KiB blocks each, not three.
 //!
-//! **Classification** of an existing file ([`classify`]): a valid header of a format this
+//! **Classification** of an existing file (`classify`): a valid header of a format this
 //! iolab reads is a log; a newer format, an unknown framing or a damaged header is
 //! refused; a file no longer than the header holding only zeros or a prefix of the header
 //! is what a crash during the header's first write leaves (the file is taken, as an empty

@@ -77,17 +77,21 @@ use crate::file::{Error, Result, open_error, retry_eintr};
 pub const PREALLOC_CHUNK: u64 = 64 << 20;
 
 crate::named_enum! {
-    /// How a [`Log`] makes a batch of records durable.
+    /// How a [`Log`] makes a batch of records durable (what each costs here:
+    /// docs/findings/durable.md).
     #[non_exhaustive]
     pub enum LogPolicy: "policy" {
-        /// `pwrite` at the end, then `fdatasync` ([`fdatasync`]).
+        /// `pwrite` at the end, then `fdatasync`: the file grows, so each sync commits
+        /// metadata too.
         Fdatasync = "fdatasync",
-        /// `pwrite` on an `O_DSYNC` descriptor ([`dsync`]).
+        /// `pwrite` on an `O_DSYNC` descriptor: the write returns once durable.
         Dsync = "dsync",
-        /// Whole aligned blocks with `O_DIRECT | O_DSYNC` into a pre-zeroed file
-        /// ([`direct_dsync`]).
+        /// Whole aligned blocks written with `O_DIRECT | O_DSYNC` into a pre-zeroed file,
+        /// the last partial block rewritten by the next batch (PostgreSQL's
+        /// `open_datasync` with direct I/O).
         DirectDsync = "direct-dsync",
-        /// `pwrite` into a pre-zeroed file, then `fdatasync` ([`prealloc`]).
+        /// `pwrite` into a pre-zeroed file, then `fdatasync`: no metadata per sync
+        /// (PostgreSQL's recycled WAL segments).
         Prealloc = "prealloc",
     }
 }

@@ -33,7 +33,7 @@
 //!
 //! **Lengths.** A replace never changes the length. A truncation only ever shortens the
 //! file, to exactly the end of its first line (`\n` included; `\r\n` stays whole); a file
-//! without a newline, an empty one included, is left as it is ([`Outcome::NoNewline`]).
+//! without a newline, an empty one included, is left as it is ([`EditOutcome::NoNewline`]).
 //!
 //! **Re-running.** Both operations are idempotent: running one again after an interruption
 //! finishes it (the bytes already replaced no longer match; the first line is still first).
@@ -64,7 +64,7 @@ use watch::Watch;
 crate::named_enum! {
     /// A way of editing a file, by its kebab-case name.
     #[non_exhaustive]
-    pub enum Strategy: "strategy" {
+    pub enum EditStrategy: "strategy" {
         /// Through a shared memory map, flushed with `msync`.
         Mmap = "mmap",
         /// Read the whole file into memory, change it, write it back (the edit write-up's "std").
@@ -74,7 +74,7 @@ crate::named_enum! {
     }
 }
 
-impl Strategy {
+impl EditStrategy {
     /// Whether the strategy can run on this machine. All three only need Linux system calls
     /// every supported kernel has; a particular file may still be refused (see the module
     /// docs).
@@ -85,9 +85,10 @@ impl Strategy {
 
 pub(crate) use crate::error::{Error, Result};
 
-/// The edit that was made.
+/// The edit that was made ([`EditReport::op`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
+#[non_exhaustive]
+pub enum EditOp {
     /// Keep bytes up to and including the first `\n`.
     TruncateAfterFirstLine,
     /// Every `from` byte becomes `to`.
@@ -99,12 +100,12 @@ pub enum Op {
     },
 }
 
-impl Op {
+impl EditOp {
     /// `truncate-first-line` or `replace`, as in the CLI and the results.
     pub fn name(self) -> &'static str {
         match self {
-            Op::TruncateAfterFirstLine => "truncate-first-line",
-            Op::ReplaceByte { .. } => "replace",
+            EditOp::TruncateAfterFirstLine => "truncate-first-line",
+            EditOp::ReplaceByte { .. } => "replace",
         }
     }
 }
@@ -112,7 +113,7 @@ impl Op {
 /// What an edit did to the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Outcome {
+pub enum EditOutcome {
     /// The file now ends after its first line, which is `kept` bytes long (equal to the old
     /// length when the first line was the only one: nothing was removed).
     Truncated {
@@ -129,15 +130,15 @@ pub enum Outcome {
 }
 
 /// Named durations of an edit's steps, in the order they first ran; a step that runs many
-/// times (a read per buffer) accumulates.
+/// times (a read per buffer) accumulates. Handed over as [`EditReport::phases`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Phases {
+pub(crate) struct Phases {
     entries: Vec<(&'static str, Duration)>,
 }
 
 impl Phases {
     /// Adds `elapsed` to the phase `name`.
-    pub fn add(&mut self, name: &'static str, elapsed: Duration) {
+    pub(crate) fn add(&mut self, name: &'static str, elapsed: Duration) {
         match self.entries.iter_mut().find(|(n, _)| *n == name) {
             Some((_, total)) => *total += elapsed,
             None => self.entries.push((name, elapsed)),
@@ -145,31 +146,29 @@ impl Phases {
     }
 
     /// Runs `f` and adds its duration to the phase `name`.
-    pub fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
         let start = Instant::now();
         let value = f();
         self.add(name, start.elapsed());
         value
     }
 
-    /// The phases, in the order they first ran.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Duration)> + '_ {
-        self.entries.iter().copied()
-    }
-
     /// One phase's duration, if it ran.
-    pub fn get(&self, name: &str) -> Option<Duration> {
-        self.iter().find(|(n, _)| *n == name).map(|(_, d)| d)
+    pub(crate) fn get(&self, name: &str) -> Option<Duration> {
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, d)| d)
     }
 }
 
 /// What an edit did, and how long each step took.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Report {
+pub struct EditReport {
     /// The edit.
-    pub op: Op,
+    pub op: EditOp,
     /// The strategy that made it.
-    pub strategy: Strategy,
+    pub strategy: EditStrategy,
     /// The replace kernel that ran (`None` for a truncation).
     pub kernel: Option<Kernel>,
     /// The file's length before.
@@ -177,17 +176,29 @@ pub struct Report {
     /// The file's length after.
     pub len_after: u64,
     /// What changed.
-    pub outcome: Outcome,
+    pub outcome: EditOutcome,
     /// Whether the final sync ran (the result is on the device).
     pub durable: bool,
-    /// The steps: `open`, `map`, `read`, `find-newline`, `replace`, `write`, `truncate`,
-    /// `sync`, `unmap`, as the strategy makes them.
-    pub phases: Phases,
+    /// How long each step took, in the order the steps first ran (a step that runs many
+    /// times, a read per buffer, is their sum): `open`, `map`, `read`, `find-newline`,
+    /// `replace`, `write`, `truncate`, `sync`, `unmap`, as the strategy makes them.
+    pub phases: Vec<(&'static str, Duration)>,
     /// From the start of `open` to the end of the last step.
     pub total: Duration,
     /// Why this strategy: the caller's choice, the winner measured on this machine (and
     /// when), or the rule, and why the profile was not followed.
     pub why: String,
+}
+
+impl EditReport {
+    /// How long the step `name` took (`open`, `sync`, …; see [`EditReport::phases`]), if
+    /// the edit made it.
+    pub fn phase(&self, name: &str) -> Option<Duration> {
+        self.phases
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, d)| d)
+    }
 }
 
 /// How to edit: the strategy and its settings. The free functions
@@ -204,7 +215,7 @@ pub struct Report {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct EditOptions {
-    strategy: Option<Strategy>,
+    strategy: Option<EditStrategy>,
     durable: bool,
     buffer_size: usize,
     kernel: Option<Kernel>,
@@ -230,7 +241,7 @@ impl EditKind {
     }
 
     /// The rule's strategy for it.
-    pub fn rule(self) -> Strategy {
+    pub fn rule(self) -> EditStrategy {
         match self {
             EditKind::Replace => DEFAULT_REPLACE,
             EditKind::Truncate => DEFAULT_TRUNCATE,
@@ -243,8 +254,8 @@ impl EditKind {
 /// ([`crate::lab::read::tuning`]); else the rule, [`DEFAULT_REPLACE`] or
 /// [`DEFAULT_TRUNCATE`]. Where the rule applies, a replace of a file of at least
 /// [`TRIAL_MIN`] bytes measures `mmap` and `std-stream` on its first part and finishes
-/// with the faster ([`Report::strategy`] and [`Report::why`] say which it took).
-pub fn default_strategy(kind: EditKind, path: &Path) -> (Strategy, String) {
+/// with the faster ([`EditReport::strategy`] and [`EditReport::why`] say which it took).
+pub fn default_strategy(kind: EditKind, path: &Path) -> (EditStrategy, String) {
     let (strategy, why, _) = strategy_from(&crate::read::tuning::load_checked(), kind, path);
     (strategy, why)
 }
@@ -259,11 +270,11 @@ fn strategy_from(
     profile: &std::result::Result<crate::read::tuning::Tuning, String>,
     kind: EditKind,
     path: &Path,
-) -> (Strategy, String, Option<String>) {
+) -> (EditStrategy, String, Option<String>) {
     use crate::read::tuning::{Strategies, strategy_for};
     let rule = kind.rule();
     let why_not = match strategy_for(profile, Strategies::Edit, kind.condition(), path) {
-        Ok(w) => match w.method.parse::<Strategy>() {
+        Ok(w) => match w.method.parse::<EditStrategy>() {
             Ok(strategy) => return (strategy, w.source(), None),
             Err(_) => format!("the measured winner `{}` is unknown here", w.method),
         },
@@ -275,10 +286,10 @@ fn strategy_from(
 /// The strategy [`EditOptions::replace_byte`] takes when none is set and the profile has no
 /// winner, for a file smaller than [`TRIAL_MIN`] (a bigger one is measured): it won replace
 /// on two of the machines measured and lost on the third (docs/findings/edit.md).
-pub const DEFAULT_REPLACE: Strategy = Strategy::Mmap;
+pub const DEFAULT_REPLACE: EditStrategy = EditStrategy::Mmap;
 /// The strategy [`EditOptions::truncate_after_first_line`] takes when none is set: the
 /// winner or tied with `mmap`, in bounded memory (docs/findings/edit.md).
-pub const DEFAULT_TRUNCATE: Strategy = Strategy::StdStream;
+pub const DEFAULT_TRUNCATE: EditStrategy = EditStrategy::StdStream;
 
 impl Default for EditOptions {
     fn default() -> Self {
@@ -301,14 +312,14 @@ impl EditOptions {
     /// How the file's bytes are reached: through a map, read whole, or streamed.
     ///
     /// By default, the winner `iolab bench edit` measured on this machine for the file's
-    /// device ([`default_strategy`]; [`Report::why`] says which), else the rule:
+    /// device ([`EditReport::why`] says which), else the rule:
     /// [`EditOptions::replace_byte`] measures `mmap` and `std-stream` on the first 64 MiB
-    /// of a file of at least [`TRIAL_MIN`] bytes and replaces the rest with the faster
-    /// (each won on some machine and lost on another), and takes [`Strategy::Mmap`] on a
+    /// of a file of at least 128 MiB and replaces the rest with the faster
+    /// (each won on some machine and lost on another), and takes [`EditStrategy::Mmap`] on a
     /// smaller file; [`EditOptions::truncate_after_first_line`] takes
-    /// [`Strategy::StdStream`] (the winner or tied with `mmap`, in bounded memory);
+    /// [`EditStrategy::StdStream`] (the winner or tied with `mmap`, in bounded memory);
     /// docs/findings/edit.md.
-    pub fn strategy(mut self, strategy: Strategy) -> EditOptions {
+    pub fn strategy(mut self, strategy: EditStrategy) -> EditOptions {
         self.strategy = Some(strategy);
         self
     }
@@ -350,7 +361,7 @@ impl EditOptions {
 
     /// Cuts the file at `path` after its first `\n`; see the module docs. A failure names
     /// `path`.
-    pub fn truncate_after_first_line(&self, path: impl AsRef<Path>) -> Result<Report> {
+    pub fn truncate_after_first_line(&self, path: impl AsRef<Path>) -> Result<EditReport> {
         let path = path.as_ref();
         let choice = self.choose(EditKind::Truncate, path);
         self.run(choice, path, Edit::Truncate)
@@ -359,7 +370,7 @@ impl EditOptions {
 
     /// Replaces every `from` byte of the file at `path` by `to`; see the module docs. A
     /// failure names `path`.
-    pub fn replace_byte(&self, path: impl AsRef<Path>, from: u8, to: u8) -> Result<Report> {
+    pub fn replace_byte(&self, path: impl AsRef<Path>, from: u8, to: u8) -> Result<EditReport> {
         let path = path.as_ref();
         let choice = self.choose(EditKind::Replace, path);
         let replacer = match self.kernel {
@@ -375,7 +386,7 @@ impl EditOptions {
 
     /// The strategy for `kind` on `path`, why, and, when it is the rule (which a big replace
     /// measures instead), why the profile was not followed: the one set, else the default.
-    fn choose(&self, kind: EditKind, path: &Path) -> (Strategy, String, Option<String>) {
+    fn choose(&self, kind: EditKind, path: &Path) -> (EditStrategy, String, Option<String>) {
         match self.strategy {
             Some(strategy) => (strategy, "chosen by the caller".into(), None),
             None => strategy_from(&crate::read::tuning::load_checked(), kind, path),
@@ -384,10 +395,10 @@ impl EditOptions {
 
     fn run(
         &self,
-        (mut strategy, mut why, rule): (Strategy, String, Option<String>),
+        (mut strategy, mut why, rule): (EditStrategy, String, Option<String>),
         path: &Path,
         edit: Edit,
-    ) -> Result<Report> {
+    ) -> Result<EditReport> {
         let start = Instant::now();
         let mut phases = Phases::default();
         let (file, probed) = phases.time("open", || open_for_edit(path))?;
@@ -399,9 +410,9 @@ impl EditOptions {
             durable: self.durable,
         };
         let (op, kernel) = match &edit {
-            Edit::Truncate => (Op::TruncateAfterFirstLine, None),
+            Edit::Truncate => (EditOp::TruncateAfterFirstLine, None),
             Edit::Replace(r) => (
-                Op::ReplaceByte {
+                EditOp::ReplaceByte {
                     from: r.from,
                     to: r.to,
                 },
@@ -410,33 +421,33 @@ impl EditOptions {
         };
         let outcome = match edit {
             // Nothing can change; no strategy needs to read the file to know that.
-            Edit::Replace(r) if r.from == r.to => Outcome::Replaced { changed: 0 },
+            Edit::Replace(r) if r.from == r.to => EditOutcome::Replaced { changed: 0 },
             // The rule measures a big file's first part (see [`trial`]).
             Edit::Replace(r) if rule.is_some() && len >= TRIAL_MIN => {
                 let (changed, trial) =
                     trial::replace(&job, &r, self.buffer_size, &mut watch, &mut phases)?;
                 strategy = trial.chosen;
                 why = trial.why(rule.as_deref().unwrap_or_default());
-                Outcome::Replaced { changed }
+                EditOutcome::Replaced { changed }
             }
-            Edit::Replace(r) => Outcome::Replaced {
+            Edit::Replace(r) => EditOutcome::Replaced {
                 changed: match strategy {
-                    Strategy::Mmap => mmap::replace(&job, &r, &mut watch, &mut phases),
-                    Strategy::StdWhole => {
+                    EditStrategy::Mmap => mmap::replace(&job, &r, &mut watch, &mut phases),
+                    EditStrategy::StdWhole => {
                         std_whole::replace(&job, &r, self.whole_limit(), &mut watch, &mut phases)
                     }
-                    Strategy::StdStream => {
+                    EditStrategy::StdStream => {
                         std_stream::replace(&job, &r, self.buffer_size, &mut watch, &mut phases)
                     }
                 }?,
             },
             Edit::Truncate => {
                 let kept = match strategy {
-                    Strategy::Mmap => mmap::truncate(&job, &mut phases),
-                    Strategy::StdWhole => {
+                    EditStrategy::Mmap => mmap::truncate(&job, &mut phases),
+                    EditStrategy::StdWhole => {
                         std_whole::truncate(&job, self.whole_limit(), &mut phases)
                     }
-                    Strategy::StdStream => {
+                    EditStrategy::StdStream => {
                         std_stream::truncate(&job, self.buffer_size, &mut phases)
                     }
                 }?;
@@ -454,8 +465,8 @@ impl EditOptions {
                     other => other,
                 };
                 match kept {
-                    Some(kept) => Outcome::Truncated { kept },
-                    None => Outcome::NoNewline,
+                    Some(kept) => EditOutcome::Truncated { kept },
+                    None => EditOutcome::NoNewline,
                 }
             }
         };
@@ -471,11 +482,11 @@ impl EditOptions {
                 .map_err(|e| Error::io("cannot sync (fdatasync)", e))?;
         }
         let len_after = match outcome {
-            Outcome::Truncated { kept } => kept,
+            EditOutcome::Truncated { kept } => kept,
             _ => len,
         };
         drop(file);
-        Ok(Report {
+        Ok(EditReport {
             op,
             strategy,
             kernel,
@@ -483,7 +494,7 @@ impl EditOptions {
             len_after,
             outcome,
             durable: self.durable,
-            phases,
+            phases: phases.entries,
             total: start.elapsed(),
             why,
         })
@@ -507,13 +518,13 @@ const WHOLE_MEMORY_SHARE: (u64, u64) = (4, 5);
 /// Keeps the first line of the file at `path` (up to and including the first `\n`) and
 /// removes the rest, durably, with the default strategy ([`EditOptions::strategy`]); see
 /// the module docs. A failure names `path`.
-pub fn truncate_after_first_line(path: impl AsRef<Path>) -> Result<Report> {
+pub fn truncate_after_first_line(path: impl AsRef<Path>) -> Result<EditReport> {
     EditOptions::new().truncate_after_first_line(path)
 }
 
 /// Replaces every `from` byte of the file at `path` by `to`, durably, with the default
 /// strategy ([`EditOptions::strategy`]); see the module docs. A failure names `path`.
-pub fn replace_byte(path: impl AsRef<Path>, from: u8, to: u8) -> Result<Report> {
+pub fn replace_byte(path: impl AsRef<Path>, from: u8, to: u8) -> Result<EditReport> {
     EditOptions::new().replace_byte(path, from, to)
 }
 
@@ -645,7 +656,7 @@ mod tests {
     fn without_a_strategy_an_edit_follows_the_profile_or_says_why_not() {
         let here = std::env::temp_dir();
         let (s, why, rule) = strategy_from(&profile("mmap"), EditKind::Truncate, &here);
-        assert_eq!((s, rule), (Strategy::Mmap, None));
+        assert_eq!((s, rule), (EditStrategy::Mmap, None));
         assert!(why.contains("truncate winner"), "{why}");
         let (s, why, rule) = strategy_from(&profile("mmap"), EditKind::Replace, &here);
         assert_eq!(s, DEFAULT_REPLACE);

@@ -22,7 +22,7 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use super::watch::Watch;
-use super::{Job, Phases, Replace, Result, Strategy, mmap, std_stream};
+use super::{EditStrategy, Job, Phases, Replace, Result, mmap, std_stream};
 
 /// Bytes per trial chunk: 8 MiB (a multiple of the page size and of [`mmap::WINDOW`]),
 /// milliseconds at memory speed and long enough that a chunk's map and unmap are noise.
@@ -33,28 +33,28 @@ pub const TRIAL_CHUNKS: usize = 8;
 pub const TRIAL_MIN: u64 = 128 << 20;
 
 /// The order the strategies take the trial chunks in.
-const ORDER: [Strategy; TRIAL_CHUNKS] = [
-    Strategy::Mmap,
-    Strategy::StdStream,
-    Strategy::StdStream,
-    Strategy::Mmap,
-    Strategy::StdStream,
-    Strategy::Mmap,
-    Strategy::Mmap,
-    Strategy::StdStream,
+const ORDER: [EditStrategy; TRIAL_CHUNKS] = [
+    EditStrategy::Mmap,
+    EditStrategy::StdStream,
+    EditStrategy::StdStream,
+    EditStrategy::Mmap,
+    EditStrategy::StdStream,
+    EditStrategy::Mmap,
+    EditStrategy::Mmap,
+    EditStrategy::StdStream,
 ];
 
 /// What the trial found.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Trial {
     /// The strategy that replaced the rest.
-    pub(crate) chosen: Strategy,
+    pub(crate) chosen: EditStrategy,
     /// The fastest chunk of `mmap`, and of `std-stream`.
     pub(crate) fastest: [Duration; 2],
 }
 
 impl Trial {
-    /// The reason, for [`super::Report::why`], given why no measured winner was followed.
+    /// The reason, for [`super::EditReport::why`], given why no measured winner was followed.
     pub(crate) fn why(&self, why_not: &str) -> String {
         let rate = |d: Duration| TRIAL_CHUNK as f64 / d.as_secs_f64().max(1e-9) / 1e6;
         format!(
@@ -80,7 +80,7 @@ pub(crate) fn replace(
 ) -> Result<(u64, Trial)> {
     debug_assert!(job.len >= TRIAL_MIN);
     let mut one = |strategy, range: Range<u64>, phases: &mut Phases| match strategy {
-        Strategy::Mmap => mmap::replace_range(job, edit, watch, phases, range, false),
+        EditStrategy::Mmap => mmap::replace_range(job, edit, watch, phases, range, false),
         _ => std_stream::replace_range(job, edit, buffer_size, watch, phases, range),
     };
     let mut fastest = [Duration::MAX; 2];
@@ -90,14 +90,14 @@ pub(crate) fn replace(
         let end = job.len.min(offset + TRIAL_CHUNK);
         let start = Instant::now();
         changed += one(strategy, offset..end, phases)?;
-        let slot = &mut fastest[usize::from(strategy == Strategy::StdStream)];
+        let slot = &mut fastest[usize::from(strategy == EditStrategy::StdStream)];
         *slot = (*slot).min(start.elapsed());
         offset = end;
     }
     let chosen = if fastest[1] < fastest[0] {
-        Strategy::StdStream
+        EditStrategy::StdStream
     } else {
-        Strategy::Mmap
+        EditStrategy::Mmap
     };
     changed += one(chosen, offset..job.len, phases)?;
     Ok((changed, Trial { chosen, fastest }))
@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn each_strategy_takes_half_the_chunks_and_the_first_and_last_alternate() {
-        for s in [Strategy::Mmap, Strategy::StdStream] {
+        for s in [EditStrategy::Mmap, EditStrategy::StdStream] {
             assert_eq!(ORDER.iter().filter(|&&o| o == s).count(), TRIAL_CHUNKS / 2);
         }
         assert!(TRIAL_CHUNK * TRIAL_CHUNKS as u64 <= TRIAL_MIN / 2);
@@ -120,7 +120,7 @@ mod tests {
     #[test]
     fn the_reason_names_both_rates_and_the_choice() {
         let t = Trial {
-            chosen: Strategy::StdStream,
+            chosen: EditStrategy::StdStream,
             fastest: [Duration::from_millis(4), Duration::from_millis(2)],
         };
         let why = t.why("no profile of this machine yet");

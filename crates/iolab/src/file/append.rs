@@ -28,22 +28,27 @@
 //!
 //! **Limits**: one writer per `AppendFile` (methods take `&mut self`); bytes are in the
 //! kernel only after [`flush`](AppendFile::flush) and on the device only after
-//! [`sync`](AppendFile::sync) — see the durability table in [`crate::lab::file`]. `O_APPEND`
-//! makes each `write`/`writev` land at the end even with other appenders, but a record
-//! may be split between two writes (at a buffer boundary, or by a short write), so other
-//! processes appending to the same file can interleave with it.
+//! [`sync`](AppendFile::sync) — see the durability table in [`crate::lab::file`]. Several
+//! appenders to one file (threads or processes) lose and overwrite nothing, thanks to
+//! `O_APPEND`, but their records interleave by write, and a record that a buffer boundary
+//! splits can be torn apart by another appender's write: see *Two appenders* on
+//! [`AppendFile`].
 //!
-//! **How it fails**: `EINTR` is retried and short writes are continued. When the kernel
-//! refuses bytes (`ENOSPC`, `EIO`, …) the call returns the error and the `AppendFile` keeps
-//! every byte it has not written, in order, so the file never has a gap: the bytes of
-//! earlier successful flushes are untouched, the file may end with part of an
-//! unacknowledged record, and a later [`flush`](AppendFile::flush) continues exactly where
-//! the kernel stopped. A full disk is [`Error::NoSpace`].
+//! **How it fails**: every error names the file's path. `EINTR` is retried and short
+//! writes are continued. When the kernel refuses bytes (`ENOSPC`, `EIO`, …) the call
+//! returns the error and the `AppendFile` keeps every byte it has not written, in order,
+//! so the file never has a gap: the bytes of earlier successful flushes are untouched, the
+//! file may end with part of an unacknowledged record, and a later
+//! [`flush`](AppendFile::flush) continues exactly where the kernel stopped. A full disk is
+//! [`Error::NoSpace`], which says how many bytes are held. An open writes nothing, and
+//! one that created the file and then failed removes it: a failed
+//! [`create`](AppendFile::create) leaves no file behind (one the kernel refuses to create
+//! — no space, no permission, a read-only file system — is never made).
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, IoSlice, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use super::{Error, Result, open_error, retry_eintr};
 use crate::units::format_bytes;
@@ -82,7 +87,7 @@ pub struct AppendOptions {
 }
 
 impl AppendOptions {
-    /// The defaults: the buffer of [`default_buffer`], [`Creation::New`].
+    /// The defaults: the buffer size measured here (else 64 KiB), [`Creation::New`].
     pub fn new() -> AppendOptions {
         AppendOptions::default()
     }
@@ -90,8 +95,8 @@ impl AppendOptions {
     /// The buffer's size in bytes. `0` makes every append a system call of its own.
     ///
     /// By default, the size `iolab bench append` measured fastest for tiny records on this
-    /// machine, for a file on the device it ran on, else [`DEFAULT_BUFFER_SIZE`] (64 KiB)
-    /// ([`default_buffer`]; [`AppendFile::why`] says which).
+    /// machine, for a file on the device it ran on, else 64 KiB, LevelDB's
+    /// `PosixWritableFile` buffer ([`AppendFile::why`] says which).
     pub fn buffer_size(mut self, bytes: usize) -> AppendOptions {
         self.buffer_size = Some(bytes);
         self
@@ -103,44 +108,70 @@ impl AppendOptions {
         self
     }
 
-    /// Opens `path` for appending.
+    /// Opens `path` for appending. Opening writes nothing into the file.
     ///
-    /// Errors: [`Error::IsDirectory`], [`Error::Exists`] (with [`Creation::New`]),
-    /// [`Error::PermissionDenied`], [`Error::NoSpace`] (no inode or block left for a new
-    /// file), or [`Error::Io`] (`NotFound` for a missing file or directory, …).
+    /// Errors, each naming `path`: [`Error::IsDirectory`], [`Error::Exists`] (with
+    /// [`Creation::New`]), [`Error::PermissionDenied`], [`Error::NoSpace`] (no inode or
+    /// block left for a new file), or [`Error::Io`] (`NotFound` for a missing file or
+    /// directory, `EROFS` on a read-only file system, …). An open that created the file and
+    /// then failed (its directory could not be synced) removes it again: a failed open
+    /// leaves no new file behind.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<AppendFile> {
         let path = path.as_ref();
-        (|| {
-            let file = match self.creation {
-                Creation::New => open(path, true)?,
-                Creation::Existing => open(path, false)?,
-                Creation::NewOrExisting => match open(path, true) {
-                    Err(Error::Exists) => open(path, false)?,
-                    other => other?,
-                },
-            };
-            // The directory is synced on every open, not only when this open created the file:
-            // an existing file's name may not be durable yet (its creator was killed before
-            // syncing the directory, or that sync failed and the open is retried), and whatever
-            // is synced into the file would go with the name at a power loss.
-            sync_parent(path)?;
-            let (capacity, why) = match self.buffer_size {
-                Some(bytes) => (
-                    bytes,
-                    format!("{}, as the options asked", format_bytes(bytes as u64)),
-                ),
-                None => default_buffer(path),
-            };
-            Ok(AppendFile {
-                file,
-                buf: Vec::with_capacity(capacity),
-                capacity,
-                written: 0,
-                sync_failed: None,
-                why,
-            })
-        })()
-        .map_err(|e: Error| e.at(path))
+        self.open_with(path, sync_parent).map_err(|e| e.at(path))
+    }
+
+    /// [`AppendOptions::open`] with the directory sync given (a test makes it fail).
+    fn open_with(
+        &self,
+        path: &Path,
+        sync_dir: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<AppendFile> {
+        let (file, created) = match self.creation {
+            Creation::New => (open(path, true)?, true),
+            Creation::Existing => (open(path, false)?, false),
+            Creation::NewOrExisting => match open(path, true) {
+                Err(Error::Exists) => (open(path, false)?, false),
+                other => (other?, true),
+            },
+        };
+        // The directory is synced on every open, not only when this open created the file:
+        // an existing file's name may not be durable yet (its creator was killed before
+        // syncing the directory, or that sync failed and the open is retried), and whatever
+        // is synced into the file would go with the name at a power loss.
+        if let Err(e) = sync_dir(path) {
+            if created {
+                remove_created(path, &file);
+            }
+            return Err(e);
+        }
+        let (capacity, why) = match self.buffer_size {
+            Some(bytes) => (
+                bytes,
+                format!("{}, as the options asked", format_bytes(bytes as u64)),
+            ),
+            None => default_buffer(path),
+        };
+        Ok(AppendFile {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(capacity),
+            capacity,
+            written: 0,
+            sync_failed: None,
+            why,
+        })
+    }
+}
+
+/// Removes the empty file an open created at `path` and could not finish opening, if
+/// `path` still names it (the same device and inode as `file`: nobody replaced it since).
+/// Best effort: the open's own error is the one reported.
+fn remove_created(path: &Path, file: &File) {
+    let identity = |m: fs::Metadata| (m.dev(), m.ino());
+    let ours = file.metadata().map(identity).ok();
+    if ours.is_some() && fs::symlink_metadata(path).map(identity).ok() == ours {
+        let _ = fs::remove_file(path);
     }
 }
 
@@ -208,6 +239,34 @@ fn sync_parent(path: &Path) -> Result<()> {
 
 /// A file that is only ever appended to, through a buffer.
 ///
+/// # Two appenders
+///
+/// Two `AppendFile`s on one file, in two threads or two processes, lose and overwrite
+/// nothing: every byte of both lands in the file once. Each write is made with
+/// `O_APPEND`, which the kernel positions at the file's end and performs as one step
+/// (`open(2)`), and on Linux's local file systems (ext4, XFS, btrfs, tmpfs) a write to a
+/// regular file holds the file's lock from start to end, so the other appender's write
+/// lands before or after it, never inside. What lands together is one write, so records
+/// interleave by flushed batch (a full buffer, or what a [`flush`](AppendFile::flush)
+/// wrote), not record by record. A record stays whole only if it goes out in one write:
+///
+/// - with [`AppendOptions::buffer_size`]`(0)` every append is a write of its own, and an
+///   append at least as large as the buffer goes out in one `writev` with the buffered
+///   bytes: whole, either way;
+/// - a smaller append that does not fit in what the buffer has left is split: the buffer
+///   is topped up with its start and written, and its rest begins the next buffer (whole
+///   64 KiB writes, LevelDB's way), so the other appender's write can land inside the
+///   record. Records of one size that divides the buffer's (64-byte records, a 64 KiB
+///   buffer) never meet this; others can avoid it by flushing first when
+///   [`buffered_len`](AppendFile::buffered_len) + the record's length would exceed
+///   [`buffer_size`](AppendFile::buffer_size);
+/// - a write to a regular file is short only when it fails partway (a full disk or quota,
+///   the file-size limit) or asks for more than the kernel's 2 GiB − 4 KiB per call: its
+///   rest then goes in another write, and another appender's bytes can come between.
+///
+/// None of this holds on NFS, where the client emulates `O_APPEND` and appenders on two
+/// machines can overwrite each other's bytes (`open(2)`).
+///
 /// ```no_run
 /// use iolab::AppendFile;
 ///
@@ -222,6 +281,8 @@ fn sync_parent(path: &Path) -> Result<()> {
 #[derive(Debug)]
 pub struct AppendFile {
     file: File,
+    /// The path it was opened at, named by every error.
+    path: PathBuf,
     /// Bytes appended but not yet written. Normally at most `capacity` long; after a failed
     /// write it also holds what the kernel refused, which may make it longer.
     buf: Vec<u8>,
@@ -285,7 +346,7 @@ impl AppendFile {
             // A buffer's worth or more: buffer and data in one writev (libstdc++'s way).
             self.write_out(data)
         };
-        result.map_err(|e| Error::from_io("cannot append", e, self.buf.len()))
+        result.map_err(|e| Error::from_io("cannot append", e, self.buf.len()).at(&self.path))
     }
 
     /// Writes the buffered bytes to the kernel (one `write`; none if the buffer is empty).
@@ -300,7 +361,7 @@ impl AppendFile {
             return Ok(());
         }
         self.write_out(&[])
-            .map_err(|e| Error::from_io("cannot flush", e, self.buf.len()))
+            .map_err(|e| Error::from_io("cannot flush", e, self.buf.len()).at(&self.path))
     }
 
     /// [`flush`](Self::flush), then `fdatasync`: after `Ok`, every byte appended so far is on
@@ -319,7 +380,7 @@ impl AppendFile {
         retry_eintr(|| self.file.sync_data()).map_err(|source| {
             let error = Error::SyncFailed { source };
             self.sync_failed = Some(error.to_string());
-            error
+            error.at(&self.path)
         })
     }
 
@@ -328,17 +389,29 @@ impl AppendFile {
         match &self.sync_failed {
             Some(reason) => Err(Error::SyncFailedBefore {
                 reason: reason.clone(),
-            }),
+            }
+            .at(&self.path)),
             None => Ok(()),
         }
     }
 
     /// Flushes and closes the file, reporting the error that dropping would lose.
     ///
+    /// On an error the handle is gone, and with it the bytes it still held: the error says
+    /// so (a full disk is then not [`Error::NoSpace`], whose advice is to flush again, but
+    /// an [`Error::Io`] of kind [`NoSpace`](crate::ErrorKind::NoSpace)). To keep them
+    /// through a full disk, [`flush`](Self::flush) until it succeeds, then close.
+    ///
     /// Errors of `close(2)` itself are not reported: Linux reports write errors on local
     /// file systems at `write` or `fdatasync` time, which [`sync`](Self::sync) covers.
     pub fn close(mut self) -> Result<()> {
-        self.flush()
+        let result = self.flush();
+        if result.is_err() {
+            // Lost, and said so: dropping the handle must not write them later, behind
+            // the caller's back.
+            self.buf.clear();
+        }
+        result.map_err(|e| lost_on_close(e).at(&self.path))
     }
 
     /// Bytes appended but not yet handed to the kernel.
@@ -351,7 +424,8 @@ impl AppendFile {
         self.written
     }
 
-    /// The buffer's size: set by [`AppendOptions::buffer_size`], else [`default_buffer`].
+    /// The buffer's size: set by [`AppendOptions::buffer_size`], else its default
+    /// ([`AppendFile::why`] says which).
     pub fn buffer_size(&self) -> usize {
         self.capacity
     }
@@ -407,12 +481,119 @@ impl AppendFile {
     }
 }
 
+/// The error of a [`AppendFile::close`] whose flush failed: a full disk's advice to flush
+/// again no longer applies, the handle being gone.
+fn lost_on_close(e: Error) -> Error {
+    match e {
+        Error::AtPath { source, .. } => lost_on_close(*source),
+        Error::NoSpace { source, .. } => Error::Io {
+            op: "cannot close: no room for the bytes still buffered, which are lost",
+            source,
+        },
+        other => other,
+    }
+}
+
+/// `e` saying that `pending` bytes are held (a failed `write` gave its own back).
+fn still_held(e: Error, pending: usize) -> Error {
+    match e {
+        Error::AtPath { path, source } => still_held(*source, pending).at(path),
+        Error::NoSpace { op, source, .. } => Error::NoSpace {
+            op,
+            pending,
+            source,
+        },
+        other => other,
+    }
+}
+
+/// `AppendFile` as a [`std::io::Write`], for `write!`, `writeln!` and code generic over
+/// writers: [`write`](Write::write) is [`AppendFile::append`] (buffered, one system call per
+/// full buffer) and [`flush`](Write::flush) is [`AppendFile::flush`].
+///
+/// Errors are [`io::Error`]s of the nearest kind whose inner error is the iolab [`Error`],
+/// naming the path (`?` in a function returning [`crate::Result`] gives it back). Unlike
+/// [`AppendFile::append`], a `write` that fails keeps none of the bytes it was given that
+/// did not reach the kernel (the `Write` contract: an error means they were not written);
+/// the bytes of earlier `write`s stay buffered, and a later `flush` retries them.
+///
+/// ```no_run
+/// use std::io::Write;
+///
+/// let mut log = iolab::AppendFile::create("events.log")?;
+/// for i in 0..3 {
+///     writeln!(log, "event {i}")?;
+/// }
+/// log.close()?;
+/// # Ok::<(), iolab::Error>(())
+/// ```
+impl Write for AppendFile {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        // Every byte appended so far is written or held, in order: `data` starts here.
+        let start = self.written + self.buf.len() as u64;
+        match self.append(data) {
+            Ok(()) => Ok(data.len()),
+            Err(e) => {
+                // `append` holds what the kernel refused, `data`'s rest last: give back the
+                // part of `data` it holds, and report the part that reached the kernel.
+                let reached = usize::try_from(self.written.saturating_sub(start))
+                    .unwrap_or(usize::MAX)
+                    .min(data.len());
+                let held = data.len() - reached;
+                self.buf.truncate(self.buf.len() - held);
+                if reached > 0 {
+                    Ok(reached)
+                } else {
+                    Err(still_held(e, self.buf.len()).into())
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        AppendFile::flush(self).map_err(io::Error::from)
+    }
+}
+
 impl Drop for AppendFile {
     /// Flushes, best effort: an error here is lost. Call [`AppendFile::flush`] or
     /// [`AppendFile::close`] to see it.
     fn drop(&mut self) {
         if !self.buf.is_empty() {
             let _ = self.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory sync that fails, as an unreadable directory's open does.
+    fn failing_sync(_: &Path) -> Result<()> {
+        Err(Error::io(
+            "cannot open its directory to sync it",
+            io::Error::from_raw_os_error(libc::EACCES),
+        ))
+    }
+
+    #[test]
+    fn an_open_that_fails_after_creating_the_file_removes_it_and_only_then() {
+        let dir = iolab_testkit::scratch();
+        for creation in [Creation::New, Creation::NewOrExisting] {
+            let path = dir.path().join(format!("{creation:?}"));
+            let options = AppendOptions::new().creation(creation);
+            let e = options.open_with(&path, failing_sync).unwrap_err();
+            assert!(e.to_string().contains("cannot open its directory"), "{e}");
+            assert!(!path.exists(), "{creation:?}: the new file was left behind");
+        }
+        // A file that was there before is the caller's: it stays, unchanged.
+        for creation in [Creation::Existing, Creation::NewOrExisting] {
+            let path = dir.path().join(format!("old-{creation:?}"));
+            fs::write(&path, b"kept").unwrap();
+            let options = AppendOptions::new().creation(creation);
+            options.open_with(&path, failing_sync).unwrap_err();
+            assert_eq!(fs::read(&path).unwrap(), b"kept", "{creation:?}");
         }
     }
 }

@@ -49,6 +49,7 @@ use std::time::Instant;
 
 use memmap2::Mmap;
 
+use super::auto::Choice;
 use super::direct::DirectReader;
 use super::measured::{self, Measured};
 use super::{Error, Result, open_error, retry_eintr};
@@ -75,7 +76,8 @@ impl MapLimiter {
         }
     }
 
-    /// The process-wide limiter, allowing [`DEFAULT_MMAP_LIMIT`] maps.
+    /// The process-wide limiter, allowing 1000 maps on 64-bit targets and none on 32-bit
+    /// ones, where address space is scarce (LevelDB's `kDefaultMmapLimit`).
     pub fn global() -> &'static MapLimiter {
         &GLOBAL_LIMITER
     }
@@ -181,7 +183,8 @@ impl RandomAccessOptions {
 
     /// The limiter to take a map slot from.
     ///
-    /// By default, [`MapLimiter::global`], which allows [`DEFAULT_MMAP_LIMIT`] maps.
+    /// By default, [`MapLimiter::global`], which allows 1000 maps on 64-bit targets (none
+    /// on 32-bit ones).
     pub fn limiter(mut self, limiter: &'static MapLimiter) -> RandomAccessOptions {
         self.limiter = limiter;
         self
@@ -317,7 +320,7 @@ impl RandomAccessFile {
     /// Opens `path` with a measured backing: its first reads take turns among `pread`, a
     /// map advised `MADV_RANDOM` and, for a file not in the page cache, `O_DIRECT`, and
     /// the fastest serves; the turns come back now and then, so a file that warms or is
-    /// evicted while open is followed ([`crate::file::measured`]). Until the first turns
+    /// evicted while open is followed. Until the first turns
     /// end, the backing `iolab bench random` measured fastest here for a file of its size
     /// serves, else a map for a file in the page cache and `pread` for one that is not.
     /// [`RandomAccessFile::why`] and `Debug` say which and why.
@@ -330,13 +333,6 @@ impl RandomAccessFile {
     /// `RandomAccessOptions::new().backing(Backing::Pread).open`.
     pub fn open(path: impl AsRef<Path>) -> Result<RandomAccessFile> {
         RandomAccessOptions::new().open(path)
-    }
-
-    /// Where the measured backing started and why (`None` when a backing was asked for,
-    /// for [`RandomAccessOptions::mmap`], and for a file that cannot be mapped: empty, or
-    /// not a regular file).
-    pub fn choice(&self) -> Option<&super::auto::Choice> {
-        self.choice.as_ref()
     }
 
     /// Which backing serves now and why: asked for, or measured (where it started, and
@@ -464,6 +460,13 @@ impl RandomAccessFile {
         }
         Ok(done)
     }
+}
+
+/// Where `file`'s measured backing started and why (`None` when a backing was asked for,
+/// for [`RandomAccessOptions::mmap`], and for a file that cannot be mapped: empty, or not a
+/// regular file). The laboratory's view; a program reads [`RandomAccessFile::why`].
+pub fn starting_choice(file: &RandomAccessFile) -> Option<&Choice> {
+    file.choice.as_ref()
 }
 
 /// Up to `len` bytes of `map` from `offset`, fewer at its end.

@@ -12,7 +12,8 @@
 //! **Limits**: the target must be a regular file or not exist: replacing a device, FIFO or
 //! symbolic link by renaming over it is refused (write to those directly). The free-space
 //! check uses the caller's size estimate and the space available to unprivileged users
-//! (`f_bavail`); a disk that fills up anyway is reported as [`Error::NoSpaceWhileGenerating`]. Where the
+//! (`f_bavail`); a disk that fills up anyway is reported as
+//! [`GenerateError::NoSpaceWhileGenerating`]. Where the
 //! file system does not support `RENAME_NOREPLACE`, "do not overwrite" is checked just
 //! before a plain rename, which leaves a small race. A replaced file's permissions and
 //! owner are not carried over: the new file has the default mode (0666 less the umask).
@@ -27,7 +28,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result};
+use super::{Error, GenerateError, Result};
 
 /// The buffer in front of the temporary file. Writes at least this large (the generators'
 /// 1 MiB chunks) go straight through; small writes are gathered. 64 KiB: LevelDB's
@@ -72,13 +73,14 @@ impl AtomicOptions {
 /// `write` receives a buffered writer to a temporary file in the same directory; when it
 /// returns `Ok`, the file is flushed, synced and renamed to `path`, and the directory is
 /// synced. When it (or any step) fails, the temporary file is removed and the error
-/// returned; a full disk becomes [`Error::NoSpaceWhileGenerating`]. See the module docs for the details.
+/// returned; a full disk becomes [`GenerateError::NoSpaceWhileGenerating`]. See the module
+/// docs for the details.
 pub fn write_file_atomically<T>(
     path: &Path,
     options: &AtomicOptions,
     write: impl FnOnce(&mut dyn Write) -> Result<T>,
 ) -> Result<T> {
-    let name = path.file_name().ok_or(Error::NoFileName)?;
+    let name = path.file_name().ok_or(GenerateError::NoFileName)?;
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -88,7 +90,7 @@ pub fn write_file_atomically<T>(
     // A file being replaced frees its space only after the rename: the full size is needed.
     let have = available_space(&dir_file)?;
     if options.expected_size > have {
-        return Err(Error::NotEnoughSpace {
+        return Err(GenerateError::NotEnoughSpace {
             dir: dir.to_path_buf(),
             need: options.expected_size,
             have,
@@ -114,15 +116,15 @@ pub fn write_file_atomically<T>(
         Err(e) => {
             let (error, writer) = e.into_parts();
             drop(writer.into_parts());
-            return Err(temp.fail(Error::io("cannot write", error)));
+            return Err(temp.fail(Error::io("cannot write", error).into()));
         }
     };
     if let Err(e) = file.sync_all() {
-        return Err(temp.fail(Error::io("cannot sync", e)));
+        return Err(temp.fail(Error::io("cannot sync", e).into()));
     }
     drop(file);
     if let Err(e) = rename_into_place(&dir_file, dir, &temp_name, name, options.overwrite) {
-        return Err(temp.fail(e));
+        return Err(temp.fail(e.into()));
     }
     temp.keep();
     dir_file
@@ -137,30 +139,30 @@ fn check_target(path: &Path, overwrite: bool) -> Result<()> {
         Ok(meta) => {
             let kind = meta.file_type();
             if kind.is_dir() {
-                Err(Error::IsDirectory)
+                Err(Error::IsDirectory.into())
             } else if !kind.is_file() {
-                Err(Error::NotReplaceable {
+                Err(GenerateError::NotReplaceable {
                     kind: crate::sys::special_kind_name(&kind),
                 })
             } else if overwrite {
                 Ok(())
             } else {
-                Err(Error::Exists)
+                Err(Error::Exists.into())
             }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io("cannot inspect", e)),
+        Err(e) => Err(Error::io("cannot inspect", e).into()),
     }
 }
 
 /// The bytes an unprivileged user may still write on the file system of `dir`.
-fn available_space(dir: &File) -> Result<u64> {
+fn available_space(dir: &File) -> crate::Result<u64> {
     Ok(free_space(dir)?.0)
 }
 
 /// The bytes and the inodes an unprivileged user may still use on the file system of
 /// `dir`.
-pub(crate) fn free_space(dir: &File) -> Result<(u64, u64)> {
+pub(crate) fn free_space(dir: &File) -> crate::Result<(u64, u64)> {
     // SAFETY: `statvfs` is a plain C struct of integers, for which all zeros is valid.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: the descriptor is open for the duration of the call (`dir` is borrowed), and
@@ -183,7 +185,7 @@ pub(crate) fn free_space(dir: &File) -> Result<(u64, u64)> {
 }
 
 /// Creates `.NAME.tmp-PID` (or `.NAME.tmp-PID-N` when taken) in `dir`, exclusively.
-fn create_temp(dir: &Path, name: &OsStr) -> Result<(OsString, File)> {
+fn create_temp(dir: &Path, name: &OsStr) -> crate::Result<(OsString, File)> {
     let pid = std::process::id();
     for attempt in 0..TEMP_NAME_ATTEMPTS {
         let mut temp_name = OsString::from(".");
@@ -216,7 +218,7 @@ fn rename_into_place(
     temp_name: &OsStr,
     name: &OsStr,
     overwrite: bool,
-) -> Result<()> {
+) -> crate::Result<()> {
     let c_name = |name: &OsStr| {
         CString::new(name.as_bytes()).map_err(|e| Error::io("cannot rename", e.into()))
     };
@@ -265,14 +267,14 @@ struct TempFile {
 
 impl TempFile {
     /// Removes the file now and turns `error` into the one to report: a full disk becomes
-    /// [`Error::NoSpaceWhileGenerating`] with the bytes that had reached the file.
-    fn fail(self, error: Error) -> Error {
+    /// [`GenerateError::NoSpaceWhileGenerating`] with the bytes that had reached the file.
+    fn fail(self, error: GenerateError) -> GenerateError {
         let written = fs::metadata(&self.path).map_or(0, |meta| meta.len());
         let dir = self.dir.clone();
         drop(self);
         match &error {
-            Error::Io { source, .. } if is_out_of_space(source) => {
-                Error::NoSpaceWhileGenerating { dir, written }
+            GenerateError::File(Error::Io { source, .. }) if is_out_of_space(source) => {
+                GenerateError::NoSpaceWhileGenerating { dir, written }
             }
             _ => error,
         }

@@ -28,7 +28,7 @@
 use std::io::Write;
 
 use super::rng::WyRand;
-use super::{CHUNK_LEN, DEFAULT_SEED, Error, Result, Summary, write_chunk};
+use super::{CHUNK_LEN, DEFAULT_SEED, GenerateError, Result, Summary, write_chunk};
 
 /// The default number of rows.
 pub const DEFAULT_ROWS: u64 = 1_000_000;
@@ -139,7 +139,7 @@ impl CsvSpec {
     /// Checks that the spec can be generated.
     pub fn validate(&self) -> Result<()> {
         if self.cols == 0 {
-            return Err(Error::InvalidOption(
+            return Err(GenerateError::InvalidSpec(
                 "a CSV needs at least 1 column".to_string(),
             ));
         }

@@ -22,7 +22,7 @@ use std::io::Write;
 use std::ops::RangeInclusive;
 
 use super::rng::{WyRand, below};
-use super::{CHUNK_LEN, DEFAULT_SEED, Error, Result, Summary, write_chunk};
+use super::{CHUNK_LEN, DEFAULT_SEED, GenerateError, Result, Summary, write_chunk};
 
 /// The default mean line length, newline included: the seed write-up's 22 GB in 200 M lines.
 pub const DEFAULT_MEAN_LINE_LEN: u64 = 110;
@@ -92,12 +92,12 @@ impl LinesSpec {
     /// Checks that the spec can be generated.
     pub fn validate(&self) -> Result<()> {
         if self.mean_line_len == 0 {
-            return Err(Error::InvalidOption(
+            return Err(GenerateError::InvalidSpec(
                 "the mean line length must be at least 1 (the newline)".into(),
             ));
         }
         if self.mean_line_len > MAX_MEAN_LINE_LEN {
-            return Err(Error::InvalidOption(format!(
+            return Err(GenerateError::InvalidSpec(format!(
                 "the mean line length must be at most {MAX_MEAN_LINE_LEN}"
             )));
         }
@@ -290,7 +290,7 @@ mod tests {
                 ..LinesSpec::default()
             }
             .validate(),
-            Err(Error::InvalidOption(_))
+            Err(GenerateError::InvalidSpec(_))
         ));
     }
 }

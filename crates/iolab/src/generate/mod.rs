@@ -8,6 +8,8 @@
 //! - [`atomic`]: [`write_file_atomically`] puts a file in place with a temporary file, `fsync`
 //!   and `rename`, after checking the free space, so an interrupted run never leaves a
 //!   half-written file under the final name.
+//! - Failures are [`GenerateError`]s: the library's [`crate::Error`] for the file
+//!   operations, and the generators' own refusals.
 //!
 //! **Determinism**: the same spec (seed included) gives the same bytes on every machine and
 //! with every build: the generators use only fixed-width integer arithmetic on a hand-written
@@ -22,6 +24,7 @@
 pub mod atomic;
 pub mod blocks;
 pub mod csv;
+mod error;
 pub mod lines;
 pub(crate) mod rng;
 pub mod tree;
@@ -30,6 +33,7 @@ use std::io;
 
 pub use atomic::{AtomicOptions, write_file_atomically};
 pub use csv::{CsvSpec, rows_for_size, write_csv};
+pub use error::GenerateError;
 pub use lines::{LinesSpec, write_lines};
 
 /// The seed used when none is given. Any value works; fixing one means two machines that
@@ -50,9 +54,13 @@ pub struct Summary {
     pub lines: u64,
 }
 
-pub(crate) use crate::error::{Error, Result};
+pub(crate) use crate::error::Error;
+
+/// The generators' result type.
+pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
 
 /// Writes `buf` with `write_all`, naming the step in the error.
 fn write_chunk<W: io::Write + ?Sized>(out: &mut W, buf: &[u8]) -> Result<()> {
-    out.write_all(buf).map_err(|e| Error::io("cannot write", e))
+    out.write_all(buf)
+        .map_err(|e| Error::io("cannot write", e).into())
 }

@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::rng::WyRand;
-use super::{Error, LinesSpec, Result, Summary, write_lines};
+use super::{Error, GenerateError, LinesSpec, Result, Summary, write_lines};
 
 /// Files per folder: 100.
 pub const FILES_PER_DIR: usize = 100;
@@ -59,20 +59,20 @@ fn file_size(rng: &mut WyRand) -> u64 {
 /// Writes `files` files (at least one) under `root` (created; it must not hold files of
 /// the same names unless `force`).
 ///
-/// A failure names the file or folder it happened to ([`Error::AtPath`]): the caller knows
-/// only `root`.
+/// A failed file operation names the file or folder it happened to
+/// ([`GenerateError::path`]): the caller knows only `root`.
 ///
 /// Before anything is made, the count is checked against [`MAX_FILES`] and the file
 /// system's free space and inodes against what the tree needs ([`SPACE_PER_FILE`] a
 /// file): a count that cannot fit is one error, not a disk filled to the brim.
 pub fn write_tree(root: &Path, files: usize, seed: u64, force: bool) -> Result<Tree> {
     if files == 0 {
-        return Err(Error::InvalidOption(
+        return Err(GenerateError::InvalidSpec(
             "a tree needs at least 1 file".to_string(),
         ));
     }
     if files > MAX_FILES {
-        return Err(Error::InvalidOption(format!(
+        return Err(GenerateError::InvalidSpec(format!(
             "a tree holds at most {MAX_FILES} files (its folder layout names no more); {files} asked"
         )));
     }
@@ -118,7 +118,7 @@ fn check_room(root: &Path, files: usize) -> Result<()> {
     let (bytes, inodes) = super::atomic::free_space(&dir)?;
     let need = files as u64 * SPACE_PER_FILE;
     if need > bytes {
-        return Err(Error::NotEnoughSpace {
+        return Err(GenerateError::NotEnoughSpace {
             dir: existing.to_path_buf(),
             need,
             have: bytes,
@@ -127,10 +127,11 @@ fn check_room(root: &Path, files: usize) -> Result<()> {
     // A file system without an inode limit (btrfs, tmpfs with nr_inodes=0) reports 0.
     let need_inodes = files as u64 + files.div_ceil(FILES_PER_DIR) as u64 + 1;
     if inodes != 0 && need_inodes > inodes {
-        return Err(Error::InvalidOption(format!(
-            "{files} files need {need_inodes} inodes but the file system of {} has {inodes} free",
-            existing.display()
-        )));
+        return Err(GenerateError::NotEnoughInodes {
+            dir: existing.to_path_buf(),
+            need: need_inodes,
+            have: inodes,
+        });
     }
     Ok(())
 }
@@ -175,13 +176,13 @@ mod tests {
         // the error names the file.
         let e = write_tree(&root, 1, 7, false).unwrap_err();
         assert!(
-            matches!(&e, Error::AtPath { path, source }
+            matches!(&e, GenerateError::File(Error::AtPath { path, source })
                 if *path == root.join("d000/d000/f000000.txt") && matches!(**source, Error::Exists)),
             "{e:?}"
         );
         assert!(matches!(
             write_tree(&root, 0, 7, false),
-            Err(Error::InvalidOption(_))
+            Err(GenerateError::InvalidSpec(_))
         ));
         let again = write_tree(&root, 250, 7, true).unwrap();
         assert_eq!(again.summary, tree.summary);
@@ -193,7 +194,7 @@ mod tests {
         let root = dir.path().join("huge");
         for files in [100_000_000_000, MAX_FILES + 1] {
             let e = write_tree(&root, files, 7, false).unwrap_err();
-            assert!(matches!(e, Error::InvalidOption(_)), "{e}");
+            assert!(matches!(e, GenerateError::InvalidSpec(_)), "{e}");
         }
         assert!(!root.exists(), "nothing was made");
         // Within the layout but beyond a small file system's room (1000 files need 6 MiB).
@@ -201,7 +202,7 @@ mod tests {
             Ok(small) => {
                 let root = small.path().join("tree");
                 let e = write_tree(&root, 1000, 7, false).unwrap_err();
-                assert!(matches!(e, Error::NotEnoughSpace { .. }), "{e}");
+                assert!(matches!(e, GenerateError::NotEnoughSpace { .. }), "{e}");
                 assert!(!root.exists(), "nothing was made");
             }
             Err(reason) => iolab_testkit::skip(reason),

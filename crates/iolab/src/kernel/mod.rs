@@ -24,7 +24,15 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 crate::named_enum! {
-    /// An instruction-set tier for the kernels, from slowest to fastest.
+    /// The byte kernel that counts (`\n` for a line count) or replaces bytes: an
+    /// instruction-set tier, from slowest to fastest. Reported by [`LineCount`] and
+    /// [`EditReport`], chosen with [`EditOptions::kernel`]; the mmap family of
+    /// [`CountMethod`] names one each.
+    ///
+    /// [`LineCount`]: crate::LineCount
+    /// [`EditReport`]: crate::EditReport
+    /// [`EditOptions::kernel`]: crate::EditOptions::kernel
+    /// [`CountMethod`]: crate::CountMethod
     #[derive(PartialOrd, Ord)]
     #[non_exhaustive]
     pub enum Kernel: "kernel" {
@@ -56,8 +64,8 @@ impl Kernel {
         }
     }
 
-    /// The fastest kernel this CPU supports, detected once per process (see
-    /// [`count_byte`]).
+    /// The fastest kernel this CPU supports, detected once per process (the answer is
+    /// kept: later calls make no feature detection).
     pub fn best() -> Kernel {
         best_counter().kernel
     }

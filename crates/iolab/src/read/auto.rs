@@ -31,7 +31,7 @@
 
 use super::tuning;
 
-use super::{Method, ReadOptions};
+use super::{CountMethod, ReadOptions};
 use crate::input::Input;
 use crate::kernel::Kernel;
 
@@ -46,7 +46,7 @@ pub const COLD_RESIDENCY: f64 = 0.1;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Choice {
     /// The chosen method (never `auto`).
-    pub method: Method,
+    pub method: CountMethod,
     /// Why, in a few words.
     pub reason: String,
     /// Threads the method won with, when a measured winner was followed.
@@ -58,7 +58,7 @@ pub struct Choice {
 }
 
 impl Choice {
-    fn rule(method: Method, reason: String) -> Choice {
+    fn rule(method: CountMethod, reason: String) -> Choice {
         Choice {
             method,
             reason,
@@ -99,11 +99,11 @@ fn measured(winner: &tuning::CountWinner, cached: &str) -> Option<Choice> {
 }
 
 /// The single-threaded mapped method with the best kernel.
-fn best_mmap() -> Method {
+fn best_mmap() -> CountMethod {
     match Kernel::best() {
-        Kernel::Avx512 => Method::MmapAvx512,
-        Kernel::Avx2 => Method::MmapAvx2,
-        Kernel::Scalar => Method::Mmap,
+        Kernel::Avx512 => CountMethod::MmapAvx512,
+        Kernel::Avx2 => CountMethod::MmapAvx2,
+        Kernel::Scalar => CountMethod::Mmap,
     }
 }
 
@@ -111,7 +111,7 @@ fn best_mmap() -> Method {
 pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
     if !input.is_sized() {
         return Choice::rule(
-            Method::BufreadChunks,
+            CountMethod::BufreadChunks,
             format!(
                 "a {} without a trustworthy size: streaming reads",
                 input.kind().describe()
@@ -121,7 +121,7 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
     let len = input.reported_len() - input.start();
     if len < SMALL_FILE {
         return Choice::rule(
-            Method::BufreadChunks,
+            CountMethod::BufreadChunks,
             format!("{len} bytes is under {SMALL_FILE}: plain reads beat any set-up"),
         );
     }
@@ -153,7 +153,7 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
     };
     if state == Some("cold") && super::uring_direct::availability().is_ok() {
         return Choice::rule(
-            Method::UringDirect,
+            CountMethod::UringDirect,
             format!(
                 "{cached}: read it from the device with io_uring and O_DIRECT, {} reads of \
                  {} in flight{unmeasured}",
@@ -163,7 +163,7 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
         );
     }
     let method = if cores > 1 {
-        Method::MmapParallel
+        CountMethod::MmapParallel
     } else {
         best_mmap()
     };
@@ -178,4 +178,4 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
 
 /// What `auto` runs when its first choice turns out to be unavailable for this file (an
 /// `O_DIRECT` refusal is only known when opening): parallel buffered reads.
-pub const FALLBACK: Method = Method::PreadParallel;
+pub const FALLBACK: CountMethod = CountMethod::PreadParallel;

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::{Method, ReadOptions, auto, count_input};
+use super::{CountMethod, ReadOptions, auto, count_input};
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::kernel::ByteCounter;
@@ -135,7 +135,7 @@ fn count_file(
 fn whole(input: Input, options: &ReadOptions) -> Result<FileCount> {
     let regular = input.kind() == crate::input::FileKind::Regular;
     let size = input.reported_len();
-    let count = count_input(Method::Auto, &input, options)?;
+    let count = count_input(CountMethod::Auto, &input, options)?;
     Ok(FileCount {
         lines: count.lines,
         size,

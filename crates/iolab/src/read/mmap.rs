@@ -17,7 +17,7 @@
 
 use memmap2::{Advice, Mmap, MmapOptions};
 
-use super::{Hint, ReadOptions};
+use super::{CountHint, ReadOptions};
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::sys::sigbus;
@@ -35,7 +35,7 @@ pub(crate) fn map(
         return Ok(None);
     }
     let mut map_options = MmapOptions::new();
-    if options.has_hint(Hint::Populate) {
+    if options.has_hint(CountHint::Populate) {
         map_options.populate();
     }
     // SAFETY: the map is read-only and private to this call. Its soundness in Rust terms
@@ -43,9 +43,9 @@ pub(crate) fn map(
     // cannot be enforced, and is the documented risk of every mmap reader (see above).
     let map = unsafe { map_options.map(input.file()) }.map_err(|e| Error::io("mmap failed", e))?;
     for (hint, advice) in [
-        (Hint::Sequential, Advice::Sequential),
-        (Hint::WillNeed, Advice::WillNeed),
-        (Hint::HugePage, Advice::HugePage),
+        (CountHint::Sequential, Advice::Sequential),
+        (CountHint::WillNeed, Advice::WillNeed),
+        (CountHint::HugePage, Advice::HugePage),
     ] {
         if options.has_hint(hint) {
             map.advise(advice)

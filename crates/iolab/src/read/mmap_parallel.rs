@@ -11,7 +11,7 @@
 //! threads (one below 2 × `MIN_PART`), and a thread is never started for nothing. A file
 //! truncated meanwhile gives [`crate::Error::FileShrank`], as for `mmap`.
 
-use super::{Method, ReadOptions, mmap};
+use super::{CountMethod, ReadOptions, mmap};
 use crate::error::Result;
 use crate::input::Input;
 use crate::task::SplitTask;
@@ -25,7 +25,7 @@ const PART_ALIGN: usize = 2 << 20;
 /// Maps `input` and scans it with `options`' threads (default: the available cores).
 /// Returns the bytes delivered.
 pub fn read_split<T: SplitTask>(input: &Input, options: &ReadOptions, task: &mut T) -> Result<u64> {
-    let Some(map) = mmap::map(input, Method::MmapParallel.name(), options)? else {
+    let Some(map) = mmap::map(input, CountMethod::MmapParallel.name(), options)? else {
         return Ok(0);
     };
     let data = mmap::from_start(&map, input);

@@ -49,7 +49,7 @@ use crate::task::{CountLines, Metered, SplitTask, Task};
 crate::named_enum! {
     /// A way of getting a file's bytes into memory, by its kebab-case name.
     #[non_exhaustive]
-    pub enum Method: "method" {
+    pub enum CountMethod: "method" {
         /// `BufReader::lines()`: a `String` per line (the line-count write-up's first method).
         BufreadLines = "bufread-lines",
         /// `BufReader::fill_buf`/`consume`: no per-line work.
@@ -83,7 +83,7 @@ crate::named_enum! {
 
 /// How a method's bytes reach memory, which decides the hints it takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     /// Through a memory map of the file.
     Mapped,
     /// Copied out of the page cache by read calls on a descriptor.
@@ -94,24 +94,25 @@ pub enum Access {
     Chosen,
 }
 
-impl Method {
+impl CountMethod {
     /// How the method reaches the bytes. An exhaustive `match`: a new method does not
-    /// compile until it is classified here, in [`Method::needs_size`] and in
-    /// [`Method::reads_ahead_itself`].
-    pub const fn access(self) -> Access {
+    /// compile until it is classified here, in [`CountMethod::needs_size`] and in
+    /// [`CountMethod::reads_ahead_itself`].
+    pub(crate) const fn access(self) -> Access {
         match self {
-            Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 | Method::MmapParallel => {
-                Access::Mapped
-            }
-            Method::BufreadLines
-            | Method::BufreadChunks
-            | Method::Readv
-            | Method::Uring
-            | Method::UringReadv
-            | Method::PreadParallel
-            | Method::Stream => Access::Buffered,
-            Method::Direct | Method::UringDirect => Access::Direct,
-            Method::Auto => Access::Chosen,
+            CountMethod::Mmap
+            | CountMethod::MmapAvx2
+            | CountMethod::MmapAvx512
+            | CountMethod::MmapParallel => Access::Mapped,
+            CountMethod::BufreadLines
+            | CountMethod::BufreadChunks
+            | CountMethod::Readv
+            | CountMethod::Uring
+            | CountMethod::UringReadv
+            | CountMethod::PreadParallel
+            | CountMethod::Stream => Access::Buffered,
+            CountMethod::Direct | CountMethod::UringDirect => Access::Direct,
+            CountMethod::Auto => Access::Chosen,
         }
     }
 
@@ -120,20 +121,20 @@ impl Method {
     /// method reports a file that shrank under it ([`Error::FileShrank`]).
     pub const fn needs_size(self) -> bool {
         match self {
-            Method::BufreadLines
-            | Method::BufreadChunks
-            | Method::Readv
-            | Method::Stream
-            | Method::Auto => false,
-            Method::Direct
-            | Method::Mmap
-            | Method::MmapAvx2
-            | Method::MmapAvx512
-            | Method::Uring
-            | Method::UringReadv
-            | Method::MmapParallel
-            | Method::PreadParallel
-            | Method::UringDirect => true,
+            CountMethod::BufreadLines
+            | CountMethod::BufreadChunks
+            | CountMethod::Readv
+            | CountMethod::Stream
+            | CountMethod::Auto => false,
+            CountMethod::Direct
+            | CountMethod::Mmap
+            | CountMethod::MmapAvx2
+            | CountMethod::MmapAvx512
+            | CountMethod::Uring
+            | CountMethod::UringReadv
+            | CountMethod::MmapParallel
+            | CountMethod::PreadParallel
+            | CountMethod::UringDirect => true,
         }
     }
 
@@ -141,19 +142,19 @@ impl Method {
     /// must not read the whole file ahead first.
     pub const fn reads_ahead_itself(self) -> bool {
         match self {
-            Method::PreadParallel | Method::Stream => true,
-            Method::BufreadLines
-            | Method::BufreadChunks
-            | Method::Direct
-            | Method::Mmap
-            | Method::MmapAvx2
-            | Method::MmapAvx512
-            | Method::Readv
-            | Method::Uring
-            | Method::UringReadv
-            | Method::MmapParallel
-            | Method::UringDirect
-            | Method::Auto => false,
+            CountMethod::PreadParallel | CountMethod::Stream => true,
+            CountMethod::BufreadLines
+            | CountMethod::BufreadChunks
+            | CountMethod::Direct
+            | CountMethod::Mmap
+            | CountMethod::MmapAvx2
+            | CountMethod::MmapAvx512
+            | CountMethod::Readv
+            | CountMethod::Uring
+            | CountMethod::UringReadv
+            | CountMethod::MmapParallel
+            | CountMethod::UringDirect
+            | CountMethod::Auto => false,
         }
     }
 
@@ -161,41 +162,43 @@ impl Method {
     /// (that is what distinguishes them); the others use the fastest this CPU has.
     pub fn kernel(self) -> Kernel {
         match self {
-            Method::Mmap => Kernel::Scalar,
-            Method::MmapAvx2 => Kernel::Avx2,
-            Method::MmapAvx512 => Kernel::Avx512,
-            Method::BufreadLines
-            | Method::BufreadChunks
-            | Method::Direct
-            | Method::Readv
-            | Method::Uring
-            | Method::UringReadv
-            | Method::MmapParallel
-            | Method::PreadParallel
-            | Method::UringDirect
-            | Method::Stream
-            | Method::Auto => Kernel::best(),
+            CountMethod::Mmap => Kernel::Scalar,
+            CountMethod::MmapAvx2 => Kernel::Avx2,
+            CountMethod::MmapAvx512 => Kernel::Avx512,
+            CountMethod::BufreadLines
+            | CountMethod::BufreadChunks
+            | CountMethod::Direct
+            | CountMethod::Readv
+            | CountMethod::Uring
+            | CountMethod::UringReadv
+            | CountMethod::MmapParallel
+            | CountMethod::PreadParallel
+            | CountMethod::UringDirect
+            | CountMethod::Stream
+            | CountMethod::Auto => Kernel::best(),
         }
     }
 
     /// Whether the method can run on this machine at all (CPU features, io_uring).
     ///
     /// A method that is available may still refuse a particular file (O_DIRECT on a file
-    /// system without it, a FIFO for a method that needs a size); [`run`] says so then.
+    /// system without it, a FIFO for a method that needs a size): the count says so then.
     pub fn availability(self) -> Result<(), String> {
         match self {
-            Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 => self.kernel().availability(),
-            Method::Uring => uring::availability(),
-            Method::UringReadv => uring_readv::availability(),
-            Method::UringDirect => uring_direct::availability(),
-            Method::BufreadLines
-            | Method::BufreadChunks
-            | Method::Direct
-            | Method::Readv
-            | Method::MmapParallel
-            | Method::PreadParallel
-            | Method::Stream
-            | Method::Auto => Ok(()),
+            CountMethod::Mmap | CountMethod::MmapAvx2 | CountMethod::MmapAvx512 => {
+                self.kernel().availability()
+            }
+            CountMethod::Uring => uring::availability(),
+            CountMethod::UringReadv => uring_readv::availability(),
+            CountMethod::UringDirect => uring_direct::availability(),
+            CountMethod::BufreadLines
+            | CountMethod::BufreadChunks
+            | CountMethod::Direct
+            | CountMethod::Readv
+            | CountMethod::MmapParallel
+            | CountMethod::PreadParallel
+            | CountMethod::Stream
+            | CountMethod::Auto => Ok(()),
         }
     }
 
@@ -209,9 +212,9 @@ impl Method {
 
 crate::named_enum! {
     /// An access-pattern hint a method passes to the kernel. Each method accepts the hints
-    /// that belong to it ([`Hint::applies_to`]) and refuses the others.
+    /// that belong to it ([`CountHint::applies_to`]) and refuses the others.
     #[non_exhaustive]
-    pub enum Hint: "hint" {
+    pub enum CountHint: "hint" {
         /// `madvise(MADV_SEQUENTIAL)` on a map, `posix_fadvise(POSIX_FADV_SEQUENTIAL)` on a
         /// descriptor: read-ahead more aggressively, drop pages behind.
         Sequential = "sequential",
@@ -227,17 +230,17 @@ crate::named_enum! {
     }
 }
 
-impl Hint {
+impl CountHint {
     /// Whether `method` takes this hint: map hints for the mmap family, descriptor hints for
     /// the methods that read through the page cache; `O_DIRECT` methods take none.
-    pub fn applies_to(self, method: Method) -> bool {
+    pub fn applies_to(self, method: CountMethod) -> bool {
         let access = method.access();
         let mapped = access == Access::Mapped;
         let buffered = access == Access::Buffered;
         match self {
-            Hint::Sequential | Hint::WillNeed => mapped || buffered,
-            Hint::HugePage | Hint::Populate => mapped,
-            Hint::Readahead => buffered,
+            CountHint::Sequential | CountHint::WillNeed => mapped || buffered,
+            CountHint::HugePage | CountHint::Populate => mapped,
+            CountHint::Readahead => buffered,
         }
     }
 }
@@ -254,7 +257,7 @@ pub struct ReadOptions {
     buffers: Option<usize>,
     threads: Option<usize>,
     queue_depth: Option<usize>,
-    hints: Vec<Hint>,
+    hints: Vec<CountHint>,
 }
 
 impl ReadOptions {
@@ -290,7 +293,7 @@ impl ReadOptions {
     }
 
     /// Adds an access hint; [`run`] refuses a hint that does not belong to the method.
-    pub fn hint(mut self, hint: Hint) -> ReadOptions {
+    pub fn hint(mut self, hint: CountHint) -> ReadOptions {
         if !self.hints.contains(&hint) {
             self.hints.push(hint);
         }
@@ -298,7 +301,7 @@ impl ReadOptions {
     }
 
     /// The hints set.
-    pub fn hints(&self) -> &[Hint] {
+    pub fn hints(&self) -> &[CountHint] {
         &self.hints
     }
 
@@ -317,7 +320,7 @@ impl ReadOptions {
         o
     }
 
-    pub(crate) fn has_hint(&self, hint: Hint) -> bool {
+    pub(crate) fn has_hint(&self, hint: CountHint) -> bool {
         self.hints.contains(&hint)
     }
 
@@ -348,11 +351,11 @@ impl ReadOptions {
 /// bytes delivered. The parallel methods deliver in order on one thread here, because a
 /// plain [`Task`] cannot be split; [`run_split`] runs them on every core.
 pub fn run(
-    method: Method,
+    method: CountMethod,
     input: &Input,
     options: &ReadOptions,
     task: &mut dyn Task,
-) -> Result<(Method, u64)> {
+) -> Result<(CountMethod, u64)> {
     let (method, options) = prepare(method, input, options)?;
     let options = &options;
     let mut metered = Metered {
@@ -361,21 +364,22 @@ pub fn run(
     };
     let task = &mut metered;
     match method {
-        Method::BufreadLines => bufread_lines::read(input, options, task)?,
-        Method::BufreadChunks => bufread_chunks::read(input, options, task)?,
-        Method::Direct => direct::read(input, options, task)?,
-        Method::Mmap | Method::MmapAvx2 | Method::MmapAvx512 | Method::MmapParallel => {
-            mmap::read(input, method.name(), options, task)?
-        }
-        Method::Readv => readv::read(input, options, task)?,
-        Method::Uring => uring::read(input, options, task)?,
-        Method::UringReadv => uring_readv::read(input, options, task)?,
-        Method::PreadParallel => {
+        CountMethod::BufreadLines => bufread_lines::read(input, options, task)?,
+        CountMethod::BufreadChunks => bufread_chunks::read(input, options, task)?,
+        CountMethod::Direct => direct::read(input, options, task)?,
+        CountMethod::Mmap
+        | CountMethod::MmapAvx2
+        | CountMethod::MmapAvx512
+        | CountMethod::MmapParallel => mmap::read(input, method.name(), options, task)?,
+        CountMethod::Readv => readv::read(input, options, task)?,
+        CountMethod::Uring => uring::read(input, options, task)?,
+        CountMethod::UringReadv => uring_readv::read(input, options, task)?,
+        CountMethod::PreadParallel => {
             pread_parallel::read(input, options, task)?;
         }
-        Method::UringDirect => uring_direct::read(input, options, task)?,
-        Method::Stream => stream::read(input, options, task)?,
-        Method::Auto => unreachable!("auto was resolved by prepare"),
+        CountMethod::UringDirect => uring_direct::read(input, options, task)?,
+        CountMethod::Stream => stream::read(input, options, task)?,
+        CountMethod::Auto => unreachable!("auto was resolved by prepare"),
     }
     check_complete(method, input, metered.bytes)?;
     Ok((method, metered.bytes))
@@ -383,7 +387,7 @@ pub fn run(
 
 /// Methods that read a size fixed at open must have delivered all of it: fewer bytes mean
 /// the file shrank meanwhile, and the result would describe a file that never existed.
-fn check_complete(method: Method, input: &Input, bytes: u64) -> Result<()> {
+fn check_complete(method: CountMethod, input: &Input, bytes: u64) -> Result<()> {
     if method.needs_size() && bytes < input.reported_len() - input.start() {
         return Err(Error::FileShrank);
     }
@@ -393,16 +397,16 @@ fn check_complete(method: Method, input: &Input, bytes: u64) -> Result<()> {
 /// [`run`] for a task that can be split across threads: the parallel methods then use
 /// every core (or `options`' threads); the others behave as in [`run`].
 pub fn run_split<T: SplitTask>(
-    method: Method,
+    method: CountMethod,
     input: &Input,
     options: &ReadOptions,
     task: &mut T,
-) -> Result<(Method, u64)> {
+) -> Result<(CountMethod, u64)> {
     let (resolved, options) = prepare(method, input, options)?;
     let options = &options;
     let bytes = match resolved {
-        Method::MmapParallel => mmap_parallel::read_split(input, options, task)?,
-        Method::PreadParallel => pread_parallel::read_split(input, options, task)?,
+        CountMethod::MmapParallel => mmap_parallel::read_split(input, options, task)?,
+        CountMethod::PreadParallel => pread_parallel::read_split(input, options, task)?,
         _ => return run(resolved, input, options, task),
     };
     check_complete(resolved, input, bytes)?;
@@ -411,9 +415,13 @@ pub fn run_split<T: SplitTask>(
 
 /// Resolves `auto`, checks that the method can run and takes the hints, and applies the
 /// descriptor hints (`posix_fadvise`, `readahead`) that are not the method's own.
-fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<(Method, ReadOptions)> {
+fn prepare(
+    method: CountMethod,
+    input: &Input,
+    options: &ReadOptions,
+) -> Result<(CountMethod, ReadOptions)> {
     let (method, options) = match method {
-        Method::Auto => {
+        CountMethod::Auto => {
             let choice = auto::choose(input, options);
             (choice.method, choice.apply(options))
         }
@@ -431,15 +439,15 @@ fn prepare(method: Method, input: &Input, options: &ReadOptions) -> Result<(Meth
     }
     if method.access() != Access::Mapped && input.kind() == crate::input::FileKind::Regular {
         for (hint, advice) in [
-            (Hint::Sequential, libc::POSIX_FADV_SEQUENTIAL),
-            (Hint::WillNeed, libc::POSIX_FADV_WILLNEED),
+            (CountHint::Sequential, libc::POSIX_FADV_SEQUENTIAL),
+            (CountHint::WillNeed, libc::POSIX_FADV_WILLNEED),
         ] {
             if options.has_hint(hint) {
                 // SAFETY: posix_fadvise on an open descriptor has no memory effects.
                 unsafe { libc::posix_fadvise(input.fd(), 0, 0, advice) };
             }
         }
-        if options.has_hint(Hint::Readahead) && !method.reads_ahead_itself() {
+        if options.has_hint(CountHint::Readahead) && !method.reads_ahead_itself() {
             // SAFETY: readahead on an open descriptor has no memory effects; a hint.
             unsafe { libc::readahead(input.fd(), 0, input.reported_len() as usize) };
         }
@@ -455,16 +463,16 @@ pub struct LineCount {
     /// The bytes read.
     pub bytes: u64,
     /// The method that ran (never `auto`).
-    pub method: Method,
+    pub method: CountMethod,
     /// The kernel that counted.
     pub kernel: Kernel,
 }
 
 /// Counts the lines of `input` the way `wc -l` does, with `method` (the lab's call;
 /// programs use [`crate::count_lines`] or [`crate::CountOptions`]).
-pub fn count_input(method: Method, input: &Input, options: &ReadOptions) -> Result<LineCount> {
+pub fn count_input(method: CountMethod, input: &Input, options: &ReadOptions) -> Result<LineCount> {
     let (resolved, tuned) = match method {
-        Method::Auto => {
+        CountMethod::Auto => {
             let choice = auto::choose(input, options);
             (choice.method, choice.apply(options))
         }
@@ -481,7 +489,9 @@ pub fn count_input(method: Method, input: &Input, options: &ReadOptions) -> Resu
     let (method, bytes) = match run_split(resolved, input, options, &mut task) {
         // auto's choice can turn out to be refused only when it opens the file (O_DIRECT):
         // then it takes its fallback, which reads by offset and so can start over.
-        Err(e) if method == Method::Auto && e.is_unavailable() && resolved != auto::FALLBACK => {
+        Err(e)
+            if method == CountMethod::Auto && e.is_unavailable() && resolved != auto::FALLBACK =>
+        {
             task = task.fork();
             run_split(auto::FALLBACK, input, options, &mut task)?
         }

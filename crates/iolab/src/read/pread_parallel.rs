@@ -12,7 +12,7 @@
 
 use std::os::unix::fs::FileExt;
 
-use super::{Hint, ReadOptions, retry_eintr};
+use super::{CountHint, ReadOptions, retry_eintr};
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::task::{SplitTask, Task};
@@ -89,7 +89,7 @@ fn read_range<T: Task + ?Sized>(
     size: usize,
     task: &mut T,
 ) -> Result<u64> {
-    if options.has_hint(Hint::Readahead) {
+    if options.has_hint(CountHint::Readahead) {
         // SAFETY: readahead on an open descriptor has no memory effects; it is a hint.
         unsafe { libc::readahead(input.fd(), from as libc::off64_t, (to - from) as usize) };
     }

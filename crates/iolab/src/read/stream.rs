@@ -20,7 +20,7 @@
 
 use std::io::{ErrorKind, Read};
 
-use super::{Hint, ReadOptions};
+use super::{CountHint, ReadOptions};
 use crate::error::{Error, Result};
 use crate::input::{FileKind, Input};
 use crate::task::Task;
@@ -39,7 +39,7 @@ pub fn read(input: &Input, options: &ReadOptions, task: &mut dyn Task) -> Result
         // SAFETY: posix_fadvise on an open descriptor has no memory effects; a hint.
         unsafe { libc::posix_fadvise(input.fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
     }
-    let ahead = regular && options.has_hint(Hint::Readahead);
+    let ahead = regular && options.has_hint(CountHint::Readahead);
     let mut buf = vec![0u8; options.buffer_size_or(DEFAULT_BUFFER_SIZE)];
     let mut file = input.file();
     let mut offset = input.start();

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::read::Method;
+use crate::read::CountMethod;
 
 /// The smallest data set whose winners are worth remembering: 256 MiB. Smaller files are
 /// dominated by fixed costs and their winners say little about big files.
@@ -52,9 +52,9 @@ pub struct Winner {
 
 impl Winner {
     /// The method, if this iolab knows it and it can run here.
-    pub fn method(&self) -> Option<Method> {
-        let m: Method = self.method.parse().ok()?;
-        (m != Method::Auto && m.availability().is_ok()).then_some(m)
+    pub fn method(&self) -> Option<CountMethod> {
+        let m: CountMethod = self.method.parse().ok()?;
+        (m != CountMethod::Auto && m.availability().is_ok()).then_some(m)
     }
 }
 

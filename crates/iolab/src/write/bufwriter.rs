@@ -32,13 +32,13 @@ pub const RECORD_SIZE: usize = 128;
 
 /// A buffered writer on standard output that is not line-buffered.
 ///
-/// - Its capacity follows [`default_buffer`] for what standard output is (a pipe's
-///   capacity; 128 KiB for files, or the size `iolab bench write` measured beating it on
-///   this machine), or is given with [`StdoutWriter::with_capacity`].
+/// - Its capacity follows what standard output is (a pipe's capacity; 128 KiB for files,
+///   or the size `iolab bench write` measured beating it on this machine;
+///   [`StdoutWriter::why`] says which), or is given with [`StdoutWriter::with_capacity`].
 /// - Into a pipe, [`StdoutWriter::new`] hands its buffer to the kernel as soon as it
-///   holds a write's worth, of a size it adapts ([`super::adaptive`]: 8 KiB when the
-///   reader runs on another CPU, the whole buffer when it shares ours); elsewhere, one
-///   `write` per full buffer.
+///   holds a write's worth, of a size it adapts by counting its own involuntary context
+///   switches (8 KiB when the reader runs on another CPU, the whole buffer when it shares
+///   ours); elsewhere, one `write` per full buffer.
 /// - A piece that fits before the buffer is due is copied and nothing else happens: the
 ///   check and the copy are inlined into the caller, so a fixed-size record costs a
 ///   comparison and a copy of known length (std's `BufWriter`, which this replaced, made a
@@ -86,8 +86,8 @@ pub struct StdoutWriter {
 }
 
 impl StdoutWriter {
-    /// A writer sized for what standard output is ([`default_buffer`]: into a file, the
-    /// size measured on this machine if one beat the rule's; [`StdoutWriter::why`] says).
+    /// A writer sized for what standard output is (into a file, the size measured on this
+    /// machine if one beat the rule's; [`StdoutWriter::why`] says).
     ///
     /// Fails with [`Error::StdoutClosed`] when descriptor 1 is not open for writing.
     pub fn new() -> Result<StdoutWriter, Error> {
@@ -148,7 +148,7 @@ impl StdoutWriter {
 
     /// How its writes are sized (for reports: [`Adaptive::report`] says how many bytes
     /// went out in small and in large writes).
-    pub fn sizing(&self) -> &Sizing {
+    pub(crate) fn sizing(&self) -> &Sizing {
         &self.out.sizing
     }
 

@@ -111,7 +111,7 @@ impl Method {
 }
 
 /// How to write to standard output: [`WriteOptions::stdout`] makes a [`StdoutWriter`]
-/// with them (the lab's [`write_zeros`] takes them too).
+/// with them.
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
     buffer_size: Option<usize>,
@@ -124,12 +124,13 @@ impl WriteOptions {
         WriteOptions::default()
     }
 
-    /// The buffer's capacity, every write of it whole (for the lab's methods: bytes per
-    /// system call), clamped to 1..=[`MAX_BUFFER_SIZE`].
+    /// The buffer's capacity, every write of it whole, clamped to 1 B..=1 GiB.
     ///
-    /// By default, [`default_buffer_size`] for the destination, written out into a pipe
-    /// in [`adaptive`] pieces (8 KiB or the whole buffer); `vmsplice`'s default enlarges
-    /// the pipe to 1 MiB and splices a quarter of it per call.
+    /// By default, a pipe's capacity, else `st_blksize` × 32 (128 KiB for the usual
+    /// 4 KiB), either clamped to 64 KiB..=1 MiB, or into a regular file the size `iolab
+    /// bench write` measured beating it on this machine ([`StdoutWriter::why`] says which);
+    /// into a pipe it is written out in pieces whose size adapts (8 KiB or the whole
+    /// buffer).
     pub fn buffer_size(mut self, bytes: usize) -> WriteOptions {
         self.buffer_size = Some(bytes.clamp(1, MAX_BUFFER_SIZE));
         self

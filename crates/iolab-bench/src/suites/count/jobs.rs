@@ -13,7 +13,7 @@ use crate::cache_state::CacheState;
 use crate::context::{Config, Context};
 use crate::peers::{version_line, which};
 use crate::runner::{Job, Outcome, parse_count};
-use iolab::lab::read::{Method, uring_direct};
+use iolab::lab::read::{CountMethod, uring_direct};
 use iolab::lab::units::format_bytes;
 
 /// External line counters, timed like iolab's methods when installed: (row name,
@@ -54,7 +54,7 @@ impl Variant {
         }
     }
 
-    pub(super) fn job(&self, exe: &Path, method: Method, data: &[PathBuf]) -> Measured {
+    pub(super) fn job(&self, exe: &Path, method: CountMethod, data: &[PathBuf]) -> Measured {
         let mut args: Vec<OsString> = vec!["count".into(), "--method".into(), method.name().into()];
         let mut extra = BTreeMap::new();
         if let Some(t) = self.threads {
@@ -99,7 +99,7 @@ pub(super) enum Grid {
 /// deep-queue methods, the sweep that shows where their optimum lies (threads warm and
 /// cold; queue depth and block size cold, where the device is the limit).
 pub(super) fn variants(
-    method: Method,
+    method: CountMethod,
     cache: CacheState,
     cores: usize,
     grid: Grid,
@@ -110,12 +110,13 @@ pub(super) fn variants(
         ..Variant::plain()
     };
     match (method, cache) {
-        (Method::MmapParallel, CacheState::Warm) | (Method::PreadParallel, CacheState::Cold)
+        (CountMethod::MmapParallel, CacheState::Warm)
+        | (CountMethod::PreadParallel, CacheState::Cold)
             if grid != Grid::One =>
         {
             (1..=cores).map(threads).collect()
         }
-        (Method::UringDirect, CacheState::Cold) if grid == Grid::Full => {
+        (CountMethod::UringDirect, CacheState::Cold) if grid == Grid::Full => {
             let qd = uring_direct::DEFAULT_QUEUE_DEPTH;
             let bs = uring_direct::DEFAULT_BLOCK_SIZE;
             let mut v: Vec<Variant> = SWEEP_QUEUE_DEPTHS
@@ -186,21 +187,24 @@ mod tests {
     fn uring_direct_sweeps_cold_only_with_the_full_grid_and_threads_by_default() {
         let cold = CacheState::Cold;
         assert_eq!(
-            variants(Method::UringDirect, cold, 2, Grid::Threads).len(),
+            variants(CountMethod::UringDirect, cold, 2, Grid::Threads).len(),
             1
         );
         assert_eq!(
-            variants(Method::UringDirect, cold, 2, Grid::Full).len(),
+            variants(CountMethod::UringDirect, cold, 2, Grid::Full).len(),
             SWEEP_QUEUE_DEPTHS.len() + SWEEP_BLOCK_SIZES.len()
         );
         assert_eq!(
-            variants(Method::PreadParallel, cold, 2, Grid::Threads).len(),
+            variants(CountMethod::PreadParallel, cold, 2, Grid::Threads).len(),
             2
         );
-        assert_eq!(variants(Method::PreadParallel, cold, 2, Grid::One).len(), 1);
+        assert_eq!(
+            variants(CountMethod::PreadParallel, cold, 2, Grid::One).len(),
+            1
+        );
         let warm = CacheState::Warm;
         assert_eq!(
-            variants(Method::MmapParallel, warm, 4, Grid::Threads).len(),
+            variants(CountMethod::MmapParallel, warm, 4, Grid::Threads).len(),
             4
         );
     }

@@ -23,7 +23,7 @@ use crate::results::Row;
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Output, Place, Suite};
 use ceilings::{mark_ceiling, not_probed, probe};
-use iolab::lab::read::Method;
+use iolab::lab::read::CountMethod;
 use iolab::lab::sys::fiemap;
 use jobs::{Grid, baseline_jobs, counted_runs, parse_lines, parse_total, variants};
 use measure::{FileBench, Measured, measure};
@@ -50,7 +50,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: true,
     methods: || {
-        iolab::lab::read::Method::ALL
+        iolab::lab::read::CountMethod::ALL
             .into_iter()
             .map(|m| MethodInfo::new(m.name(), m.availability()))
             .collect()
@@ -73,7 +73,7 @@ pub const ENTRY: Suite = Suite {
     }],
     charts: chart::charts,
     verdict: verdict::verdicts,
-    is_default: |r| r.method == iolab::lab::read::Method::Auto.name(),
+    is_default: |r| r.method == iolab::lab::read::CountMethod::Auto.name(),
     default_rows: None,
     run,
 };
@@ -91,12 +91,12 @@ pub const BIG_RUNS: usize = 3;
 /// The methods measured on a big data set: the default and the cold candidates it
 /// chooses between (io_uring `O_DIRECT` reads, one map scanned by every core, parallel
 /// `pread` streams, one stream with read-ahead kept ahead).
-pub const BIG_METHODS: [Method; 5] = [
-    Method::Auto,
-    Method::UringDirect,
-    Method::MmapParallel,
-    Method::PreadParallel,
-    Method::Stream,
+pub const BIG_METHODS: [CountMethod; 5] = [
+    CountMethod::Auto,
+    CountMethod::UringDirect,
+    CountMethod::MmapParallel,
+    CountMethod::PreadParallel,
+    CountMethod::Stream,
 ];
 
 /// What the suite counts: the generated data set, the many small files, or a user's file
@@ -209,7 +209,7 @@ fn run_input(
         } else {
             parse_lines
         },
-        default_method: Some(Method::Auto.name()),
+        default_method: Some(CountMethod::Auto.name()),
         runs: counted_runs(big, config),
     };
     let with_key = |mut row: Row| {
@@ -220,7 +220,7 @@ fn run_input(
     };
     for &cache in &input.caches {
         let mut jobs = Vec::new();
-        for method in Method::ALL {
+        for method in CountMethod::ALL {
             if !config.wants(method.name()) || (big && !BIG_METHODS.contains(&method)) {
                 continue;
             }

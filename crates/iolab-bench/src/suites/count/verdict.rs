@@ -4,7 +4,7 @@
 use crate::cache_state::CacheState;
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key, size_arg};
-use iolab::lab::read::Method;
+use iolab::lab::read::CountMethod;
 use iolab::lab::snippet::{self, CountSettings};
 use iolab::lab::units::format_rate;
 
@@ -41,7 +41,7 @@ pub(super) fn usage(row: &Row) -> Usage {
     };
     let setting = |k: &str| row.extra.get(k).and_then(serde_json::Value::as_u64);
     let mut cli = String::from("iolab count");
-    if row.method != Method::Auto.name() {
+    if row.method != CountMethod::Auto.name() {
         cli.push_str(&format!(" --method {}", row.method));
     }
     if let Some(t) = setting("threads") {
@@ -63,7 +63,7 @@ pub(super) fn usage(row: &Row) -> Usage {
         cli,
         library: row
             .method
-            .parse::<Method>()
+            .parse::<CountMethod>()
             .map_or_else(|_| "—".into(), |m| snippet::count(m, settings)),
         example: "count_lines",
     }

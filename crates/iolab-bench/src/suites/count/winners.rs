@@ -6,7 +6,7 @@
 use crate::context::Context;
 use crate::results::Row;
 use crate::stats;
-use iolab::lab::read::Method;
+use iolab::lab::read::CountMethod;
 use iolab::lab::read::tuning::{self, CountWinner, Decision, SizeClass};
 use iolab::lab::units::format_rate;
 
@@ -64,7 +64,7 @@ pub(super) fn decide(rows: &[Row], cache: &str) -> Option<Decision> {
     let mut ranked: Vec<(&Row, &stats::Summary)> = rows
         .iter()
         .filter(|r| r.cache.as_deref() == Some(cache) && !r.baseline && r.verified)
-        .filter(|r| r.method != Method::Auto.name())
+        .filter(|r| r.method != CountMethod::Auto.name())
         .filter_map(|r| r.stats.as_ref().map(|s| (r, s)))
         .collect();
     ranked.sort_by(|a, b| a.1.median.total_cmp(&b.1.median));

@@ -6,7 +6,7 @@ use crate::context::Config;
 use crate::context::Context;
 use crate::peers::{version_line, which};
 use crate::verdict::DEFAULT_METHOD;
-use iolab::lab::edit::Strategy;
+use iolab::lab::edit::EditStrategy;
 use iolab::lab::kernel::Kernel;
 use std::ffi::OsString;
 
@@ -73,17 +73,17 @@ fn strategy_jobs(config: &Config, plan: &Plan<'_>, op: Op) -> Vec<EditJob> {
     let mut jobs = Vec::new();
     {
         // `None`: the library's default, `iolab edit` without `--strategy`.
-        let contenders = Strategy::ALL.into_iter().map(Some).chain([None]);
+        let contenders = EditStrategy::ALL.into_iter().map(Some).chain([None]);
         for strategy in contenders {
             let name = strategy.map_or(DEFAULT_METHOD, |s| s.name());
             if !config.wants(name) {
                 continue;
             }
-            if strategy == Some(Strategy::StdWhole) && !whole_fits {
+            if strategy == Some(EditStrategy::StdWhole) && !whole_fits {
                 continue;
             }
             for durable in [false, true] {
-                if durable && strategy == Some(Strategy::StdWhole) && plan.large {
+                if durable && strategy == Some(EditStrategy::StdWhole) && plan.large {
                     // Its durable step is std-stream's: one fdatasync of the same dirty pages.
                     continue;
                 }

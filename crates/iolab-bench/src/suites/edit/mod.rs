@@ -70,7 +70,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: true,
     methods: || {
-        iolab::lab::edit::Strategy::ALL
+        iolab::lab::edit::EditStrategy::ALL
             .into_iter()
             .map(|s| MethodInfo::new(s.name(), s.availability()))
             .collect()

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::Op;
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
-use iolab::lab::edit::Strategy;
+use iolab::lab::edit::EditStrategy;
 use iolab::lab::snippet::{self, Edit};
 
 /// The suite's verdict rows, for the suite table.
@@ -70,7 +70,7 @@ fn usage(row: &Row) -> Usage {
         )
     };
     // `auto` is the call without a strategy.
-    let strategy = row.method.parse::<Strategy>().ok();
+    let strategy = row.method.parse::<EditStrategy>().ok();
     Usage {
         cli: format!(
             "{cli}{}{} FILE",
