@@ -688,10 +688,15 @@ fn a_tiny_finding_in_a_long_run_is_only_in_the_json() {
             );
             let text = iolab_trace::report::summary::render(&r);
             assert!(!text.contains("1. small-writes"), "{choice}: {text}");
-            assert!(
-                text.contains("1 finding that would save under 2% of the run each (in --json)"),
-                "{choice}: {text}"
-            );
+            // `cat`'s reads of the pipe may be a tiny finding too, when it keeps up with
+            // the writes one by one (how often depends on the machine's load): the summary
+            // counts every hidden one.
+            let hidden = r.findings.iter().filter(|f| !f.shown).count();
+            let said = match hidden {
+                1 => "1 finding that would save under 2% of the run each (in --json)".to_string(),
+                n => format!("{n} findings that would save under 2% of the run each (in --json)"),
+            };
+            assert!(text.contains(&said), "{choice}: {text}");
         }
     }
 }
