@@ -146,7 +146,8 @@ pub(super) fn run_log(
     group: bool,
     per_writer: u64,
 ) -> Result<LogSample, String> {
-    let show = |e: iolab::Error| format!("{}: {e}", path.display());
+    // The log's errors name its path.
+    let show = |e: iolab::Error| e.to_string();
     let total = writers as u64 * per_writer;
     let bytes = total * (FRAME_HEADER_LEN + record_bytes) as u64;
     let log = LogOptions::new()
