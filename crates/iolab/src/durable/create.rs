@@ -18,7 +18,8 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{LogPolicy, Opened, fail, header, lock, pwrite_all, zero_fill};
+use super::open::Opened;
+use super::{LogPolicy, fail, header, lock, pwrite_all, zero_fill};
 use crate::file::{Error, Result, open_error, retry_eintr};
 
 /// Makes the log at `path`, or `None` when a file took the name first.
