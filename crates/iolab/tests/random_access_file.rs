@@ -19,7 +19,8 @@ const SHRINK_CHILD_ENV: &str = "IOLAB_FILE_SHRINK_CACHE";
 
 /// The child half: with a tuning file that names a map the warm winner (in its own
 /// `XDG_CACHE_HOME`), `RandomAccessFile::open` maps the file; truncated by another handle,
-/// a read of a lost page must be `FileShrank`, not a `SIGBUS` that kills the process.
+/// a read of a lost page must be `FileShrank` naming the file's path, not a `SIGBUS` that
+/// kills the process.
 #[test]
 fn shrink_child() {
     let Some(cache) = std::env::var_os(SHRINK_CHILD_ENV) else {
@@ -48,8 +49,16 @@ fn shrink_child() {
         .unwrap()
         .set_len(0)
         .unwrap();
+    // The error names the file (the front page's promise), its cause the lost page.
     match f.read(512 << 10, &mut scratch) {
-        Err(Error::FileShrank) => {}
+        Err(e) if matches!(e.cause(), Error::FileShrank) => {
+            assert_eq!(e.path(), Some(path.as_path()), "{e}");
+            assert_eq!(e.kind(), iolab::ErrorKind::Changed, "{e}");
+            assert!(
+                e.to_string().starts_with(&format!("{}: ", path.display())),
+                "{e}"
+            );
+        }
         other => panic!("a read of a truncated map gave {other:?}"),
     }
 }

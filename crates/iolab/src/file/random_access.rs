@@ -38,11 +38,13 @@
 //! is opt-in through the `unsafe` [`RandomAccessOptions::mmap`].
 //!
 //! **How it fails**: a directory is refused at open ([`Error::IsDirectory`]); read errors
-//! (`EIO`) are [`Error::Io`]; reading at or past the end returns 0 bytes, not an error.
+//! (`EIO`) are [`Error::Io`], a guarded map's lost page [`Error::FileShrank`], each naming
+//! the path the file was opened by ([`Error::path`]; its [`Error::cause`] is the variant);
+//! reading at or past the end returns 0 bytes, not an error.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::time::Instant;
@@ -202,6 +204,7 @@ impl RandomAccessOptions {
         let len = meta.len();
         let mut file = RandomAccessFile {
             file,
+            path: path.to_path_buf(),
             len,
             map: None,
             direct: None,
@@ -302,6 +305,8 @@ struct Mapped {
 #[derive(Debug)]
 pub struct RandomAccessFile {
     file: File,
+    /// The path it was opened by, which its read errors name.
+    path: PathBuf,
     len: u64,
     map: Option<Mapped>,
     /// The same file opened with `O_DIRECT`, when that backing is asked for or offered.
@@ -362,7 +367,7 @@ impl RandomAccessFile {
 
     /// Reads up to `scratch.len()` bytes at `offset` and returns them: a slice of the map
     /// (no copy) for an unguarded map, else the filled start of `scratch`. Fewer bytes
-    /// only at the end of the file; none at or past it.
+    /// only at the end of the file; none at or past it. An error names the file's path.
     pub fn read<'a>(&'a self, offset: u64, scratch: &'a mut [u8]) -> Result<&'a [u8]> {
         match &self.map {
             Some(mapped) if mapped.guard.is_none() => {
@@ -376,8 +381,14 @@ impl RandomAccessFile {
     }
 
     /// Copies up to `buf.len()` bytes at `offset` into `buf` and returns how many. Fewer
-    /// only at the end of the file; 0 at or past it.
+    /// only at the end of the file; 0 at or past it. An error names the file's path.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_measured(offset, buf)
+            .map_err(|e| e.at(&self.path))
+    }
+
+    /// [`RandomAccessFile::read_at`] without the path on errors.
+    fn read_measured(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let Some(measured) = &self.measured else {
             return self.read_by(self.backing(), offset, buf, None);
         };
