@@ -1,17 +1,19 @@
 //! Where [`crate::file::RandomAccessFile::open`]'s measured backing starts, and why: the
-//! backing that serves until its first trial ends ([`super::measured`]).
+//! backing its first trial keeps unless a challenger beats it by the margin
+//! ([`super::measured`]; the first read begins that trial, so no choice made here serves a
+//! read unmeasured).
 //!
 //! **Measured winners**: when `iolab bench random` has measured this machine (same kernel,
 //! same cores, written by this user and this iolab: the tuning file of
-//! [`crate::lab::read::tuning`]; else the reason is in [`Choice::reason`]), the winner of the file's size class
-//! is followed: `warm` for a file that fits in the memory available now, `beyond-memory`
-//! for one that does not. Only `pread`, `mmap` and `mmap-random` can back a
-//! `RandomAccessFile`; the suite records the best of those at queue depth 1 (and `pread`
-//! when a map wins by less than the noise). A map starts advised `MADV_RANDOM` whichever
-//! map won.
+//! [`crate::lab::read::tuning`]; else the reason is in [`Choice::reason`]), the winner of
+//! the file's size class is followed: `warm` for a file that fits in the memory available
+//! now, `beyond-memory` for one that does not. Only `pread`, `mmap` and `mmap-random` can
+//! back a `RandomAccessFile`; the suite records the best of those at queue depth 1 (and
+//! `pread` when a map wins by less than the noise). A map starts advised `MADV_RANDOM`
+//! whichever map won.
 //!
-//! **The rule** otherwise asks the file's cache state at open (`cachestat(2)`, one
-//! system call; sampled `mincore(2)` on older kernels): a file at least [`RESIDENT`] in the
+//! **The rule** otherwise asks the file's cache state at open (`cachestat(2)` of 16
+//! windows; sampled `mincore(2)` on older kernels): a file at least [`RESIDENT`] in the
 //! page cache starts on a map advised `MADV_RANDOM` (`mmap-random`: a copy from memory and
 //! no system call), any other on `pread` (a map's faults and read-ahead are wasted there:
 //! CIDR 2022). Evidence: docs/findings/random.md, docs/findings/defaults.md.
@@ -62,7 +64,7 @@ fn rule(resident: bool) -> &'static str {
 
 /// The backing for `file`, `len` bytes long.
 pub fn choose(file: &std::fs::File, len: u64) -> Choice {
-    choose_cached(len, crate::cache::residency_sampled(file).ok())
+    choose_cached(len, crate::cache::residency_windows(file).ok())
 }
 
 /// As [`choose`], for a file whose share in the page cache is `cached` (asked already).

@@ -5,13 +5,15 @@
 //! `mmap` at open and `munmap` at drop, page faults instead of system calls), or an
 //! `O_DIRECT` `pread` (a second descriptor, opened at open through `/proc/self/fd`).
 //!
-//! **Which**: [`RandomAccessFile::open`] measures ([`super::measured`]): at its first read
-//! and now and then after, it asks the page cache (`cachestat`); a file in it is read
-//! through a map advised `MADV_RANDOM`, one that is not has its next reads take turns
-//! among `pread`, the map and `O_DIRECT` (offered only to a file not cached at open), and
-//! the fastest serves ([`RandomAccessFile::why`] says which and the times). Until the
-//! first trial ends, the winner `iolab bench random` saved for the file's size class, else
-//! the residency rule ([`super::auto`]), serves. A map is read by copying into the
+//! **Which**: [`RandomAccessFile::open`] measures ([`super::measured`]): from its first
+//! read, and now and then after, its reads take turns among `pread`, the map and
+//! `O_DIRECT` (offered only to a file not cached at open), and the fastest serves
+//! ([`RandomAccessFile::why`] says which and the times). The map is charged the page
+//! faults it would take serving ([`super::map_cost`]): on a cached file a fresh map's
+//! first touches can cost more than `pread` saves (issue 48). What the winner
+//! `iolab bench random` saved for the file's size class (when this user, iolab and machine
+//! saved it), else the residency rule ([`super::auto`]), names is where the trials start:
+//! the backing a challenger must beat by the margin. A map is read by copying into the
 //! caller's `scratch` under the `SIGBUS` guard, so a truncation is an
 //! [`Error::FileShrank`], not a crash. [`RandomAccessOptions::backing`] picks one instead,
 //! and its `unsafe` [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices
@@ -52,6 +54,7 @@ use std::time::Instant;
 use memmap2::Mmap;
 
 use super::direct::DirectReader;
+use super::map_cost::MapTurn;
 use super::measured::{self, Measured};
 use super::{Error, Result, open_error, retry_eintr};
 
@@ -234,7 +237,7 @@ impl RandomAccessOptions {
             Some(Backing::Direct) => file.direct = Some(DirectReader::open(&file.file)?),
             None => {
                 // One look at the page cache serves the start and the O_DIRECT offer.
-                let cached = crate::cache::residency_sampled(&file.file).ok();
+                let cached = crate::cache::residency_windows(&file.file).ok();
                 let choice = super::auto::choose_cached(len, cached);
                 // Advised MADV_RANDOM: a trial's turns on a file not in memory must not
                 // read ahead megabytes per fault.
@@ -321,11 +324,13 @@ pub struct RandomAccessFile {
 impl RandomAccessFile {
     /// Opens `path` with a measured backing: its first reads take turns among `pread`, a
     /// map advised `MADV_RANDOM` and, for a file not in the page cache, `O_DIRECT`, and
-    /// the fastest serves; the turns come back now and then, so a file that warms or is
-    /// evicted while open is followed ([`crate::file::measured`]). Until the first turns
-    /// end, the backing `iolab bench random` measured fastest here for a file of its size
-    /// serves, else a map for a file in the page cache and `pread` for one that is not.
-    /// [`RandomAccessFile::why`] and `Debug` say which and why.
+    /// the fastest serves, the map charged the page faults it would take; the turns come
+    /// back now and then, so a file that warms or is evicted while open, or a hot set
+    /// that would pay for the map's faults, is followed ([`crate::file::measured`]). The
+    /// backing `iolab bench random` measured fastest here for a file of its size, else a
+    /// map for a file in the page cache and `pread` for one that is not, is the one the
+    /// first trial keeps within its margin. [`RandomAccessFile::why`] and `Debug` say which
+    /// and why.
     ///
     /// A map used here is safe without any promise: [`RandomAccessFile::read`] copies
     /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
@@ -392,9 +397,10 @@ impl RandomAccessFile {
         let Some(measured) = &self.measured else {
             return self.read_by(self.backing(), offset, buf, None);
         };
-        let (backing, timed) = measured.pick(|| crate::cache::residency_sampled(&self.file).ok());
-        if timed || measured.noting(backing) {
-            measured.note(offset);
+        let cached = || crate::cache::residency_windows(&self.file).ok();
+        let (backing, timed) = measured.pick(offset, cached);
+        if let (Backing::Mmap, true, Some(mapped)) = (backing, timed, &self.map) {
+            return self.map_turn(measured, mapped, offset, buf);
         }
         let start = timed.then(Instant::now);
         let mut got = self.read_by(backing, offset, buf, Some(self.len));
@@ -405,6 +411,58 @@ impl RandomAccessFile {
             measured.withdraw(Backing::Direct);
             got = self.read_by(Backing::Pread, offset, buf, Some(self.len));
         }
+        got
+    }
+
+    /// A trial's turn of the map: timed, with the faults the thread took during the copy,
+    /// a fault-free probe copy before it and, after a fault, how much the fault mapped
+    /// ([`super::map_cost`]).
+    fn map_turn(
+        &self,
+        measured: &Measured,
+        mapped: &Mapped,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<usize> {
+        use crate::sys::faults::{mapped_run, thread_minor_faults};
+        let len = window(&mapped.map, offset, buf.len()).len();
+        // The caller's buffer touched first, so that its own first-touch fault is not
+        // charged to the map (each byte rewritten as it is).
+        for i in (0..len).step_by(4096) {
+            let byte: *mut u8 = &mut buf[i];
+            // SAFETY: `byte` points into `buf`, valid for reads and writes.
+            unsafe { byte.write_volatile(byte.read_volatile()) };
+        }
+        let (probe_at, wants_run) = measured.map_turn_plan();
+        // The probe copies into the bytes the read then overwrites.
+        let probe_ns = probe_at.and_then(|at| {
+            let before = thread_minor_faults();
+            let start = Instant::now();
+            let src = window(&mapped.map, at, len);
+            buf[..src.len()].copy_from_slice(src);
+            std::hint::black_box(&mut buf[..]);
+            let ns = start.elapsed().as_nanos() as u64;
+            (thread_minor_faults() == before).then_some(ns)
+        });
+        let before = thread_minor_faults();
+        let start = Instant::now();
+        let got = self.read_by(Backing::Mmap, offset, buf, Some(self.len));
+        let ns = start.elapsed().as_nanos() as u64;
+        let faults = thread_minor_faults().saturating_sub(before);
+        let run_pages = if faults > 0 && wants_run && len > 0 {
+            let base = mapped.map.as_ptr();
+            // `offset` is inside the map: `len > 0`.
+            mapped_run(base, mapped.map.len(), base.wrapping_add(offset as usize))
+        } else {
+            None
+        };
+        measured.record_map(MapTurn {
+            ns,
+            faults,
+            offset,
+            probe_ns,
+            run_pages,
+        });
         got
     }
 

@@ -1,0 +1,414 @@
+//! What a map costs a `RandomAccessFile` read in this process, faults included, for the
+//! trials of [`super::measured`].
+//!
+//! **The problem**: a map of a file in the page cache serves a read by a copy, with no
+//! system call — once the page is in this process's page tables. Until then each first
+//! touch is a page fault, and a fault maps only what the kernel maps around it: on this
+//! kernel 16 pages of a file cached in single pages (the fault-around window, 64 KiB), a
+//! whole 2 MiB folio of a file cached in large ones. Read at random over a 4 GiB warm file
+//! cached in single pages, a fresh plain map faulted 62 822 times in 200 000 reads and read
+//! at 0.45× a `pread` loop in issue 48, while a small hot set costs a few faults and then
+//! reads faster than `pread`. Timing a trial's turns alone measures neither: a fresh
+//! map's turns are nearly all faults, while the reads it would serve for the rest of the
+//! run mostly would not be.
+//!
+//! **What is measured**: each map turn of a trial counts its thread's minor faults around
+//! the copy (`getrusage`), so the turns split into faulted and fault-free. A fault-free
+//! read's time comes from the fault-free turns, else from a probe: a copy, before the turn,
+//! from a page an earlier turn faulted in (mapped; from an earlier trial when there is one,
+//! so out of the CPU's caches). A fault's time is what the faulted turns took beyond that,
+//! per fault. After a turn's fault, `/proc/self/pagemap` says how much the fault mapped
+//! (the run of mapped pages around it: the fault unit). One read of the file in
+//! [`MARK_EVERY`] (and every turn of a trial) marks its page in a bitmap ([`Touched`]).
+//!
+//! **The estimate**: a map that serves from now on reads at the fault-free time plus a
+//! fault for each fault unit the reads touch; taking the reads so far as the measure of
+//! what is to come (as many reads again, over as many units), that is
+//! `mapped + fault × units touched ÷ reads`, over the marked reads. It is the ski-rental
+//! rule: the map's faults are bought once, and it is taken once the reads have shown they
+//! would pay for them. Scattered reads over a big file touch a new unit at almost every
+//! read for a long time; a hot set stops touching new ones at once. Counted over one read
+//! in [`MARK_EVERY`], a hot set's units weigh up to that many times more than over every
+//! read: the estimate errs against the map, which a hot set then gets that many reads
+//! later. Marking every read cost 3% of a `pread` of a cached 4 KiB block (the bitmap's
+//! word is rarely in the CPU's caches, and the system call waits for the load).
+//!
+//! **Limits**: the fault unit is measured where a turn faulted; a file partly cached, or
+//! reclaim that unmaps pages, makes the map fault more than estimated (the next trials see
+//! it in the fault-free times and fault counts they measure). Without `pagemap`, a fault is
+//! taken to map one page (the map is charged the most). Evidence: docs/findings/random.md.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The page size of the marks.
+pub const PAGE_SHIFT: u32 = 12;
+/// One read in this many (per thread) marks its page, besides a trial's turns.
+pub const MARK_EVERY: u64 = 8;
+/// Probe offsets kept from the map turns that faulted.
+const PROBES: usize = 8;
+
+/// One bit per page of the file: whether a read touched it (since open).
+#[derive(Debug)]
+pub(crate) struct Touched {
+    words: Box<[AtomicU64]>,
+}
+
+impl Touched {
+    /// Bits for a file of `len` bytes; `enabled == false` keeps none.
+    pub(crate) fn new(len: u64, enabled: bool) -> Touched {
+        let words = if enabled {
+            usize::try_from(len.div_ceil(1 << PAGE_SHIFT).div_ceil(64)).unwrap_or(0)
+        } else {
+            0
+        };
+        Touched {
+            words: (0..words).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Marks the page of `offset`; whether it was marked before (`None`: past the end or
+    /// not tracked). A load and, for a page not marked yet, a store: not an atomic `or`,
+    /// whose lock would wait for the word's cache line at every read of a page not read
+    /// before (the word is rarely in cache beside 4 KiB copies); two threads marking one
+    /// word at once may lose a mark, which only makes an estimate a little pessimistic.
+    #[inline]
+    pub(crate) fn mark(&self, offset: u64) -> Option<bool> {
+        let page = offset >> PAGE_SHIFT;
+        let word = self.words.get(usize::try_from(page / 64).ok()?)?;
+        let bit = 1u64 << (page % 64);
+        let before = word.load(Ordering::Relaxed);
+        if before & bit == 0 {
+            word.store(before | bit, Ordering::Relaxed);
+        }
+        Some(before & bit != 0)
+    }
+
+    /// How many aligned groups of `unit_pages` pages (rounded down to a power of two, at
+    /// most 4096) hold a marked page.
+    pub(crate) fn groups(&self, unit_pages: usize) -> u64 {
+        let unit = prev_power_of_two(unit_pages.clamp(1, 4096));
+        let words = self.words.iter().map(|w| w.load(Ordering::Relaxed));
+        if unit >= 64 {
+            let per = unit / 64;
+            let all: Vec<u64> = words.collect();
+            return all
+                .chunks(per)
+                .filter(|c| c.iter().any(|&w| w != 0))
+                .count() as u64;
+        }
+        // Fold each `unit`-bit lane into its lowest bit, then count the lanes.
+        let mut lowest = 0u64;
+        for i in (0..64).step_by(unit) {
+            lowest |= 1 << i;
+        }
+        words
+            .map(|w| {
+                let mut x = w;
+                let mut s = 1;
+                while s < unit {
+                    x |= x >> s;
+                    s <<= 1;
+                }
+                u64::from((x & lowest).count_ones())
+            })
+            .sum()
+    }
+}
+
+fn prev_power_of_two(n: usize) -> usize {
+    1 << (usize::BITS - 1 - n.max(1).leading_zeros())
+}
+
+/// One map turn of a trial, as [`super::RandomAccessFile`] measured it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MapTurn {
+    /// The copy's time.
+    pub(crate) ns: u64,
+    /// Minor faults the thread took during it.
+    pub(crate) faults: u64,
+    /// Where it read.
+    pub(crate) offset: u64,
+    /// A fault-free probe copy's time, when one was made.
+    pub(crate) probe_ns: Option<u64>,
+    /// Pages mapped around `offset` after the copy (asked only after a fault).
+    pub(crate) run_pages: Option<usize>,
+}
+
+/// The map turns of the trial running now.
+#[derive(Debug, Default)]
+pub(crate) struct MapTurns {
+    clean: (u64, u64),
+    faulted: (u64, u64),
+    faults: u64,
+    probes: (u64, u64),
+    runs: Vec<usize>,
+    faulted_at: Vec<u64>,
+}
+
+impl MapTurns {
+    /// Adds a turn.
+    pub(crate) fn add(&mut self, turn: MapTurn) {
+        let tally = if turn.faults == 0 {
+            &mut self.clean
+        } else {
+            &mut self.faulted
+        };
+        tally.0 += 1;
+        tally.1 += turn.ns;
+        self.faults += turn.faults;
+        if let Some(ns) = turn.probe_ns {
+            self.probes.0 += 1;
+            self.probes.1 += ns;
+        }
+        self.runs.extend(turn.run_pages);
+        if turn.faults > 0 && self.faulted_at.len() < PROBES {
+            self.faulted_at.push(turn.offset);
+        }
+    }
+
+    /// Whether the next faulted turn should ask how much its fault mapped (a few a trial).
+    pub(crate) fn wants_run(&self) -> bool {
+        self.runs.len() < 5
+    }
+}
+
+/// What the map turns measured, kept across trials.
+#[derive(Debug, Default)]
+pub(crate) struct MapModel {
+    /// The turns of the trial running now.
+    pub(crate) turns: MapTurns,
+    mapped_ns: Option<f64>,
+    fault_ns: Option<f64>,
+    unit_pages: Option<usize>,
+    /// Offsets earlier map turns faulted in (mapped since), for probes.
+    probe_at: Vec<u64>,
+    /// Of those, the ones from earlier trials (`probe_at[..old]`).
+    old: usize,
+    next_probe: usize,
+}
+
+/// How a trial estimated the map's time per read: what [`super::measured::Trial`] shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapEstimate {
+    /// Map turns timed, and how many of them faulted.
+    pub turns: u64,
+    /// Turns that took a fault.
+    pub faulted: u64,
+    /// The faults they took.
+    pub faults: u64,
+    /// ns of a read from a mapped page.
+    pub mapped_ns: f64,
+    /// Whether that came from probe copies (no turn was fault-free).
+    pub from_probes: bool,
+    /// ns a fault adds to a read.
+    pub fault_ns: f64,
+    /// Bytes one fault maps (the run of mapped pages around a faulted turn's page).
+    pub unit_bytes: u64,
+    /// Units of that size the marked reads touched.
+    pub units: u64,
+    /// Reads marked so far (one in [`MARK_EVERY`], and a trial's turns).
+    pub marked: u64,
+    /// Reads of the file so far.
+    pub reads: u64,
+    /// The estimate: `mapped_ns + fault_ns × units ÷ marked`.
+    pub ns: f64,
+}
+
+impl std::fmt::Display for MapEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the map: {} of {} turns faulted ({:.1} µs a fault, {:.1} µs a read once mapped{}); \
+             a fault maps {}, and {} of the {} reads so far, marked, touched {} such blocks: \
+             {:.1} µs a read over as many reads again",
+            self.faulted,
+            self.turns,
+            self.fault_ns / 1000.0,
+            self.mapped_ns / 1000.0,
+            if self.from_probes { ", probed" } else { "" },
+            crate::units::format_bytes(self.unit_bytes),
+            self.marked,
+            self.reads,
+            self.units,
+            self.ns / 1000.0
+        )
+    }
+}
+
+impl MapModel {
+    /// An offset to probe a fault-free copy at: one an earlier turn faulted in, from an
+    /// earlier trial when there is one.
+    pub(crate) fn probe(&mut self) -> Option<u64> {
+        let pool = if self.old > 0 {
+            &self.probe_at[..self.old]
+        } else {
+            &self.probe_at[..]
+        };
+        if pool.is_empty() {
+            return None;
+        }
+        self.next_probe = self.next_probe.wrapping_add(1);
+        Some(pool[self.next_probe % pool.len()])
+    }
+
+    /// Records a turn; its fault offsets become probes for later turns of this trial.
+    pub(crate) fn add(&mut self, turn: MapTurn) {
+        if turn.faults > 0 && self.probe_at.len() < self.old + PROBES {
+            self.probe_at.push(turn.offset);
+        }
+        self.turns.add(turn);
+    }
+
+    /// Ends the trial's turns: the estimate for a file whose `marked` reads (of `reads`)
+    /// touched the pages of `touched`, or `None` when nothing is known of faults (no turn
+    /// ever faulted: the turns' mean time is the map's time) or of fault-free reads.
+    pub(crate) fn finish(
+        &mut self,
+        touched: &Touched,
+        marked: u64,
+        reads: u64,
+    ) -> Option<MapEstimate> {
+        let t = std::mem::take(&mut self.turns);
+        // This trial's faulted offsets are probes from an earlier trial for the next one.
+        if !t.faulted_at.is_empty() {
+            self.probe_at.clone_from(&t.faulted_at);
+            self.old = self.probe_at.len();
+        }
+        let from_probes = t.clean.0 == 0 && t.probes.0 > 0;
+        if t.clean.0 > 0 {
+            self.mapped_ns = Some(t.clean.1 as f64 / t.clean.0 as f64);
+        } else if t.probes.0 > 0 {
+            self.mapped_ns = Some(t.probes.1 as f64 / t.probes.0 as f64);
+        }
+        if let (Some(mapped), true) = (self.mapped_ns, t.faults > 0) {
+            let extra = t.faulted.1 as f64 - t.faulted.0 as f64 * mapped;
+            self.fault_ns = Some((extra / t.faults as f64).max(0.0));
+        }
+        if !t.runs.is_empty() {
+            let mut runs = t.runs;
+            runs.sort_unstable();
+            self.unit_pages = Some(runs[runs.len() / 2]);
+        }
+        let (mapped, fault) = (self.mapped_ns?, self.fault_ns?);
+        let unit = prev_power_of_two(self.unit_pages.unwrap_or(1).clamp(1, 4096));
+        let units = touched.groups(unit);
+        let ns = mapped + fault * units as f64 / marked.max(1) as f64;
+        Some(MapEstimate {
+            turns: t.clean.0 + t.faulted.0,
+            faulted: t.faulted.0,
+            faults: t.faults,
+            mapped_ns: mapped,
+            from_probes,
+            fault_ns: fault,
+            unit_bytes: (unit as u64) << PAGE_SHIFT,
+            units,
+            marked,
+            reads,
+            ns,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touched_pages_count_by_group() {
+        let t = Touched::new(1 << 30, true);
+        assert!(Touched::new(1 << 30, false).words.is_empty());
+        assert_eq!(t.mark(0), Some(false));
+        assert_eq!(t.mark(100), Some(true));
+        assert_eq!(t.mark(5 << 12), Some(false));
+        assert_eq!(t.mark(17 << 12), Some(false));
+        assert_eq!(t.mark(1000 << 12), Some(false));
+        assert_eq!(t.mark(1 << 40), None);
+        // Pages 0, 5, 17, 1000.
+        assert_eq!(t.groups(1), 4);
+        assert_eq!(t.groups(16), 3); // 0..16 holds 0 and 5
+        assert_eq!(t.groups(24), 3); // rounded down to 16
+        assert_eq!(t.groups(32), 2); // 0..32 holds 0, 5, 17
+        assert_eq!(t.groups(512), 2); // 0..512, 512..1024
+        assert_eq!(t.groups(128), 2);
+    }
+
+    fn turn(ns: u64, faults: u64, offset: u64) -> MapTurn {
+        MapTurn {
+            ns,
+            faults,
+            offset,
+            ..MapTurn::default()
+        }
+    }
+
+    #[test]
+    fn scattered_reads_charge_the_map_its_faults_and_a_hot_set_does_not() {
+        let mut m = MapModel::default();
+        // 40 turns faulting once at 4.5 µs, 8 fault-free at 0.5 µs; a fault maps 16 pages.
+        for i in 0..48u64 {
+            let mut t = if i < 40 {
+                turn(4500, 1, i << 20)
+            } else {
+                turn(500, 0, i << 20)
+            };
+            t.run_pages = (i < 3).then_some(16);
+            m.add(t);
+        }
+        // Scattered: 96 reads so far, 96 blocks of 64 KiB touched.
+        let touched = Touched::new(1 << 32, true);
+        for i in 0..96u64 {
+            touched.mark(i * (1 << 24));
+        }
+        let e = m.finish(&touched, 96, 96).unwrap();
+        assert_eq!((e.turns, e.faulted, e.faults), (48, 40, 40));
+        assert_eq!(
+            (e.mapped_ns, e.fault_ns, e.unit_bytes),
+            (500.0, 4000.0, 64 << 10)
+        );
+        assert_eq!(e.units, 96);
+        assert_eq!(e.ns, 4500.0);
+        assert!(
+            e.to_string().starts_with(
+                "the map: 40 of 48 turns faulted (4.0 µs a fault, 0.5 µs a read once mapped); \
+                 a fault maps 64.0 KiB, and 96 of the 96 reads so far, marked, touched 96 such \
+                 blocks: 4.5 µs"
+            ),
+            "{e}"
+        );
+        // The next trial: its turns all fault; the fault-free time comes from probes at the
+        // offsets the last trial's turns faulted in.
+        let probe = m.probe().unwrap();
+        assert!(probe < 40 << 20, "{probe}");
+        for i in 0..48u64 {
+            let mut t = turn(4500, 1, (100 + i) << 20);
+            t.probe_ns = Some(700);
+            m.add(t);
+        }
+        // A hot set: 100 000 reads marked touched 20 blocks.
+        let hot = Touched::new(1 << 32, true);
+        for i in 0..20u64 {
+            hot.mark(i << 16);
+        }
+        let e = m.finish(&hot, 100_000, 800_000).unwrap();
+        assert!(e.from_probes && e.mapped_ns == 700.0, "{e:?}");
+        assert_eq!(e.fault_ns, 3800.0);
+        assert!(
+            (e.ns - (700.0 + 3800.0 * 20.0 / 100_000.0)).abs() < 1e-6,
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn without_faults_or_a_fault_free_time_there_is_no_estimate() {
+        let touched = Touched::new(1 << 20, true);
+        let mut m = MapModel::default();
+        m.add(turn(300, 0, 0));
+        // A fault-free time but no fault ever seen: the turns' own time stands.
+        assert_eq!(m.finish(&touched, 10, 10), None);
+        let mut m = MapModel::default();
+        m.add(turn(5000, 1, 0));
+        // Faults but no fault-free time yet (no probe either).
+        assert_eq!(m.finish(&touched, 10, 10), None);
+        assert_eq!(m.probe(), Some(0));
+    }
+}
