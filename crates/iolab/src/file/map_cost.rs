@@ -18,20 +18,21 @@
 //! from a page an earlier turn faulted in (mapped; from an earlier trial when there is one,
 //! so out of the CPU's caches). A fault's time is what the faulted turns took beyond that,
 //! per fault. After a turn's fault, `/proc/self/pagemap` says how much the fault mapped
-//! (the run of mapped pages around it: the fault unit). One read of the file in
-//! [`MARK_EVERY`] (and every turn of a trial) marks its page in a bitmap ([`Touched`]).
+//! (the run of mapped pages around it: the fault unit). Every read of the file marks its
+//! block (64 KiB, the fault-around window, for files up to 4 GiB; larger beyond, so that
+//! the bitmap stays at 8 KiB, in the CPU's caches) in a bitmap ([`Bits::blocks`]).
 //!
 //! **The estimate**: a map that serves from now on reads at the fault-free time plus a
 //! fault for each fault unit the reads touch; taking the reads so far as the measure of
 //! what is to come (as many reads again, over as many units), that is
-//! `mapped + fault × units touched ÷ reads`, over the marked reads. It is the ski-rental
-//! rule: the map's faults are bought once, and it is taken once the reads have shown they
-//! would pay for them. Scattered reads over a big file touch a new unit at almost every
-//! read for a long time; a hot set stops touching new ones at once. Counted over one read
-//! in [`MARK_EVERY`], a hot set's units weigh up to that many times more than over every
-//! read: the estimate errs against the map, which a hot set then gets that many reads
-//! later. Marking every read cost 3% of a `pread` of a cached 4 KiB block (the bitmap's
-//! word is rarely in the CPU's caches, and the system call waits for the load).
+//! `mapped + fault × units touched ÷ reads`. It is the ski-rental rule: the map's faults
+//! are bought once, and it is taken once the reads have shown they would pay for them.
+//! Scattered reads over a big file touch a new unit at almost every read for a long time;
+//! a hot set stops touching new ones at once. A unit smaller than a block (a fault that
+//! maps single pages) is counted as if the reads had touched every unit of each block they
+//! touched (at most one a read): the estimate errs against the map there. Marking each
+//! read's 4 KiB page instead cost 3% of a `pread` of a cached block: a 4 GiB file's 128 KiB
+//! page map is rarely in the CPU's caches, and the system call waits for the load.
 //!
 //! **Limits**: the fault unit is measured where a turn faulted; a file partly cached, or
 //! reclaim that unmaps pages, makes the map fault more than estimated (the next trials see
@@ -40,42 +41,59 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The page size of the marks.
+/// The page size of the page marks.
 pub const PAGE_SHIFT: u32 = 12;
-/// One read in this many (per thread) marks its page, besides a trial's turns.
-pub const MARK_EVERY: u64 = 8;
+/// The smallest block of the block marks: 64 KiB, the kernel's fault-around window.
+const BLOCK_SHIFT: u32 = 16;
+/// The most bits of the block map: 65 536, 8 KiB.
+const BLOCK_BITS: u64 = 1 << 16;
 /// Probe offsets kept from the map turns that faulted.
 const PROBES: usize = 8;
 
-/// One bit per page of the file: whether a read touched it (since open).
+/// One bit per block of `1 << shift` bytes of a file.
 #[derive(Debug)]
-pub(crate) struct Touched {
+pub(crate) struct Bits {
     words: Box<[AtomicU64]>,
+    shift: u32,
 }
 
-impl Touched {
-    /// Bits for a file of `len` bytes; `enabled == false` keeps none.
-    pub(crate) fn new(len: u64, enabled: bool) -> Touched {
+impl Bits {
+    /// Bits for the `1 << shift`-byte blocks of a file of `len` bytes; none when not
+    /// `enabled`.
+    pub(crate) fn new(len: u64, shift: u32, enabled: bool) -> Bits {
         let words = if enabled {
-            usize::try_from(len.div_ceil(1 << PAGE_SHIFT).div_ceil(64)).unwrap_or(0)
+            usize::try_from(len.div_ceil(1 << shift).div_ceil(64)).unwrap_or(0)
         } else {
             0
         };
-        Touched {
+        Bits {
             words: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            shift,
         }
     }
 
-    /// Marks the page of `offset`; whether it was marked before (`None`: past the end or
-    /// not tracked). A load and, for a page not marked yet, a store: not an atomic `or`,
-    /// whose lock would wait for the word's cache line at every read of a page not read
-    /// before (the word is rarely in cache beside 4 KiB copies); two threads marking one
-    /// word at once may lose a mark, which only makes an estimate a little pessimistic.
+    /// Bits for the 4 KiB pages of a file of `len` bytes.
+    pub(crate) fn pages(len: u64, enabled: bool) -> Bits {
+        Bits::new(len, PAGE_SHIFT, enabled)
+    }
+
+    /// Bits for the blocks of a file of `len` bytes: 64 KiB, or larger for a file over
+    /// 4 GiB, so that there are at most [`BLOCK_BITS`].
+    pub(crate) fn blocks(len: u64, enabled: bool) -> Bits {
+        let per_bit = len.div_ceil(BLOCK_BITS).max(1);
+        let shift = (u64::BITS - (per_bit - 1).leading_zeros()).max(BLOCK_SHIFT);
+        Bits::new(len, shift, enabled)
+    }
+
+    /// Marks the block of `offset`; whether it was marked before (`None`: past the end or
+    /// not tracked). A load and, for a block not marked yet, a store: not an atomic `or`,
+    /// whose lock would wait for the word's cache line; two threads marking one word at
+    /// once may lose a mark, which only makes an estimate a little kinder to the map.
     #[inline]
     pub(crate) fn mark(&self, offset: u64) -> Option<bool> {
-        let page = offset >> PAGE_SHIFT;
-        let word = self.words.get(usize::try_from(page / 64).ok()?)?;
-        let bit = 1u64 << (page % 64);
+        let block = offset >> self.shift;
+        let word = self.words.get(usize::try_from(block / 64).ok()?)?;
+        let bit = 1u64 << (block % 64);
         let before = word.load(Ordering::Relaxed);
         if before & bit == 0 {
             word.store(before | bit, Ordering::Relaxed);
@@ -83,35 +101,46 @@ impl Touched {
         Some(before & bit != 0)
     }
 
-    /// How many aligned groups of `unit_pages` pages (rounded down to a power of two, at
-    /// most 4096) hold a marked page.
-    pub(crate) fn groups(&self, unit_pages: usize) -> u64 {
-        let unit = prev_power_of_two(unit_pages.clamp(1, 4096));
+    /// How many aligned groups of `per` blocks (a power of two) hold a marked one.
+    fn groups(&self, per: usize) -> u64 {
         let words = self.words.iter().map(|w| w.load(Ordering::Relaxed));
-        if unit >= 64 {
-            let per = unit / 64;
+        if per >= 64 {
             let all: Vec<u64> = words.collect();
             return all
-                .chunks(per)
+                .chunks(per / 64)
                 .filter(|c| c.iter().any(|&w| w != 0))
                 .count() as u64;
         }
-        // Fold each `unit`-bit lane into its lowest bit, then count the lanes.
+        // Fold each `per`-bit lane into its lowest bit, then count the lanes.
         let mut lowest = 0u64;
-        for i in (0..64).step_by(unit) {
+        for i in (0..64).step_by(per) {
             lowest |= 1 << i;
         }
         words
             .map(|w| {
                 let mut x = w;
                 let mut s = 1;
-                while s < unit {
+                while s < per {
                     x |= x >> s;
                     s <<= 1;
                 }
                 u64::from((x & lowest).count_ones())
             })
             .sum()
+    }
+
+    /// How many aligned units of `unit_pages` pages (rounded down to a power of two, at
+    /// most 4096) the marked blocks hold, and whether that is exact: for a unit smaller
+    /// than a block, every unit of a marked block counts (at most `reads` in all).
+    pub(crate) fn units(&self, unit_pages: usize, reads: u64) -> (u64, bool) {
+        let unit = prev_power_of_two(unit_pages.clamp(1, 4096));
+        let block_pages = 1usize << (self.shift.saturating_sub(PAGE_SHIFT));
+        if unit >= block_pages {
+            (self.groups(unit / block_pages), true)
+        } else {
+            let per_block = (block_pages / unit) as u64;
+            ((self.groups(1) * per_block).min(reads), false)
+        }
     }
 }
 
@@ -204,13 +233,14 @@ pub struct MapEstimate {
     pub fault_ns: f64,
     /// Bytes one fault maps (the run of mapped pages around a faulted turn's page).
     pub unit_bytes: u64,
-    /// Units of that size the marked reads touched.
+    /// Units of that size the reads touched: counted, or at most that many for a unit
+    /// smaller than a block (`exact` false).
     pub units: u64,
-    /// Reads marked so far (one in [`MARK_EVERY`], and a trial's turns).
-    pub marked: u64,
+    /// Whether `units` is counted rather than bounded.
+    pub exact: bool,
     /// Reads of the file so far.
     pub reads: u64,
-    /// The estimate: `mapped_ns + fault_ns × units ÷ marked`.
+    /// The estimate: `mapped_ns + fault_ns × units ÷ reads`.
     pub ns: f64,
 }
 
@@ -219,16 +249,16 @@ impl std::fmt::Display for MapEstimate {
         write!(
             f,
             "the map: {} of {} turns faulted ({:.1} µs a fault, {:.1} µs a read once mapped{}); \
-             a fault maps {}, and {} of the {} reads so far, marked, touched {} such blocks: \
-             {:.1} µs a read over as many reads again",
+             a fault maps {}, and the {} reads so far touched {}{} such blocks: {:.1} µs a read \
+             over as many reads again",
             self.faulted,
             self.turns,
             self.fault_ns / 1000.0,
             self.mapped_ns / 1000.0,
             if self.from_probes { ", probed" } else { "" },
             crate::units::format_bytes(self.unit_bytes),
-            self.marked,
             self.reads,
+            if self.exact { "" } else { "at most " },
             self.units,
             self.ns / 1000.0
         )
@@ -259,15 +289,10 @@ impl MapModel {
         self.turns.add(turn);
     }
 
-    /// Ends the trial's turns: the estimate for a file whose `marked` reads (of `reads`)
-    /// touched the pages of `touched`, or `None` when nothing is known of faults (no turn
-    /// ever faulted: the turns' mean time is the map's time) or of fault-free reads.
-    pub(crate) fn finish(
-        &mut self,
-        touched: &Touched,
-        marked: u64,
-        reads: u64,
-    ) -> Option<MapEstimate> {
+    /// Ends the trial's turns: the estimate for a file whose `reads` so far touched the
+    /// blocks of `touched`, or `None` when nothing is known of faults (no turn ever
+    /// faulted: the turns' mean time is the map's time) or of fault-free reads.
+    pub(crate) fn finish(&mut self, touched: &Bits, reads: u64) -> Option<MapEstimate> {
         let t = std::mem::take(&mut self.turns);
         // This trial's faulted offsets are probes from an earlier trial for the next one.
         if !t.faulted_at.is_empty() {
@@ -291,8 +316,8 @@ impl MapModel {
         }
         let (mapped, fault) = (self.mapped_ns?, self.fault_ns?);
         let unit = prev_power_of_two(self.unit_pages.unwrap_or(1).clamp(1, 4096));
-        let units = touched.groups(unit);
-        let ns = mapped + fault * units as f64 / marked.max(1) as f64;
+        let (units, exact) = touched.units(unit, reads);
+        let ns = mapped + fault * units as f64 / reads.max(1) as f64;
         Some(MapEstimate {
             turns: t.clean.0 + t.faulted.0,
             faulted: t.faulted.0,
@@ -302,7 +327,7 @@ impl MapModel {
             fault_ns: fault,
             unit_bytes: (unit as u64) << PAGE_SHIFT,
             units,
-            marked,
+            exact,
             reads,
             ns,
         })
@@ -314,22 +339,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn touched_pages_count_by_group() {
-        let t = Touched::new(1 << 30, true);
-        assert!(Touched::new(1 << 30, false).words.is_empty());
+    fn touched_blocks_count_by_unit() {
+        let t = Bits::blocks(1 << 30, true);
+        assert!(Bits::blocks(1 << 30, false).mark(0).is_none());
         assert_eq!(t.mark(0), Some(false));
         assert_eq!(t.mark(100), Some(true));
-        assert_eq!(t.mark(5 << 12), Some(false));
-        assert_eq!(t.mark(17 << 12), Some(false));
-        assert_eq!(t.mark(1000 << 12), Some(false));
+        assert_eq!(t.mark(5 << 16), Some(false));
+        assert_eq!(t.mark(17 << 16), Some(false));
+        assert_eq!(t.mark(1000 << 16), Some(false));
         assert_eq!(t.mark(1 << 40), None);
-        // Pages 0, 5, 17, 1000.
-        assert_eq!(t.groups(1), 4);
-        assert_eq!(t.groups(16), 3); // 0..16 holds 0 and 5
-        assert_eq!(t.groups(24), 3); // rounded down to 16
-        assert_eq!(t.groups(32), 2); // 0..32 holds 0, 5, 17
-        assert_eq!(t.groups(512), 2); // 0..512, 512..1024
-        assert_eq!(t.groups(128), 2);
+        // Blocks 0, 5, 17, 1000 of 64 KiB (16 pages).
+        assert_eq!(t.units(16, 1_000), (4, true));
+        assert_eq!(t.units(24, 1_000), (4, true)); // rounded down to 16
+        assert_eq!(t.units(128, 1_000), (3, true)); // 0..8 holds 0 and 5
+        assert_eq!(t.units(512, 1_000), (2, true)); // 0..32 holds 0, 5, 17
+        // Below a block: every unit of a marked block, at most one a read.
+        assert_eq!(t.units(1, 1_000), (64, false));
+        assert_eq!(t.units(4, 1_000), (16, false));
+        assert_eq!(t.units(1, 10), (10, false));
+        // Files over 4 GiB get larger blocks: 128 KiB for 8 GiB.
+        let big = Bits::blocks(8 << 30, true);
+        big.mark(0);
+        big.mark(100 << 10);
+        assert_eq!(big.units(32, 10), (1, true));
+        assert_eq!(big.units(16, 10), (2, false));
+        // Pages, for the notes of O_DIRECT's repeats.
+        let pages = Bits::pages(1 << 20, true);
+        assert_eq!(
+            (pages.mark(4096), pages.mark(8191)),
+            (Some(false), Some(true))
+        );
     }
 
     fn turn(ns: u64, faults: u64, offset: u64) -> MapTurn {
@@ -355,11 +394,11 @@ mod tests {
             m.add(t);
         }
         // Scattered: 96 reads so far, 96 blocks of 64 KiB touched.
-        let touched = Touched::new(1 << 32, true);
+        let touched = Bits::blocks(1 << 32, true);
         for i in 0..96u64 {
             touched.mark(i * (1 << 24));
         }
-        let e = m.finish(&touched, 96, 96).unwrap();
+        let e = m.finish(&touched, 96).unwrap();
         assert_eq!((e.turns, e.faulted, e.faults), (48, 40, 40));
         assert_eq!(
             (e.mapped_ns, e.fault_ns, e.unit_bytes),
@@ -370,8 +409,7 @@ mod tests {
         assert!(
             e.to_string().starts_with(
                 "the map: 40 of 48 turns faulted (4.0 µs a fault, 0.5 µs a read once mapped); \
-                 a fault maps 64.0 KiB, and 96 of the 96 reads so far, marked, touched 96 such \
-                 blocks: 4.5 µs"
+                 a fault maps 64.0 KiB, and the 96 reads so far touched 96 such blocks: 4.5 µs"
             ),
             "{e}"
         );
@@ -384,31 +422,46 @@ mod tests {
             t.probe_ns = Some(700);
             m.add(t);
         }
-        // A hot set: 100 000 reads marked touched 20 blocks.
-        let hot = Touched::new(1 << 32, true);
+        // A hot set: 800 000 reads touched 20 blocks.
+        let hot = Bits::blocks(1 << 32, true);
         for i in 0..20u64 {
             hot.mark(i << 16);
         }
-        let e = m.finish(&hot, 100_000, 800_000).unwrap();
+        let e = m.finish(&hot, 800_000).unwrap();
         assert!(e.from_probes && e.mapped_ns == 700.0, "{e:?}");
         assert_eq!(e.fault_ns, 3800.0);
+        assert_eq!((e.units, e.exact), (20, true));
         assert!(
-            (e.ns - (700.0 + 3800.0 * 20.0 / 100_000.0)).abs() < 1e-6,
+            (e.ns - (700.0 + 3800.0 * 20.0 / 800_000.0)).abs() < 1e-6,
             "{e:?}"
+        );
+        // A fault that maps single pages: every page of the 20 blocks counts.
+        let mut m = MapModel::default();
+        for i in 0..48u64 {
+            let mut t = turn(4500, 1, i << 20);
+            t.probe_ns = Some(500);
+            t.run_pages = Some(1);
+            m.add(t);
+        }
+        let e = m.finish(&hot, 8_000).unwrap();
+        assert_eq!((e.unit_bytes, e.units, e.exact), (4096, 320, false));
+        assert!(
+            e.to_string()
+                .contains("and the 8000 reads so far touched at most 320 such")
         );
     }
 
     #[test]
     fn without_faults_or_a_fault_free_time_there_is_no_estimate() {
-        let touched = Touched::new(1 << 20, true);
+        let touched = Bits::blocks(1 << 20, true);
         let mut m = MapModel::default();
         m.add(turn(300, 0, 0));
         // A fault-free time but no fault ever seen: the turns' own time stands.
-        assert_eq!(m.finish(&touched, 10, 10), None);
+        assert_eq!(m.finish(&touched, 10), None);
         let mut m = MapModel::default();
         m.add(turn(5000, 1, 0));
         // Faults but no fault-free time yet (no probe either).
-        assert_eq!(m.finish(&touched, 10, 10), None);
+        assert_eq!(m.finish(&touched, 10), None);
         assert_eq!(m.probe(), Some(0));
     }
 }

@@ -16,14 +16,15 @@
 //! could have paid for them (at least twice the reads of the last trial), so a hot set
 //! gets its map within a few thousand reads. A thread looks at the clock and the read
 //! count once in [`CHECK_EVERY`] of its reads of the file; between trials a read costs a
-//! few relaxed atomic operations more (the read count, the page mark).
+//! few relaxed atomic operations more (the read count, the block mark).
 //!
 //! **The margins**: a challenger replaces the serving backing only when faster by
 //! [`SWITCH_MARGIN`] (two backings within noise do not flip back and forth). `O_DIRECT`
 //! leaves nothing in the page cache, so it is judged against what the cache would have
-//! made of its reads: every read marks its page, and the share of a trial's turns (and of
-//! the reads while `O_DIRECT` serves) on a page read before (which the cache would have
-//! served from memory) is taken off the cached backings' times before the comparison, with
+//! made of its reads: a trial's turns and the reads while `O_DIRECT` serves are noted
+//! (they mark their page), and the share of them on a page noted before (which the cache
+//! would have served from memory) is taken off the cached backings' times before the
+//! comparison, with
 //! [`DIRECT_MARGIN`] on top; after a switch to `O_DIRECT` the next trial comes ten times
 //! sooner. A skewed workload (a hot set) repeats pages within the first trials and stays
 //! cached; a uniform one over a file that fits in memory repeats more the longer it runs,
@@ -31,16 +32,17 @@
 //!
 //! **Where it starts**: the backing of the machine profile or the residency rule
 //! ([`super::auto`]) is the one a trial keeps within the margin; the first read begins the
-//! first trial. **Costs**: the page marks take a bit per 4 KiB page of the file (128 KiB
-//! for 4 GiB); a trial's map turns make four `getrusage` calls each and a few a
-//! `pagemap` read. Evidence: docs/findings/random.md.
+//! first trial. **Costs**: the block marks take 8 KiB at most, the page marks of the noted
+//! reads a bit per 4 KiB page of the file (128 KiB for 4 GiB); a trial's map turns make
+//! four `getrusage` calls each and a few a `pagemap` read. Evidence:
+//! docs/findings/random.md.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Backing;
-use super::map_cost::{MARK_EVERY, MapEstimate, MapModel, MapTurn, Touched};
+use super::map_cost::{Bits, MapEstimate, MapModel, MapTurn};
 
 /// Reads per trial, shared in turn among the backings.
 pub const TRIAL_READS: u32 = 96;
@@ -194,10 +196,8 @@ fn reads_until_map_pays(
     if map.mapped_ns >= target {
         return None;
     }
-    // mapped + fault × units ÷ marked < target  ⇔  marked > fault × units ÷ (target − mapped),
-    // in reads at the marked share.
-    let marked = map.fault_ns * map.units as f64 / (target - map.mapped_ns);
-    let needed = marked * map.reads as f64 / map.marked.max(1) as f64;
+    // mapped + fault × units ÷ reads < target  ⇔  reads > fault × units ÷ (target − mapped)
+    let needed = map.fault_ns * map.units as f64 / (target - map.mapped_ns);
     Some((needed.ceil() as u64).max(map.reads.saturating_mul(2)))
 }
 
@@ -227,13 +227,13 @@ pub(crate) struct Measured {
     trials: AtomicU64,
     /// The file's reads since open, by groups of threads.
     counts: [Shard; SHARDS],
-    /// The pages of the marked reads since open (when a trial can take place: two
-    /// backings offered): one in [`MARK_EVERY`], and the noted ones.
-    touched: Touched,
+    /// The blocks every read touched since open (when a trial can take place: two
+    /// backings offered), for the map's estimate.
+    blocks: Bits,
+    /// The pages the noted reads touched since open, for the repeat share.
+    pages: Bits,
     /// Reads noted since the last trial ended, and those of a page read before.
     noted: AtomicU64,
-    /// Reads noted since open, but for those a thread's count marks anyway.
-    noted_total: AtomicU64,
     repeats: AtomicU64,
     /// The map turns and what they measured.
     map: Mutex<MapModel>,
@@ -271,9 +271,9 @@ impl Measured {
             last: Mutex::new(None),
             trials: AtomicU64::new(0),
             counts: Default::default(),
-            touched: Touched::new(len, bits.count_ones() >= 2),
+            blocks: Bits::blocks(len, bits.count_ones() >= 2),
+            pages: Bits::pages(len, bits.count_ones() >= 2),
             noted: AtomicU64::new(0),
-            noted_total: AtomicU64::new(0),
             repeats: AtomicU64::new(0),
             map: Mutex::new(MapModel::default()),
         }
@@ -285,17 +285,6 @@ impl Measured {
             .iter()
             .map(|c| c.0.load(Ordering::Relaxed))
             .sum()
-    }
-
-    /// The reads that marked their page so far: one in [`MARK_EVERY`] of each thread's,
-    /// and the noted ones.
-    fn marked_so_far(&self) -> u64 {
-        let sampled: u64 = self
-            .counts
-            .iter()
-            .map(|c| c.0.load(Ordering::Relaxed) / MARK_EVERY)
-            .sum();
-        sampled + self.noted_total.load(Ordering::Relaxed)
     }
 
     /// Counts a read on this thread's shard; the shard's count after it.
@@ -341,6 +330,7 @@ impl Measured {
         cached: impl FnOnce() -> Option<f64>,
     ) -> (Backing, bool) {
         let n = self.count();
+        self.blocks.mark(offset);
         let mode = self.mode.load(Ordering::Relaxed);
         let (backing, timed) = if mode & TRIAL != 0 {
             self.turn(mode)
@@ -356,19 +346,13 @@ impl Measured {
             }
         };
         // A trial's turns, and O_DIRECT's reads, are noted: they mark their page and count
-        // for the repeat share. Other reads mark theirs one time in MARK_EVERY.
-        let noted = timed || backing == Backing::Direct;
-        let sampled = n.is_multiple_of(MARK_EVERY);
-        if noted || sampled {
-            let seen = self.touched.mark(offset);
-            if let (true, Some(seen)) = (noted, seen) {
-                self.noted.fetch_add(1, Ordering::Relaxed);
-                if !sampled {
-                    self.noted_total.fetch_add(1, Ordering::Relaxed);
-                }
-                if seen {
-                    self.repeats.fetch_add(1, Ordering::Relaxed);
-                }
+        // for the repeat share.
+        if (timed || backing == Backing::Direct)
+            && let Some(seen) = self.pages.mark(offset)
+        {
+            self.noted.fetch_add(1, Ordering::Relaxed);
+            if seen {
+                self.repeats.fetch_add(1, Ordering::Relaxed);
             }
         }
         (backing, timed)
@@ -480,9 +464,7 @@ impl Measured {
             }
         }
         let map = match (means[index(Backing::Mmap)], self.map.lock()) {
-            (Some(_), Ok(mut m)) => {
-                m.finish(&self.touched, self.marked_so_far(), self.reads_so_far())
-            }
+            (Some(_), Ok(mut m)) => m.finish(&self.blocks, self.reads_so_far()),
             _ => None,
         };
         if let Some(estimate) = &map {
@@ -583,7 +565,7 @@ mod tests {
         assert_eq!(m.noted.load(Ordering::Relaxed), 3);
         assert_eq!(m.repeats.load(Ordering::Relaxed), 1);
         // One backing: no trial, nothing to mark.
-        assert!(Measured::new(p, &[p], 64 << 12).touched.mark(0).is_none());
+        assert!(Measured::new(p, &[p], 64 << 12).pages.mark(0).is_none());
     }
 
     /// Answers a trial's question about the page cache.
@@ -706,8 +688,8 @@ mod tests {
             last.to_string().contains(
                 "timed pread 1.2 µs, mmap-random 4.5 µs per read; the map: 48 of 48 turns \
                  faulted (4.0 µs a fault, 0.5 µs a read once mapped, probed); a fault maps \
-                 64.0 KiB, and 96 of the 96 reads so far, marked, touched 96 such blocks: \
-                 4.5 µs a read over as many reads again: pread serves"
+                 64.0 KiB, and the 96 reads so far touched 96 such blocks: 4.5 µs a read over \
+                 as many reads again: pread serves"
             ),
             "{last}"
         );
