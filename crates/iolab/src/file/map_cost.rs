@@ -41,14 +41,18 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::Backing;
+
 /// The page size of the page marks.
 pub const PAGE_SHIFT: u32 = 12;
 /// The smallest block of the block marks: 64 KiB, the kernel's fault-around window.
 const BLOCK_SHIFT: u32 = 16;
 /// The most bits of the block map: 65 536, 8 KiB.
 const BLOCK_BITS: u64 = 1 << 16;
-/// Probe offsets kept from the map turns that faulted.
-const PROBES: usize = 8;
+/// Probe offsets kept from the map turns that faulted: one for each map turn of a trial
+/// with `pread` and the map taking turns, so that no probe reads a page twice (a page read
+/// again is in the CPU's caches, and its copy is faster than a read's).
+const PROBES: usize = 48;
 
 /// One bit per block of `1 << shift` bytes of a file.
 #[derive(Debug)]
@@ -209,10 +213,12 @@ pub(crate) struct MapModel {
     mapped_ns: Option<f64>,
     fault_ns: Option<f64>,
     unit_pages: Option<usize>,
-    /// Offsets earlier map turns faulted in (mapped since), for probes.
+    /// Offsets map turns faulted in (mapped since), for probes: the last trial's, or, in
+    /// the first, this one's so far.
     probe_at: Vec<u64>,
-    /// Of those, the ones from earlier trials (`probe_at[..old]`).
-    old: usize,
+    /// Whether `probe_at` is an earlier trial's.
+    old: bool,
+    /// The next of `probe_at` to probe.
     next_probe: usize,
 }
 
@@ -225,10 +231,11 @@ pub struct MapEstimate {
     pub faulted: u64,
     /// The faults they took.
     pub faults: u64,
-    /// ns of a read from a mapped page.
+    /// ns of a read from a mapped page: the mean of this trial's fault-free turns and
+    /// probes (else an earlier trial's).
     pub mapped_ns: f64,
-    /// Whether that came from probe copies (no turn was fault-free).
-    pub from_probes: bool,
+    /// This trial's fault-free turns and probe copies.
+    pub fault_free: (u64, u64),
     /// ns a fault adds to a read.
     pub fault_ns: f64,
     /// Bytes one fault maps (the run of mapped pages around a faulted turn's page).
@@ -248,14 +255,15 @@ impl std::fmt::Display for MapEstimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the map: {} of {} turns faulted ({:.1} µs a fault, {:.1} µs a read once mapped{}); \
-             a fault maps {}, and the {} reads so far touched {}{} such blocks: {:.1} µs a read \
-             over as many reads again",
+            "the map: {} of {} turns faulted ({:.1} µs a fault; {:.1} µs a read once mapped, \
+             {} fault-free turns and {} probes); a fault maps {}, and the {} reads so far \
+             touched {}{} such blocks: {:.1} µs a read over as many reads again",
             self.faulted,
             self.turns,
             self.fault_ns / 1000.0,
             self.mapped_ns / 1000.0,
-            if self.from_probes { ", probed" } else { "" },
+            self.fault_free.0,
+            self.fault_free.1,
             crate::units::format_bytes(self.unit_bytes),
             self.reads,
             if self.exact { "" } else { "at most " },
@@ -265,25 +273,46 @@ impl std::fmt::Display for MapEstimate {
     }
 }
 
-impl MapModel {
-    /// An offset to probe a fault-free copy at: one an earlier turn faulted in, from an
-    /// earlier trial when there is one.
-    pub(crate) fn probe(&mut self) -> Option<u64> {
-        let pool = if self.old > 0 {
-            &self.probe_at[..self.old]
-        } else {
-            &self.probe_at[..]
-        };
-        if pool.is_empty() {
+impl MapEstimate {
+    /// The read count at which this map, not serving while `chosen` serves at `held` ns a
+    /// read, would win, were the units it touched the same (they can only grow, so it is
+    /// looked at again then): `None` when the map serves or would not win even with every
+    /// page mapped. At least `reads × (1 + 1/step)`, so that the looks, and the trials
+    /// they ask for, come at most once per that growth of the reads. A challenging map
+    /// needs no margin (see `Measured::finish`).
+    pub(crate) fn reads_until_it_pays(&self, chosen: Backing, held: f64, step: u64) -> Option<u64> {
+        if chosen == Backing::Mmap || self.mapped_ns >= held {
             return None;
         }
-        self.next_probe = self.next_probe.wrapping_add(1);
-        Some(pool[self.next_probe % pool.len()])
+        // mapped + fault × units ÷ reads < held  ⇔  reads > fault × units ÷ (held − mapped)
+        let needed = self.fault_ns * self.units as f64 / (held - self.mapped_ns);
+        let floor = self
+            .reads
+            .saturating_add(self.reads / step.max(1))
+            .max(self.reads + 1);
+        Some((needed.ceil() as u64).max(floor))
+    }
+}
+
+impl MapModel {
+    /// Starts a trial's turns.
+    pub(crate) fn start(&mut self) {
+        self.turns = MapTurns::default();
+        self.next_probe = 0;
     }
 
-    /// Records a turn; its fault offsets become probes for later turns of this trial.
+    /// An offset to probe a fault-free copy at, each once a trial: one an earlier trial's
+    /// turn faulted in (out of the CPU's caches by now), or in the first trial one an
+    /// earlier turn of it did.
+    pub(crate) fn probe(&mut self) -> Option<u64> {
+        let at = *self.probe_at.get(self.next_probe)?;
+        self.next_probe += 1;
+        Some(at)
+    }
+
+    /// Records a turn; in the first trial its fault offset becomes a probe for later turns.
     pub(crate) fn add(&mut self, turn: MapTurn) {
-        if turn.faults > 0 && self.probe_at.len() < self.old + PROBES {
+        if !self.old && turn.faults > 0 && self.probe_at.len() < PROBES {
             self.probe_at.push(turn.offset);
         }
         self.turns.add(turn);
@@ -297,13 +326,15 @@ impl MapModel {
         // This trial's faulted offsets are probes from an earlier trial for the next one.
         if !t.faulted_at.is_empty() {
             self.probe_at.clone_from(&t.faulted_at);
-            self.old = self.probe_at.len();
+            self.old = true;
         }
-        let from_probes = t.clean.0 == 0 && t.probes.0 > 0;
-        if t.clean.0 > 0 {
-            self.mapped_ns = Some(t.clean.1 as f64 / t.clean.0 as f64);
-        } else if t.probes.0 > 0 {
-            self.mapped_ns = Some(t.probes.1 as f64 / t.probes.0 as f64);
+        self.next_probe = 0;
+        // Fault-free turns and probes are both reads of mapped pages: a trial has few of
+        // the first on a fresh map, and up to one probe a turn.
+        let fault_free = (t.clean.0, t.probes.0);
+        if t.clean.0 + t.probes.0 > 0 {
+            self.mapped_ns =
+                Some((t.clean.1 + t.probes.1) as f64 / (t.clean.0 + t.probes.0) as f64);
         }
         if let (Some(mapped), true) = (self.mapped_ns, t.faults > 0) {
             let extra = t.faulted.1 as f64 - t.faulted.0 as f64 * mapped;
@@ -314,16 +345,28 @@ impl MapModel {
             runs.sort_unstable();
             self.unit_pages = Some(runs[runs.len() / 2]);
         }
+        let mut estimate = self.estimate(touched, reads)?;
+        estimate.turns = t.clean.0 + t.faulted.0;
+        estimate.faulted = t.faulted.0;
+        estimate.faults = t.faults;
+        estimate.fault_free = fault_free;
+        Some(estimate)
+    }
+
+    /// The estimate from what the trials so far measured, for a file whose `reads` so far
+    /// touched the blocks of `touched`, without new turns (no turn in its counts); `None`
+    /// as for [`MapModel::finish`].
+    pub(crate) fn estimate(&self, touched: &Bits, reads: u64) -> Option<MapEstimate> {
         let (mapped, fault) = (self.mapped_ns?, self.fault_ns?);
         let unit = prev_power_of_two(self.unit_pages.unwrap_or(1).clamp(1, 4096));
         let (units, exact) = touched.units(unit, reads);
         let ns = mapped + fault * units as f64 / reads.max(1) as f64;
         Some(MapEstimate {
-            turns: t.clean.0 + t.faulted.0,
-            faulted: t.faulted.0,
-            faults: t.faults,
+            turns: 0,
+            faulted: 0,
+            faults: 0,
             mapped_ns: mapped,
-            from_probes,
+            fault_free: (0, 0),
             fault_ns: fault,
             unit_bytes: (unit as u64) << PAGE_SHIFT,
             units,
@@ -408,8 +451,9 @@ mod tests {
         assert_eq!(e.ns, 4500.0);
         assert!(
             e.to_string().starts_with(
-                "the map: 40 of 48 turns faulted (4.0 µs a fault, 0.5 µs a read once mapped); \
-                 a fault maps 64.0 KiB, and the 96 reads so far touched 96 such blocks: 4.5 µs"
+                "the map: 40 of 48 turns faulted (4.0 µs a fault; 0.5 µs a read once mapped, 8 \
+                 fault-free turns and 0 probes); a fault maps 64.0 KiB, and the 96 reads so far \
+                 touched 96 such blocks: 4.5 µs"
             ),
             "{e}"
         );
@@ -428,7 +472,7 @@ mod tests {
             hot.mark(i << 16);
         }
         let e = m.finish(&hot, 800_000).unwrap();
-        assert!(e.from_probes && e.mapped_ns == 700.0, "{e:?}");
+        assert_eq!((e.fault_free, e.mapped_ns), ((0, 48), 700.0), "{e:?}");
         assert_eq!(e.fault_ns, 3800.0);
         assert_eq!((e.units, e.exact), (20, true));
         assert!(
@@ -449,6 +493,41 @@ mod tests {
             e.to_string()
                 .contains("and the 8000 reads so far touched at most 320 such")
         );
+    }
+
+    #[test]
+    fn a_map_that_would_win_once_mapped_is_looked_at_again_when_the_reads_could_pay() {
+        let e = MapEstimate {
+            turns: 48,
+            faulted: 48,
+            faults: 48,
+            mapped_ns: 500.0,
+            fault_free: (0, 48),
+            fault_ns: 4000.0,
+            unit_bytes: 64 << 10,
+            units: 1000,
+            exact: true,
+            reads: 2000,
+            ns: 2500.0,
+        };
+        // 4 µs × 1000 units paid by 0.5 µs a read saved: 8000 reads.
+        assert_eq!(e.reads_until_it_pays(Backing::Pread, 1000.0, 4), Some(8000));
+        // At least a quarter (or a doubling) more reads than now.
+        let near = MapEstimate {
+            units: 10,
+            ..e.clone()
+        };
+        assert_eq!(
+            near.reads_until_it_pays(Backing::Pread, 1000.0, 4),
+            Some(2500)
+        );
+        assert_eq!(
+            near.reads_until_it_pays(Backing::Pread, 1000.0, 1),
+            Some(4000)
+        );
+        // Never, when it would not win mapped, or serves.
+        assert_eq!(e.reads_until_it_pays(Backing::Pread, 450.0, 4), None);
+        assert_eq!(e.reads_until_it_pays(Backing::Mmap, 1000.0, 4), None);
     }
 
     #[test]

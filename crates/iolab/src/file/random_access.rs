@@ -399,8 +399,10 @@ impl RandomAccessFile {
         };
         let cached = || crate::cache::residency_windows(&self.file).ok();
         let (backing, timed) = measured.pick(offset, cached);
-        if let (Backing::Mmap, true, Some(mapped)) = (backing, timed, &self.map) {
-            return self.map_turn(measured, mapped, offset, buf);
+        if let (Backing::Mmap, true, Some(mapped)) = (backing, timed, &self.map)
+            && let Some(plan) = measured.map_turn_plan()
+        {
+            return self.map_turn(measured, mapped, plan, offset, buf);
         }
         let start = timed.then(Instant::now);
         let mut got = self.read_by(backing, offset, buf, Some(self.len));
@@ -414,13 +416,14 @@ impl RandomAccessFile {
         got
     }
 
-    /// A trial's turn of the map: timed, with the faults the thread took during the copy,
-    /// a fault-free probe copy before it and, after a fault, how much the fault mapped
-    /// ([`super::map_cost`]).
+    /// A trial's turn of the map on a warm file: timed, with the faults the thread took
+    /// during the copy, a fault-free probe copy before it (at `plan.0`) and, after a fault,
+    /// how much the fault mapped (when `plan.1`; [`super::map_cost`]).
     fn map_turn(
         &self,
         measured: &Measured,
         mapped: &Mapped,
+        (probe_at, wants_run): (Option<u64>, bool),
         offset: u64,
         buf: &mut [u8],
     ) -> Result<usize> {
@@ -433,7 +436,6 @@ impl RandomAccessFile {
             // SAFETY: `byte` points into `buf`, valid for reads and writes.
             unsafe { byte.write_volatile(byte.read_volatile()) };
         }
-        let (probe_at, wants_run) = measured.map_turn_plan();
         // The probe copies into the bytes the read then overwrites.
         let probe_ns = probe_at.and_then(|at| {
             let before = thread_minor_faults();
