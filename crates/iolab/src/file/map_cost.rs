@@ -276,20 +276,25 @@ impl std::fmt::Display for MapEstimate {
 impl MapEstimate {
     /// The read count at which this map, not serving while `chosen` serves at `held` ns a
     /// read, would win, were the units it touched the same (they can only grow, so it is
-    /// looked at again then): `None` when the map serves or would not win even with every
-    /// page mapped. At least `reads × (1 + 1/step)`, so that the looks, and the trials
-    /// they ask for, come at most once per that growth of the reads. A challenging map
-    /// needs no margin (see `Measured::finish`).
+    /// looked at again then): `None` when the map serves. At least `reads × (1 + 1/step)`,
+    /// so that the looks, and the trials they ask for, come at most once per that growth
+    /// of the reads. A map that would not win even with every page mapped is due again
+    /// when the reads have doubled: its fault-free time is measured again then (one trial
+    /// preempted on a loaded machine must not write the map off until the clock's next
+    /// trial). A challenging map needs no margin (see `Measured::finish`).
     pub(crate) fn reads_until_it_pays(&self, chosen: Backing, held: f64, step: u64) -> Option<u64> {
-        if chosen == Backing::Mmap || self.mapped_ns >= held {
+        if chosen == Backing::Mmap {
             return None;
         }
-        // mapped + fault × units ÷ reads < held  ⇔  reads > fault × units ÷ (held − mapped)
-        let needed = self.fault_ns * self.units as f64 / (held - self.mapped_ns);
         let floor = self
             .reads
             .saturating_add(self.reads / step.max(1))
             .max(self.reads + 1);
+        if self.mapped_ns >= held {
+            return Some(self.reads.saturating_mul(2).max(floor));
+        }
+        // mapped + fault × units ÷ reads < held  ⇔  reads > fault × units ÷ (held − mapped)
+        let needed = self.fault_ns * self.units as f64 / (held - self.mapped_ns);
         Some((needed.ceil() as u64).max(floor))
     }
 }
@@ -525,8 +530,9 @@ mod tests {
             near.reads_until_it_pays(Backing::Pread, 1000.0, 1),
             Some(4000)
         );
-        // Never, when it would not win mapped, or serves.
-        assert_eq!(e.reads_until_it_pays(Backing::Pread, 450.0, 4), None);
+        // Not winning even mapped: measured again when the reads doubled.
+        assert_eq!(e.reads_until_it_pays(Backing::Pread, 450.0, 4), Some(4000));
+        // Serving: never.
         assert_eq!(e.reads_until_it_pays(Backing::Mmap, 1000.0, 4), None);
     }
 

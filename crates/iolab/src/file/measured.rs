@@ -426,7 +426,8 @@ impl Measured {
             Err(_) => None,
         };
         match estimate {
-            Some(e) if e.ns < held => self.begin(mode, cached),
+            // The map would win now, or its fault-free time is to be measured again.
+            Some(e) if e.ns < held || e.mapped_ns >= held => self.begin(mode, cached),
             Some(e) => {
                 // A look costs a scan of the 8 KiB block map: looks may come often.
                 let next = e.reads_until_it_pays(serving, held, LOOK_STEP);
