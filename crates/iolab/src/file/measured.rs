@@ -35,9 +35,9 @@
 //! **Where it starts**: the backing of the machine profile or the residency rule
 //! ([`super::auto`]) is the one a trial keeps within the margin; the first read begins the
 //! first trial. **Costs**: the block marks take 8 KiB at most, the page marks of the noted
-//! reads a bit per 4 KiB page of the file (128 KiB for 4 GiB); a trial's map turns make
-//! four `getrusage` calls each and a few a `pagemap` read. Evidence:
-//! docs/findings/random.md.
+//! reads (for a file offered `O_DIRECT`) a bit per 4 KiB page (128 KiB for 4 GiB); a
+//! trial's map turns make four `getrusage` calls each and a few a `pagemap` read.
+//! Evidence: docs/findings/random.md.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -222,7 +222,8 @@ pub(crate) struct Measured {
     /// The blocks every read touched since open (when a trial can take place: two
     /// backings offered), for the map's estimate.
     blocks: Bits,
-    /// The pages the noted reads touched since open, for the repeat share.
+    /// The pages the noted reads touched since open, for the repeat share (when
+    /// `O_DIRECT` is offered).
     pages: Bits,
     /// Reads noted since the last trial ended, and those of a page read before.
     noted: AtomicU64,
@@ -266,7 +267,8 @@ impl Measured {
             trials: AtomicU64::new(0),
             counts: Default::default(),
             blocks: Bits::blocks(len, bits.count_ones() >= 2),
-            pages: Bits::pages(len, bits.count_ones() >= 2),
+            // Only O_DIRECT's judgement needs them (a 1 TiB file's take 32 MiB).
+            pages: Bits::pages(len, offered.contains(&Backing::Direct)),
             noted: AtomicU64::new(0),
             repeats: AtomicU64::new(0),
             map: Mutex::new(MapModel::default()),
