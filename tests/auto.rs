@@ -110,6 +110,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
             "kernel_release": release,
             "cores": cores,
             "cpu_model": cpu,
+            "written_by": iolab::lab::read::tuning::Provenance::here(),
             "count": [{
                 "cache": "cold",
                 "size_class": {"from_bytes": 1u64 << 30, "to_bytes": 4u64 << 30},
@@ -168,6 +169,14 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     let (_, err) = count_verbose(&cache, &gib);
     assert!(is_cold_rule(&chosen(&err)), "{err}");
     assert!(err.contains("on another CPU (Another CPU)"), "{err}");
+    // Written by another iolab (or user, or machine: crates/iolab/tests/profile_provenance.rs):
+    // ignored, and --verbose says why.
+    let mut foreign = tuning(&kernel, &cpu);
+    foreign["written_by"]["version"] = "0.0.9".into();
+    std::fs::write(&file, foreign.to_string()).unwrap();
+    let (_, err) = count_verbose(&cache, &gib);
+    assert!(is_cold_rule(&chosen(&err)), "{err}");
+    assert!(err.contains("was written by iolab 0.0.9, this is"), "{err}");
 
     // The old format (one warm and one cold winner for every size, no noise rule): its
     // count winners are ignored.

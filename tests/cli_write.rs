@@ -576,6 +576,7 @@ fn into_a_file_the_default_buffer_follows_the_profile_and_verbose_says_why() {
         "kernel_release": iolab::lab::read::tuning::kernel_release(),
         "cores": std::thread::available_parallelism().unwrap().get(),
         "cpu_model": iolab::lab::read::tuning::cpu_model(),
+        "written_by": iolab::lab::read::tuning::Provenance::here(),
         "write": [{
             "condition": "file", "method": "bufwriter", "runner_up": "the rule's buffer",
             "lead": 1.3, "measured_at": "2026-11-26T00:00:00Z",

@@ -1,5 +1,6 @@
 //! The C probes in `tools/` that the floors in docs/findings/ come from still build and measure
-//! what their headers say: each is compiled with the system's `cc` and run on tiny inputs.
+//! what their headers say: each is compiled with the system's `cc` and run on tiny inputs;
+//! and `tools/warm_random_profile.py`, whose runs docs/findings/random.md quotes, runs a round.
 
 use iolab_testkit as common;
 
@@ -122,4 +123,52 @@ fn many_files_floor_opens_every_listed_file() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("(1 failed calls)"));
+}
+
+/// `tools/warm_random_profile.py` (issue 48's done-when: `RandomAccessFile::open` after a
+/// profile naming a plain map, against a `pread` loop) still runs: one round on a small
+/// file, each planted profile taken as planned (the tool checks each run's `why`: the one
+/// of another iolab version ignored, this one's followed), and its table printed.
+#[test]
+fn warm_random_profile_runs_its_rounds_and_checks_each_profile() {
+    let runs = |cmd: &str| {
+        Command::new(cmd)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !runs("python3") {
+        common::skip("no python3");
+        return;
+    }
+    if !runs("fincore") {
+        common::skip("no fincore (util-linux)");
+        return;
+    }
+    let dir = common::scratch();
+    let file = dir.path().join("data");
+    let bytes: Vec<u8> = (0..8usize << 20)
+        .map(|i| (i * 7 + i / 4093) as u8)
+        .collect();
+    std::fs::write(&file, bytes).unwrap();
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/warm_random_profile.py");
+    let out = Command::new("python3")
+        .arg(tool)
+        .arg("--iolab")
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .arg("--file")
+        .arg(&file)
+        .args(["--rounds", "1", "--reads", "2000", "--schema"])
+        .arg(iolab::lab::read::provenance::SCHEMA.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for row in ["| pread |", "| auto-other |", "| auto-same |"] {
+        assert!(stdout.contains(row), "{row}: {stdout}");
+    }
 }

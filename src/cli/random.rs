@@ -105,9 +105,16 @@ pub fn run(args: Args) -> Result<i32> {
         let why = match &report.why {
             Some(why) => why.clone(),
             None => {
+                // The first trial's reads, spread over the file, so that `why` says what
+                // it measured.
                 let file = iolab::RandomAccessFile::open(&args.file)?;
-                let mut scratch = vec![0u8; options.block_bytes()];
-                file.read_at(0, &mut scratch)?;
+                let block = options.block_bytes();
+                let mut scratch = vec![0u8; block];
+                let reads = u64::from(iolab::lab::file::measured::TRIAL_READS);
+                let blocks = file.len().div_ceil(block as u64).max(1);
+                for i in 0..reads {
+                    file.read_at(i * blocks / reads * block as u64, &mut scratch)?;
+                }
                 file.why()
             }
         };

@@ -1,6 +1,7 @@
 //! Random 4 KiB reads of one file, the access a storage engine makes most, with the calls
 //! `iolab bench random` hands over: `iolab::RandomAccessFile` for point lookups (it maps
-//! the file or uses `pread`, whichever this machine measured faster for its size), then
+//! the file or uses `pread`, whichever its own first reads measure faster, a map's page
+//! faults included), then
 //! `iolab::lab::random::run` for a batch of reads with 32 in flight through io_uring.
 //!
 //! ```text

@@ -1,16 +1,19 @@
 //! Where [`crate::file::RandomAccessFile::open`]'s measured backing starts, and why: the
-//! backing that serves until its first trial ends ([`super::measured`]).
+//! backing its first trial keeps unless a challenger beats it by the margin
+//! ([`super::measured`]; the first read begins that trial, so no choice made here serves a
+//! read unmeasured).
 //!
 //! **Measured winners**: when `iolab bench random` has measured this machine (same kernel,
-//! same cores; the tuning file of [`crate::lab::read::tuning`]), the winner of the file's size class
-//! is followed: `warm` for a file that fits in the memory available now, `beyond-memory`
-//! for one that does not. Only `pread`, `mmap` and `mmap-random` can back a
-//! `RandomAccessFile`; the suite records the best of those at queue depth 1 (and `pread`
-//! when a map wins by less than the noise). A map starts advised `MADV_RANDOM` whichever
-//! map won.
+//! same cores, written by this user and this iolab: the tuning file of
+//! [`crate::lab::read::tuning`]; else the reason is in [`Choice::reason`]), the winner of
+//! the file's size class is followed: `warm` for a file that fits in the memory available
+//! now, `beyond-memory` for one that does not. Only `pread`, `mmap` and `mmap-random` can
+//! back a `RandomAccessFile`; the suite records the best of those at queue depth 1 (and
+//! `pread` when a map wins by less than the noise). A map starts advised `MADV_RANDOM`
+//! whichever map won.
 //!
-//! **The rule** otherwise asks the file's cache state at open (`cachestat(2)`, one
-//! system call; sampled `mincore(2)` on older kernels): a file at least [`RESIDENT`] in the
+//! **The rule** otherwise asks the file's cache state at open (`cachestat(2)` of 16
+//! windows; sampled `mincore(2)` on older kernels): a file at least [`RESIDENT`] in the
 //! page cache starts on a map advised `MADV_RANDOM` (`mmap-random`: a copy from memory and
 //! no system call), any other on `pread` (a map's faults and read-ahead are wasted there:
 //! CIDR 2022). Evidence: docs/findings/random.md, docs/findings/defaults.md.
@@ -34,18 +37,20 @@ pub struct Choice {
 }
 
 /// The measured winner of size class `class` (`warm`: files that fit in the memory
-/// available; `beyond-memory`) on this machine, if one is saved: its method, whether it is
-/// a map, its IOPS.
-fn measured(class: &str) -> Option<(&'static str, bool, f64)> {
-    let w = tuning::load()
+/// available; `beyond-memory`) on this machine: its method, whether it is a map, its IOPS;
+/// or why there is none to follow (no profile, one this process does not follow, no
+/// winner for the class).
+fn measured(class: &str) -> Result<(&'static str, bool, f64), String> {
+    let w = tuning::load_checked()?
+        .random
         .into_iter()
-        .flat_map(|t| t.random)
-        .find(|w| w.size_class == class)?;
-    let mmap = tuning::RandomWinner::backing_of(&w.method)?;
+        .find(|w| w.size_class == class && tuning::RandomWinner::backing_of(&w.method).is_some())
+        .ok_or_else(|| format!("the profile has no {class} winner a RandomAccessFile can be"))?;
+    let mmap = tuning::RandomWinner::backing_of(&w.method).unwrap_or(false);
     // A map starts advised `MADV_RANDOM` whichever map won warm (the two tie there): read
     // ahead, the reads of a file that is not in memory fault in megabytes each.
     let method = if mmap { "mmap-random" } else { "pread" };
-    Some((method, mmap, w.iops))
+    Ok((method, mmap, w.iops))
 }
 
 /// The share of a file the page cache must hold for the rule to map it: what `count`
@@ -59,7 +64,7 @@ fn rule(resident: bool) -> &'static str {
 
 /// The backing for `file`, `len` bytes long.
 pub fn choose(file: &std::fs::File, len: u64) -> Choice {
-    choose_cached(len, crate::cache::residency_sampled(file).ok())
+    choose_cached(len, crate::cache::residency_windows(file).ok())
 }
 
 /// As [`choose`], for a file whose share in the page cache is `cached` (asked already).
@@ -71,17 +76,20 @@ pub(crate) fn choose_cached(len: u64, cached: Option<f64>) -> Choice {
         Some(m) => format!("{len} bytes, within the {m} bytes of memory available"),
         None => format!("{len} bytes"),
     };
-    if let Some((method, mmap, iops)) = measured(class) {
-        return Choice {
-            method,
-            mmap,
-            random_advice: method == "mmap-random",
-            reason: format!(
-                "{fits}: the {class} winner measured by `iolab bench random` on this machine \
-                 ({iops:.0} IOPS)"
-            ),
-        };
-    }
+    let why_not = match measured(class) {
+        Ok((method, mmap, iops)) => {
+            return Choice {
+                method,
+                mmap,
+                random_advice: method == "mmap-random",
+                reason: format!(
+                    "{fits}: the {class} winner measured by `iolab bench random` on this \
+                     machine ({iops:.0} IOPS)"
+                ),
+            };
+        }
+        Err(why_not) => why_not,
+    };
     let resident = cached.is_some_and(|f| f >= RESIDENT);
     let method = rule(resident);
     let state = match cached {
@@ -97,7 +105,7 @@ pub(crate) fn choose_cached(len: u64, cached: Option<f64>) -> Choice {
         method,
         mmap: resident,
         random_advice: resident,
-        reason: format!("{fits}, {state}: {reason}; no measurements of this machine"),
+        reason: format!("{fits}, {state}: {reason}; no measurements of this machine ({why_not})"),
     }
 }
 

@@ -37,6 +37,7 @@
 pub mod append;
 pub mod auto;
 mod direct;
+pub mod map_cost;
 pub mod measured;
 pub mod random_access;
 pub mod sequential;

@@ -5,13 +5,15 @@
 //! `mmap` at open and `munmap` at drop, page faults instead of system calls), or an
 //! `O_DIRECT` `pread` (a second descriptor, opened at open through `/proc/self/fd`).
 //!
-//! **Which**: [`RandomAccessFile::open`] measures ([`super::measured`]): at its first read
-//! and now and then after, it asks the page cache (`cachestat`); a file in it is read
-//! through a map advised `MADV_RANDOM`, one that is not has its next reads take turns
-//! among `pread`, the map and `O_DIRECT` (offered only to a file not cached at open), and
-//! the fastest serves ([`RandomAccessFile::why`] says which and the times). Until the
-//! first trial ends, the winner `iolab bench random` saved for the file's size class, else
-//! the residency rule ([`super::auto`]), serves. A map is read by copying into the
+//! **Which**: [`RandomAccessFile::open`] measures ([`super::measured`]): from its first
+//! read, and now and then after, its reads take turns among `pread`, the map and
+//! `O_DIRECT` (offered only to a file not cached at open), and the fastest serves
+//! ([`RandomAccessFile::why`] says which and the times). The map is charged the page
+//! faults it would take serving ([`super::map_cost`]): on a cached file a fresh map's
+//! first touches can cost more than `pread` saves (issue 48). What the winner
+//! `iolab bench random` saved for the file's size class (when this user, iolab and machine
+//! saved it), else the residency rule ([`super::auto`]), names is where the trials start:
+//! the backing a challenger must beat by the margin. A map is read by copying into the
 //! caller's `scratch` under the `SIGBUS` guard, so a truncation is an
 //! [`Error::FileShrank`], not a crash. [`RandomAccessOptions::backing`] picks one instead,
 //! and its `unsafe` [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices
@@ -38,11 +40,13 @@
 //! is opt-in through the `unsafe` [`RandomAccessOptions::mmap`].
 //!
 //! **How it fails**: a directory is refused at open ([`Error::IsDirectory`]); read errors
-//! (`EIO`) are [`Error::Io`]; reading at or past the end returns 0 bytes, not an error.
+//! (`EIO`) are [`Error::Io`], a guarded map's lost page [`Error::FileShrank`], each naming
+//! the path the file was opened by ([`Error::path`]; its [`Error::cause`] is the variant);
+//! reading at or past the end returns 0 bytes, not an error.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::time::Instant;
@@ -51,6 +55,7 @@ use memmap2::Mmap;
 
 use super::auto::Choice;
 use super::direct::DirectReader;
+use super::map_cost::MapTurn;
 use super::measured::{self, Measured};
 use super::{Error, Result, open_error, retry_eintr};
 
@@ -205,6 +210,7 @@ impl RandomAccessOptions {
         let len = meta.len();
         let mut file = RandomAccessFile {
             file,
+            path: path.to_path_buf(),
             len,
             map: None,
             direct: None,
@@ -234,7 +240,7 @@ impl RandomAccessOptions {
             Some(Backing::Direct) => file.direct = Some(DirectReader::open(&file.file)?),
             None => {
                 // One look at the page cache serves the start and the O_DIRECT offer.
-                let cached = crate::cache::residency_sampled(&file.file).ok();
+                let cached = crate::cache::residency_windows(&file.file).ok();
                 let choice = super::auto::choose_cached(len, cached);
                 // Advised MADV_RANDOM: a trial's turns on a file not in memory must not
                 // read ahead megabytes per fault.
@@ -305,6 +311,8 @@ struct Mapped {
 #[derive(Debug)]
 pub struct RandomAccessFile {
     file: File,
+    /// The path it was opened by, which its read errors name.
+    path: PathBuf,
     len: u64,
     map: Option<Mapped>,
     /// The same file opened with `O_DIRECT`, when that backing is asked for or offered.
@@ -319,11 +327,13 @@ pub struct RandomAccessFile {
 impl RandomAccessFile {
     /// Opens `path` with a measured backing: its first reads take turns among `pread`, a
     /// map advised `MADV_RANDOM` and, for a file not in the page cache, `O_DIRECT`, and
-    /// the fastest serves; the turns come back now and then, so a file that warms or is
-    /// evicted while open is followed. Until the first turns
-    /// end, the backing `iolab bench random` measured fastest here for a file of its size
-    /// serves, else a map for a file in the page cache and `pread` for one that is not.
-    /// [`RandomAccessFile::why`] and `Debug` say which and why.
+    /// the fastest serves, the map charged the page faults it would take; the turns come
+    /// back now and then, so a file that warms or is evicted while open, or a hot set
+    /// that would pay for the map's faults, is followed (docs/findings/random.md). The
+    /// backing `iolab bench random` measured fastest here for a file of its size, else a
+    /// map for a file in the page cache and `pread` for one that is not, is the one the
+    /// first trial keeps within its margin. [`RandomAccessFile::why`] and `Debug` say which
+    /// and why.
     ///
     /// A map used here is safe without any promise: [`RandomAccessFile::read`] copies
     /// from it into `scratch` under the `SIGBUS` guard, and a file that shrank gives
@@ -358,7 +368,7 @@ impl RandomAccessFile {
 
     /// Reads up to `scratch.len()` bytes at `offset` and returns them: a slice of the map
     /// (no copy) for an unguarded map, else the filled start of `scratch`. Fewer bytes
-    /// only at the end of the file; none at or past it.
+    /// only at the end of the file; none at or past it. An error names the file's path.
     pub fn read<'a>(&'a self, offset: u64, scratch: &'a mut [u8]) -> Result<&'a [u8]> {
         match &self.map {
             Some(mapped) if mapped.guard.is_none() => {
@@ -372,14 +382,23 @@ impl RandomAccessFile {
     }
 
     /// Copies up to `buf.len()` bytes at `offset` into `buf` and returns how many. Fewer
-    /// only at the end of the file; 0 at or past it.
+    /// only at the end of the file; 0 at or past it. An error names the file's path.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_measured(offset, buf)
+            .map_err(|e| e.at(&self.path))
+    }
+
+    /// [`RandomAccessFile::read_at`] without the path on errors.
+    fn read_measured(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let Some(measured) = &self.measured else {
             return self.read_by(self.backing(), offset, buf, None);
         };
-        let (backing, timed) = measured.pick(|| crate::cache::residency_sampled(&self.file).ok());
-        if timed || measured.noting(backing) {
-            measured.note(offset);
+        let cached = || crate::cache::residency_windows(&self.file).ok();
+        let (backing, timed) = measured.pick(offset, cached);
+        if let (Backing::Mmap, true, Some(mapped)) = (backing, timed, &self.map)
+            && let Some(plan) = measured.map_turn_plan()
+        {
+            return self.map_turn(measured, mapped, plan, offset, buf);
         }
         let start = timed.then(Instant::now);
         let mut got = self.read_by(backing, offset, buf, Some(self.len));
@@ -390,6 +409,56 @@ impl RandomAccessFile {
             measured.withdraw(Backing::Direct);
             got = self.read_by(Backing::Pread, offset, buf, Some(self.len));
         }
+        got
+    }
+
+    /// A trial's turn of the map on a warm file: timed, with the faults the thread took
+    /// during the copy, a fault-free probe copy before it (at `plan.0`) and, after a fault,
+    /// how much the fault mapped (when `plan.1`; [`super::map_cost`]).
+    fn map_turn(
+        &self,
+        measured: &Measured,
+        mapped: &Mapped,
+        (probe_at, wants_run): (Option<u64>, bool),
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<usize> {
+        use crate::sys::faults::{mapped_run, thread_minor_faults};
+        let len = window(&mapped.map, offset, buf.len()).len();
+        // The caller's buffer written first (each byte as it is), so that its own
+        // first-touch fault is not charged to the map.
+        for i in (0..len).step_by(4096) {
+            buf[i] = std::hint::black_box(buf[i]);
+        }
+        // The probe copies into the bytes the read then overwrites.
+        let probe_ns = probe_at.and_then(|at| {
+            let before = thread_minor_faults();
+            let start = Instant::now();
+            let src = window(&mapped.map, at, len);
+            buf[..src.len()].copy_from_slice(src);
+            std::hint::black_box(&mut buf[..]);
+            let ns = start.elapsed().as_nanos() as u64;
+            (thread_minor_faults() == before).then_some(ns)
+        });
+        let before = thread_minor_faults();
+        let start = Instant::now();
+        let got = self.read_by(Backing::Mmap, offset, buf, Some(self.len));
+        let ns = start.elapsed().as_nanos() as u64;
+        let faults = thread_minor_faults().saturating_sub(before);
+        let run_pages = if faults > 0 && wants_run && len > 0 {
+            let base = mapped.map.as_ptr();
+            // `offset` is inside the map: `len > 0`.
+            mapped_run(base, mapped.map.len(), base.wrapping_add(offset as usize))
+        } else {
+            None
+        };
+        measured.record_map(MapTurn {
+            ns,
+            faults,
+            offset,
+            probe_ns,
+            run_pages,
+        });
         got
     }
 

@@ -33,6 +33,7 @@ pub mod many;
 pub mod mmap;
 pub mod mmap_parallel;
 pub mod pread_parallel;
+pub mod provenance;
 pub mod readv;
 pub(crate) mod ring;
 pub mod stream;

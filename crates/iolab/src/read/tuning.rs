@@ -12,6 +12,10 @@
 //! it while the machine is the same one: same kernel release, same number of cores, same
 //! CPU model ([`load_checked`] says why not otherwise); a winner a device decides (the
 //! edit strategies, the durable policy) only for files on the device it was measured on.
+//! And only when this user, this iolab and this machine wrote it ([`Provenance`]): a
+//! profile whose file another user owns, or that another user, iolab version or machine
+//! wrote, or that does not say who wrote it, is ignored with the reason
+//! ([`super::provenance`]; issue 48).
 //! The file is small and advisory: a missing, unreadable or stale one is ignored, never an
 //! error. Files written before size classes existed (`warm`/`cold` at the top level) have
 //! their count winners ignored: they were recorded without the noise rule.
@@ -25,6 +29,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::read::CountMethod;
+pub use crate::read::provenance::Provenance;
 
 /// The smallest data set whose winners are worth remembering: 256 MiB. Smaller files are
 /// dominated by fixed costs and their winners say little about big files.
@@ -71,6 +76,10 @@ pub struct Tuning {
     /// 26 Nov 2026, which are not used.
     #[serde(default)]
     pub cpu_model: String,
+    /// Who wrote it: user, iolab version and machine; `None` in profiles from before
+    /// 28 Nov 2026, which are not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<Provenance>,
     /// The `count` suite's winners, one per cache state and size class at most.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub count: Vec<CountWinner>,
@@ -352,15 +361,25 @@ pub fn load() -> Option<Tuning> {
     load_checked().ok()
 }
 
-/// The remembered winners, or why there are none to follow: no profile yet, or one
-/// measured under another kernel, core count or CPU.
+/// The remembered winners, or why there are none to follow: no profile yet; one this
+/// user, this iolab or this machine did not write ([`Provenance::check`]); or one measured
+/// under another kernel, core count or CPU.
 pub fn load_checked() -> Result<Tuning, String> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
     let path = cache_dir()
         .ok_or("no cache folder (neither XDG_CACHE_HOME nor HOME)")?
         .join(FILE_NAME);
-    let text = std::fs::read(&path).map_err(|_| "no profile of this machine yet".to_string())?;
-    let tuning: Tuning = serde_json::from_slice(&text)
-        .map_err(|e| format!("the profile {} is unreadable: {e}", path.display()))?;
+    let mut file =
+        std::fs::File::open(&path).map_err(|_| "no profile of this machine yet".to_string())?;
+    let unreadable =
+        |e: &dyn std::fmt::Display| format!("the profile {} is unreadable: {e}", path.display());
+    // The owner of the file read, not of the path looked up again.
+    let owner = file.metadata().map_err(|e| unreadable(&e))?.uid();
+    let mut text = Vec::new();
+    file.read_to_end(&mut text).map_err(|e| unreadable(&e))?;
+    let tuning: Tuning = serde_json::from_slice(&text).map_err(|e| unreadable(&e))?;
+    Provenance::check(tuning.written_by.as_ref(), owner, &path)?;
     let (kernel, cpu) = (kernel_release(), cpu_model());
     if tuning.kernel_release != kernel {
         return Err(format!(
@@ -393,8 +412,9 @@ pub fn cpu_model() -> String {
     crate::sysinfo::cpu::model_name().unwrap_or_default()
 }
 
-/// Rewrites the profile with `change` applied, measured now on this machine: a profile of
-/// another machine is started afresh.
+/// Rewrites the profile with `change` applied, measured now on this machine by this user
+/// and iolab: a profile this process would not follow (another machine, user or version)
+/// is started afresh.
 fn update(change: impl FnOnce(&mut Tuning)) -> std::io::Result<Option<PathBuf>> {
     let mut tuning = load().unwrap_or_default();
     change(&mut tuning);
@@ -402,6 +422,7 @@ fn update(change: impl FnOnce(&mut Tuning)) -> std::io::Result<Option<PathBuf>> 
     tuning.kernel_release = kernel_release();
     tuning.cores = cores();
     tuning.cpu_model = cpu_model();
+    tuning.written_by = Some(Provenance::here());
     write(tuning)
 }
 

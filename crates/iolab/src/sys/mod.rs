@@ -2,6 +2,7 @@
 //! imports no other part of iolab: everything else may build on it.
 
 pub mod dio;
+pub(crate) mod faults;
 pub mod fiemap;
 pub mod lease;
 pub(crate) mod procfs;
