@@ -225,10 +225,20 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
             stderr.contains("processes (calls, bytes and time"),
             "{stderr}"
         );
-        assert!(stderr.contains("  by: pid "), "{stderr}");
-        assert!(stderr.contains("1. small-writes: "), "{stderr}");
-        assert!(stderr.contains("basis: "), "{stderr}");
         let v = json(&report);
+        // Shown when its saving is 2% of the run or more: on a loaded machine (under ptrace
+        // each stop waits for the tracer) the run's wall time grows and the same saving can
+        // fall under; the summary then counts it among the hidden ones.
+        if v["findings"][0]["shown"] == true {
+            assert!(stderr.contains("  by: pid "), "{stderr}");
+            assert!(stderr.contains("1. small-writes: "), "{stderr}");
+            assert!(stderr.contains("basis: "), "{stderr}");
+        } else {
+            assert!(
+                stderr.contains("1 finding that would save under 2% of the run each"),
+                "{stderr}"
+            );
+        }
         for key in [
             "command",
             "exit_code",

@@ -122,9 +122,21 @@ pub fn scratch() -> TempDir {
 }
 
 /// A scratch folder every user can enter (mode 0755), for files an unprivileged child
-/// must reach. `tempfile` makes folders 0700.
+/// must reach. `tempfile` makes folders 0700. It is under [`scratch`]'s folder when every
+/// folder above that one lets others pass, else under [`std::env::temp_dir`] (a clone in a
+/// `mktemp -d` folder, 0700, would shut them out).
 pub fn public_scratch() -> TempDir {
     let dir = scratch();
+    let reachable = dir
+        .path()
+        .ancestors()
+        .skip(1)
+        .all(|a| fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+    let dir = if reachable {
+        dir
+    } else {
+        tempfile::tempdir().expect("cannot make a scratch folder in the temporary directory")
+    };
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
