@@ -15,6 +15,17 @@ use iolab::Error;
 use iolab::lab::file::random_access::starting_choice;
 use iolab::lab::file::{Backing, RandomAccessFile, RandomAccessOptions};
 
+/// Saves a profile (of this user, version and machine) whose warm winner is a plain map.
+fn save_plain_map_as_warm_winner() {
+    let winner = iolab::lab::read::tuning::RandomWinner {
+        size_class: "warm".to_string(),
+        method: "mmap".to_string(),
+        iops: 1.0,
+    };
+    iolab::lab::read::tuning::save_random(iolab::lab::read::tuning::MIN_BYTES, vec![winner])
+        .unwrap();
+}
+
 /// Set (to a cache folder) for the re-executed child of
 /// [`a_guarded_map_chosen_by_open_turns_a_truncation_into_file_shrank`].
 const SHRINK_CHILD_ENV: &str = "IOLAB_FILE_SHRINK_CACHE";
@@ -31,13 +42,7 @@ fn shrink_child() {
     // A plain map's win (it ties MADV_RANDOM warm) starts a map advised MADV_RANDOM: read
     // ahead, a trial's turns on a file not in memory faulted in megabytes each (a default
     // run at 16:52 UTC, 26 Nov: 0.02x cold).
-    let winner = iolab::lab::read::tuning::RandomWinner {
-        size_class: "warm".to_string(),
-        method: "mmap".to_string(),
-        iops: 1.0,
-    };
-    iolab::lab::read::tuning::save_random(iolab::lab::read::tuning::MIN_BYTES, vec![winner])
-        .unwrap();
+    save_plain_map_as_warm_winner();
     let path = Path::new(&cache).join("table");
     fs::write(&path, vec![7u8; 1 << 20]).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();
@@ -190,13 +195,7 @@ fn profile_child() {
     let Some(cache) = std::env::var_os(PROFILE_CHILD_ENV) else {
         return;
     };
-    let winner = iolab::lab::read::tuning::RandomWinner {
-        size_class: "warm".to_string(),
-        method: "mmap".to_string(),
-        iops: 1.0,
-    };
-    iolab::lab::read::tuning::save_random(iolab::lab::read::tuning::MIN_BYTES, vec![winner])
-        .unwrap();
+    save_plain_map_as_warm_winner();
     let path = Path::new(&cache).join("table");
     fs::write(&path, vec![3u8; 16 << 20]).unwrap();
     iolab::lab::cache::warm(&path).unwrap();
