@@ -41,7 +41,8 @@ pub fn fd_facts(tid: i32, fd: i32) -> Option<FdFacts> {
     let rdev = meta.rdev();
     let kind = Kind::from_mode(meta.mode(), libc::major(rdev));
     Some(FdFacts {
-        key: TargetKey::from_stat(meta.dev(), meta.ino()),
+        key: TargetKey::from_stat(meta.dev(), meta.ino())
+            .with_life(TargetKey::life_from_birth(meta.created().ok())),
         kind,
         path: path.to_string_lossy().into_owned(),
         size: if kind == Kind::File { meta.size() } else { 0 },

@@ -90,10 +90,12 @@ serde_by_name!(Kind, |n| n.parse().ok());
 serde_by_name!(Sys, Sys::from_name);
 
 /// A target's identity: the device and inode number, as the kernel knows them (a pipe's
-/// inode lives on the kernel's pipe file system, so every pipe is a target of its own). An
-/// inode number that a file system frees and gives to a new file during the run names two
-/// targets under the eBPF backend, which tells them apart by the inode's generation (what
-/// `stat` does not show).
+/// inode lives on the kernel's pipe file system, so every pipe is a target of its own), and
+/// which life of that inode number: a file lives from its creation to the unlink or
+/// rename-over that ends it, and an inode number a file system frees and gives to a new
+/// file during the run names another file. The eBPF backend tells lives apart by the
+/// inode's generation (what `stat` does not show), the ptrace backend by its birth time
+/// (`statx`'s `btime`).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -104,6 +106,13 @@ pub struct TargetKey {
     pub minor: u32,
     /// The inode number.
     pub ino: u64,
+    /// Which life of the inode number (0: unknown, or the only one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub life: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl TargetKey {
@@ -114,6 +123,7 @@ impl TargetKey {
             major: (dev >> 20) as u32,
             minor: (dev & 0xf_ffff) as u32,
             ino,
+            life: 0,
         }
     }
 
@@ -123,7 +133,29 @@ impl TargetKey {
             major: libc::major(dev),
             minor: libc::minor(dev),
             ino,
+            life: 0,
         }
+    }
+
+    /// The same inode number in its life `life`.
+    pub fn with_life(self, life: u32) -> TargetKey {
+        TargetKey { life, ..self }
+    }
+
+    /// The life of a file born at `born` (its `statx` birth time, where the file system
+    /// keeps one): its nanoseconds since the epoch, folded into 32 bits (two files that
+    /// shared an inode number in one run were born at different times).
+    pub fn life_from_birth(born: Option<std::time::SystemTime>) -> u32 {
+        born.and_then(|b| b.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| {
+                let n = d.as_nanos();
+                ((n ^ (n >> 32)) as u32).max(1)
+            })
+    }
+
+    /// Whether `other` is the same device and inode number, whatever the lives.
+    pub fn same_inode(&self, other: &TargetKey) -> bool {
+        (self.major, self.minor, self.ino) == (other.major, other.minor, other.ino)
     }
 }
 

@@ -67,38 +67,45 @@ struct Entry {
     how: String,
 }
 
-/// The targets as the replay of the changes needs them: every inode's group, the inodes a
-/// path named.
+/// The targets as the replay of the changes needs them: each file's (each life's) target
+/// and group, and the lives a path named when first seen.
 struct Index<'a> {
+    trace: &'a Trace,
     groups: &'a [Group],
+    target_of: HashMap<TargetKey, usize>,
     group_of: HashMap<TargetKey, usize>,
     by_path: HashMap<&'a str, Vec<TargetKey>>,
 }
 
 impl<'a> Index<'a> {
     fn new(trace: &'a Trace, groups: &'a [Group]) -> Index<'a> {
+        let mut target_of = HashMap::new();
         let mut group_of = HashMap::new();
         let mut by_path: HashMap<&str, Vec<TargetKey>> = HashMap::new();
         for (g, group) in groups.iter().enumerate() {
             for &m in &group.members {
                 let t = &trace.targets[m];
                 if let Some(k) = t.key {
+                    target_of.insert(k, m);
                     group_of.insert(k, g);
                     by_path.entry(t.path.as_str()).or_default().push(k);
                 }
             }
         }
         Index {
+            trace,
             groups,
+            target_of,
             group_of,
             by_path,
         }
     }
 
+    /// The path of the file `k` when first seen: where it was made, for a file made.
     fn path_of(&self, k: TargetKey) -> Option<String> {
-        self.group_of
+        self.target_of
             .get(&k)
-            .map(|&g| self.groups[g].target.path.clone())
+            .map(|&i| self.trace.targets[i].path.clone())
     }
 
     fn is_dir(&self, k: TargetKey) -> bool {
@@ -106,6 +113,25 @@ impl<'a> Index<'a> {
             .get(&k)
             .is_some_and(|&g| self.groups[g].target.kind == Some(Kind::Directory))
     }
+
+    /// Bytes written to the file `k` in its life.
+    fn written(&self, k: TargetKey) -> u64 {
+        self.target_of
+            .get(&k)
+            .map_or(0, |&i| self.trace.targets[i].write.bytes)
+    }
+}
+
+/// The renames of one group's files while written since their last sync.
+struct Unsynced {
+    group: usize,
+    /// How many (one per rename).
+    times: u64,
+    /// Bytes the files renamed had been written in their lives.
+    bytes: u64,
+    /// The last one's old and new names.
+    from: String,
+    to: String,
 }
 
 /// The state of the files as the changes are replayed in order.
@@ -119,8 +145,12 @@ struct Replay {
     truncated: HashMap<TargetKey, bool>,
     /// Names made or renamed in each folder since its last sync.
     waiting: HashMap<String, Vec<Entry>>,
-    /// Per group: how many renames of it were unsynced, and the last one's new name.
-    renamed_unsynced: Vec<(usize, u64, String)>,
+    /// The file each path names, as the replay has seen it made and renamed.
+    names: HashMap<String, TargetKey>,
+    /// Files made during the run.
+    made: HashSet<TargetKey>,
+    /// Renames of files written since their last sync.
+    renamed_unsynced: Vec<Unsynced>,
     /// Groups truncated, written again and synced.
     rewritten: Vec<usize>,
     /// Inodes renamed.
@@ -139,12 +169,15 @@ impl Replay {
     fn apply(&mut self, ix: &Index<'_>, change: &Change) {
         match change {
             Change::Created { file } => {
-                // A new file: an inode number freed and given again starts clean.
+                // A new file (a new life: the backends tell an inode number given again
+                // apart, and one seen again starts clean all the same).
                 self.dirty.remove(file);
                 self.synced.remove(file);
                 self.truncated.remove(file);
                 self.renamed.remove(file);
+                self.made.insert(*file);
                 if let Some(path) = ix.path_of(*file) {
+                    self.names.insert(path.clone(), *file);
                     self.waiting.entry(parent(&path)).or_default().push(Entry {
                         file: *file,
                         path,
@@ -203,30 +236,60 @@ impl Replay {
         });
     }
 
-    /// `from` renamed to `to`: unsynced if written since its last sync; a name waiting for
-    /// `to`'s folder.
-    fn renamed(&mut self, ix: &Index<'_>, from: &str, to: &str) {
-        let keys = ix.by_path.get(from).cloned().unwrap_or_default();
-        for k in keys {
-            if self.dirty.contains(&k)
-                && let Some(&g) = ix.group_of.get(&k)
-            {
-                match self.renamed_unsynced.iter_mut().find(|r| r.0 == g) {
-                    Some(r) => {
-                        r.1 += 1;
-                        r.2 = to.to_string();
-                    }
-                    None => self.renamed_unsynced.push((g, 1, to.to_string())),
-                }
-            }
-            self.renamed.insert(k);
-            self.truncated.remove(&k);
-            self.waiting.entry(parent(to)).or_default().push(Entry {
-                file: k,
-                path: to.to_string(),
-                how: format!("renamed from {from}"),
-            });
+    /// The file `path` names: the one made or renamed there last, else the one file
+    /// first seen there that was not made during the run (a file that was there before);
+    /// none when that is not one file, or it is a folder.
+    fn named(&self, ix: &Index<'_>, path: &str) -> Option<TargetKey> {
+        if let Some(&k) = self.names.get(path) {
+            return Some(k);
         }
+        let mut before = ix
+            .by_path
+            .get(path)?
+            .iter()
+            .filter(|k| !self.made.contains(k) && !self.renamed.contains(k) && !ix.is_dir(**k));
+        let one = *before.next()?;
+        before.next().is_none().then_some(one)
+    }
+
+    /// `from` renamed to `to`: the file `from` named moves to `to` (the one `to` named
+    /// ends); unsynced if written since its last sync; a name waiting for `to`'s folder.
+    fn renamed(&mut self, ix: &Index<'_>, from: &str, to: &str) {
+        let Some(k) = self.named(ix, from) else {
+            // A folder, or a file this trace cannot name: no claim about it.
+            self.names.remove(from);
+            self.names.remove(to);
+            return;
+        };
+        self.names.remove(from);
+        self.names.insert(to.to_string(), k);
+        if self.dirty.contains(&k)
+            && let Some(&g) = ix.group_of.get(&k)
+        {
+            let bytes = ix.written(k);
+            match self.renamed_unsynced.iter_mut().find(|r| r.group == g) {
+                Some(r) => {
+                    r.times += 1;
+                    r.bytes += bytes;
+                    r.from = from.to_string();
+                    r.to = to.to_string();
+                }
+                None => self.renamed_unsynced.push(Unsynced {
+                    group: g,
+                    times: 1,
+                    bytes,
+                    from: from.to_string(),
+                    to: to.to_string(),
+                }),
+            }
+        }
+        self.renamed.insert(k);
+        self.truncated.remove(&k);
+        self.waiting.entry(parent(to)).or_default().push(Entry {
+            file: k,
+            path: to.to_string(),
+            how: format!("renamed from {from}"),
+        });
     }
 }
 
@@ -241,30 +304,37 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
     for e in &trace.seen.events {
         r.apply(&ix, &e.change);
     }
-    renames_before_sync(&r, groups, out);
+    renames_before_sync(&r, out);
     unsynced_directories(&mut r, &ix, out);
     rewrites_in_place(&r, groups, out);
 }
 
-fn renames_before_sync(r: &Replay, groups: &[Group], out: &mut Vec<Pattern>) {
-    for (g, times, to) in &r.renamed_unsynced {
-        if !durable_place(to) {
+fn renames_before_sync(r: &Replay, out: &mut Vec<Pattern>) {
+    for u in &r.renamed_unsynced {
+        if !durable_place(&u.to) {
             continue;
         }
-        let t = &groups[*g].target;
-        let mut p = Pattern::new(FindingKind::RenameBeforeSync, *g);
-        p.count = *times;
-        p.note = format!(
-            "wrote {} to {} and renamed it to {to}{} with no fsync or fdatasync of it between: \
-             the rename can reach the disk before the data",
-            iolab::lab::units::format_bytes(t.write.bytes),
-            t.path,
-            if *times > 1 {
-                format!(" ({times} times, each written since its last sync)")
-            } else {
-                String::new()
-            }
-        );
+        let mut p = Pattern::new(FindingKind::RenameBeforeSync, u.group);
+        p.count = u.times;
+        p.note = if u.times > 1 {
+            format!(
+                "renamed {} to {} {} times, each time written since its last sync ({} written \
+                 to those files), with no fsync or fdatasync of it between: the rename can \
+                 reach the disk before the data",
+                u.from,
+                u.to,
+                u.times,
+                iolab::lab::units::format_bytes(u.bytes),
+            )
+        } else {
+            format!(
+                "wrote {} to {} and renamed it to {} with no fsync or fdatasync of it between: \
+                 the rename can reach the disk before the data",
+                iolab::lab::units::format_bytes(u.bytes),
+                u.from,
+                u.to,
+            )
+        };
         out.push(p);
     }
 }
@@ -273,10 +343,21 @@ fn unsynced_directories(r: &mut Replay, ix: &Index<'_>, out: &mut Vec<Pattern>) 
     let mut dirs: Vec<(String, Vec<Entry>)> = r.waiting.drain().collect();
     dirs.sort_by(|a, b| a.0.cmp(&b.0));
     for (dir, entries) in dirs {
-        let kept: Vec<&Entry> = entries
-            .iter()
-            .filter(|e| r.synced.contains(&e.file) && still_there(&e.path, e.file))
-            .collect();
+        // One per name, its last: a name made again and again is one name; what it names
+        // now (by the replay and on disk) is what must be kept.
+        let mut kept: Vec<&Entry> = Vec::new();
+        for e in entries.iter().rev() {
+            if kept.iter().any(|k| k.path == e.path) {
+                continue;
+            }
+            kept.push(e);
+        }
+        kept.retain(|e| {
+            r.synced.contains(&e.file)
+                && r.names.get(&e.path) == Some(&e.file)
+                && still_there(&e.path, e.file)
+        });
+        kept.reverse();
         let Some(first) = kept.first() else {
             continue;
         };
@@ -290,18 +371,16 @@ fn unsynced_directories(r: &mut Replay, ix: &Index<'_>, out: &mut Vec<Pattern>) 
         p.count = kept.len() as u64;
         p.path = Some(first.path.clone());
         p.note = format!(
-            "{} {} ({}), synced its data, and never synced the directory {dir} after{}",
-            if first.how == "made" {
-                "made"
-            } else {
-                "renamed"
+            "{} {}, synced its data, and never synced the directory {dir} after{}",
+            match first.how.strip_prefix("renamed from ") {
+                Some(from) => format!("renamed {from} to"),
+                None => "made".into(),
             },
             first.path,
-            first.how,
-            if kept.len() > 1 {
-                format!(" (and {} more names in it)", kept.len() - 1)
-            } else {
-                String::new()
+            match kept.len() {
+                1 => String::new(),
+                2 => " (and 1 more name in it)".into(),
+                n => format!(" (and {} more names in it)", n - 1),
             }
         );
         out.push(p);
@@ -374,6 +453,7 @@ mod tests {
             major: 254,
             minor: 0,
             ino,
+            life: trace.targets.len() as u32,
         };
         trace
             .targets
@@ -442,5 +522,100 @@ mod tests {
         // A lost change: no judgement.
         trace.seen.events_lost = 1;
         assert!(kinds(&trace).is_empty());
+    }
+
+    fn replay(trace: &mut Trace, changes: Vec<Change>) -> Vec<Pattern> {
+        for (at, change) in changes.into_iter().enumerate() {
+            trace.seen.push(at as u64, 1, change);
+        }
+        let groups = super::super::group(trace);
+        let mut out = Vec::new();
+        detect(trace, &groups, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_lock_file_synced_before_its_rename_is_no_rename_before_sync_whatever_reuses_its_number() {
+        // Git's and the issue's loop: write f{i}.txt (never renamed); for index and master:
+        // write NAME.lock, fsync it, rename it over NAME. Every file made gets the inode
+        // number the rename-over freed last (a new life of it).
+        let d = "/nonexistent-dir";
+        let mut trace = Trace::default();
+        let mut changes = Vec::new();
+        for i in 0..40u64 {
+            let f = file(&mut trace, &format!("{d}/f{i}.txt"), 100 + i % 2);
+            changes.extend([Change::Created { file: f }, Change::Dirtied { file: f }]);
+            for name in ["index", "master"] {
+                let l = file(&mut trace, &format!("{d}/{name}.lock"), 100 + i % 2);
+                changes.extend([
+                    Change::Created { file: l },
+                    Change::Dirtied { file: l },
+                    Change::Synced { file: l },
+                    Change::Renamed {
+                        from: format!("{d}/{name}.lock"),
+                        to: format!("{d}/{name}"),
+                    },
+                ]);
+            }
+        }
+        let found = replay(&mut trace, changes);
+        assert!(
+            found
+                .iter()
+                .all(|p| p.kind != FindingKind::RenameBeforeSync),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_replace_loop_without_sync_is_one_finding_counted_once_per_rename() {
+        let d = "/nonexistent-dir";
+        let mut trace = Trace::default();
+        let mut changes = Vec::new();
+        for i in 0..150u64 {
+            let t = file(&mut trace, &format!("{d}/cfg.tmp"), 7 + i % 3);
+            changes.extend([
+                Change::Created { file: t },
+                Change::Dirtied { file: t },
+                Change::Renamed {
+                    from: format!("{d}/cfg.tmp"),
+                    to: format!("{d}/cfg.json"),
+                },
+            ]);
+        }
+        let found = replay(&mut trace, changes);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, FindingKind::RenameBeforeSync);
+        assert_eq!(found[0].count, 150);
+        assert!(found[0].note.contains("150 times"), "{}", found[0].note);
+    }
+
+    #[test]
+    fn a_folder_renamed_or_an_unknown_file_renamed_is_no_claim() {
+        let d = "/nonexistent-dir";
+        let mut trace = Trace::default();
+        let dir = file(&mut trace, &format!("{d}/sub"), 3);
+        trace.targets[0].kind = Some(Kind::Directory);
+        let a = file(&mut trace, &format!("{d}/a"), 4);
+        let b = file(&mut trace, &format!("{d}/a"), 4);
+        let found = replay(
+            &mut trace,
+            vec![
+                Change::Synced { file: dir },
+                Change::Dirtied { file: a },
+                Change::Dirtied { file: b },
+                Change::Renamed {
+                    from: format!("{d}/sub"),
+                    to: format!("{d}/sub2"),
+                },
+                // Two lives first seen at one path, neither made here: which one moved is
+                // not known, so nothing is said.
+                Change::Renamed {
+                    from: format!("{d}/a"),
+                    to: format!("{d}/b"),
+                },
+            ],
+        );
+        assert!(found.is_empty(), "{found:?}");
     }
 }

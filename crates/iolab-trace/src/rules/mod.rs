@@ -10,7 +10,7 @@
 //! |---|---|---|---|
 //! | `small-writes` | at least [`MIN_CALLS`] writes to one pipe, terminal or file, [`SMALL_SHARE`] of them under [`SMALL_WRITE`] bytes; with a source read in as many calls of the same bytes, a copy loop | a buffered writer, or bigger blocks for a copy | [`writes`] |
 //! | `small-direct-writes` | at least [`MIN_DIRECT`] `O_DIRECT` writes of one file, under [`FIX_BUFFER`] each on average, appending | bigger aligned blocks, `O_DIRECT` kept | [`writes`] |
-//! | `open-churn` | at least [`MIN_OPENS`] opens of one file, one per [`CHURN`] reads or writes or more | open once | [`writes`] |
+//! | `open-churn` | at least [`MIN_OPENS`] opens of one file (one life: not a file made anew each time), one per [`CHURN`] reads or writes or more, [`ONE_PROCESS`] of its calls by one process | open once | [`writes`] |
 //! | `sync-per-record` | at least [`MIN_SYNCS`] syncs (or `O_SYNC`/`O_DSYNC` writes) of one file, under [`SMALL_SYNC_UNIT`] written per sync; or of one folder | group commit | [`syncs`] |
 //! | `small-reads` | at least [`MIN_CALLS`] reads of one file of at least [`LARGE_FILE`], [`SMALL_SHARE`] of them under [`SMALL_READ`] bytes, [`SEQUENTIAL`] of them sequential | bigger reads | [`reads`] |
 //! | `random-reads` | at least [`MIN_CALLS`] reads of one file at scattered offsets ([`SCATTERED`] of the reads that moved data; repeats at one offset and empty reads are not scattered), one at a time | reads in flight together, or a map | [`reads`] |
@@ -73,6 +73,8 @@ pub const MIN_DIRECT: u64 = 100;
 pub const MIN_OPENS: u64 = 100;
 /// Opens per read or write from which a file is opened for each.
 pub const CHURN: f64 = 0.5;
+/// Share of a file's calls one process must make for its opens to be that process's churn.
+pub const ONE_PROCESS: f64 = 0.9;
 /// Records per sync in the group-commit fix.
 pub const GROUP: u64 = 1000;
 /// Share of the run's wall time a finding must save to be shown in the summary.
@@ -342,7 +344,7 @@ impl Analysis {
     pub fn new(trace: &Trace, exact_times: bool) -> Analysis {
         let groups = group(trace);
         let mut patterns = Vec::new();
-        writes::detect(&groups, &mut patterns);
+        writes::detect(trace, &groups, &mut patterns);
         syncs::detect(&groups, &mut patterns);
         reads::detect(&groups, exact_times, &mut patterns);
         rewrite::detect(&groups, &mut patterns);

@@ -42,14 +42,16 @@ fn replacement(groups: &[Group], g: usize) -> Option<usize> {
     let r = &groups[g].target;
     let now = std::fs::metadata(&r.path).ok()?;
     let key = TargetKey::from_stat(now.dev(), now.ino());
-    if groups[g].target.key == Some(key) {
+    if groups[g].target.key.is_some_and(|k| k.same_inode(&key)) {
         return None;
     }
     let last_used = |t: &Target| t.read.last_ns.max(t.write.last_ns);
     groups
         .iter()
         .enumerate()
-        .filter(|(_, w)| w.target.kind == Some(Kind::File) && w.target.key == Some(key))
+        .filter(|(_, w)| {
+            w.target.kind == Some(Kind::File) && w.target.key.is_some_and(|k| k.same_inode(&key))
+        })
         .max_by_key(|(_, w)| last_used(&w.target))
         .map(|(w, _)| w)
         .filter(|&w| w != g)

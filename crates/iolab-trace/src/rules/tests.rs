@@ -12,6 +12,7 @@ fn target(kind: Kind, path: &str, ino: u64) -> Target {
             major: 254,
             minor: 0,
             ino,
+            life: 0,
         }),
         Some(kind),
         path,

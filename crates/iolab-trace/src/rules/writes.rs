@@ -15,11 +15,11 @@
 
 use super::{
     CHURN, Estimate, FIX_BLOCK, FIX_BUFFER, FindingKind, Group, MIN_CALLS, MIN_DIRECT, MIN_OPENS,
-    MIN_SYNCS, Pattern, SEQUENTIAL, SMALL_SHARE, SMALL_SYNC_UNIT, SMALL_WRITE, calls_text, folder,
-    in_calls,
+    MIN_SYNCS, ONE_PROCESS, Pattern, SEQUENTIAL, SMALL_SHARE, SMALL_SYNC_UNIT, SMALL_WRITE,
+    calls_text, folder, in_calls,
 };
 use crate::costs::{Costs, Figure, Need};
-use crate::model::{Kind, Target};
+use crate::model::{Kind, Target, Trace};
 use crate::syscalls::Sys;
 use iolab::lab::append::Strategy as AppendStrategy;
 use iolab::lab::snippet;
@@ -104,7 +104,23 @@ fn churn_partners(groups: &[Group], g: usize, opens: u64) -> Vec<usize> {
         .collect()
 }
 
-pub(super) fn detect(groups: &[Group], out: &mut Vec<Pattern>) {
+/// Whether one file of the group (one life: not a file made anew each time, as a
+/// replace by rename makes one) was opened again and again around its reads and writes,
+/// by one process (not one open by each of many processes).
+fn churned(trace: &Trace, group: &Group) -> bool {
+    group.members.iter().any(|&m| {
+        let t = &trace.targets[m];
+        let data_calls = t.read.calls + t.write.calls;
+        let calls: u64 = t.by_process.values().map(|u| u.calls).sum();
+        let one = t.by_process.values().map(|u| u.calls).max().unwrap_or(0);
+        t.opens >= MIN_OPENS
+            && data_calls >= MIN_OPENS
+            && t.opens as f64 >= CHURN * data_calls as f64
+            && one as f64 >= ONE_PROCESS * calls as f64
+    })
+}
+
+pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
     for (g, group) in groups.iter().enumerate() {
         let t = &group.target;
         let kind = t.kind_or_other();
@@ -132,12 +148,7 @@ pub(super) fn detect(groups: &[Group], out: &mut Vec<Pattern>) {
         {
             out.push(Pattern::new(FindingKind::SmallDirectWrites, g));
         }
-        let data_calls = t.read.calls + w.calls;
-        if kind == Kind::File
-            && t.opens >= MIN_OPENS
-            && data_calls >= MIN_OPENS
-            && t.opens as f64 >= CHURN * data_calls as f64
-        {
+        if kind == Kind::File && churned(trace, group) {
             let mut p = Pattern::new(FindingKind::OpenChurn, g);
             p.partners = churn_partners(groups, g, t.opens);
             out.push(p);

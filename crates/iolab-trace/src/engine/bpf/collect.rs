@@ -154,7 +154,7 @@ fn target(key: Key, s: &Stats, start: u64) -> Target {
     let (major, minor) = ((s.rdev >> 20), (s.rdev & 0xf_ffff));
     let kind = Kind::from_mode(s.mode, major);
     let mut t = Target::new(
-        Some(TargetKey::from_kernel_dev(key.dev, key.ino)),
+        Some(TargetKey::from_kernel_dev(key.dev, key.ino).with_life(key.generation)),
         Some(kind),
         "",
     );
@@ -245,7 +245,7 @@ pub fn trace(
         if t.path.is_empty() {
             t.path = t
                 .key
-                .and_then(|k| names.get(&k).cloned())
+                .and_then(|k| names.get(&k.with_life(0)).cloned())
                 .unwrap_or_else(|| describe(&t));
         }
         index.insert(key, trace.targets.len());
@@ -290,7 +290,7 @@ pub fn trace(
     for item in faults.iter() {
         let (k, f) = item.map_err(err)?;
         trace.seen.faults.push(Faults {
-            target: TargetKey::from_kernel_dev(k.dev, k.ino),
+            target: TargetKey::from_kernel_dev(k.dev, k.ino).with_life(k.generation),
             faults: f.faults,
             pages_read: f.added,
             far: f.far,

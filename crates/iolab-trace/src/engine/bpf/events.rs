@@ -99,7 +99,7 @@ pub fn fold(
     events.sort_by_key(|e| e.at);
     for e in events.iter() {
         let at = e.at.saturating_sub(start);
-        let file = TargetKey::from_kernel_dev(e.key.dev, e.key.ino);
+        let file = TargetKey::from_kernel_dev(e.key.dev, e.key.ino).with_life(e.key.generation);
         let change = match e.kind {
             kind::EXEC => {
                 let name = text(&e.data);
@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(seen.processes[&6].parent, Some(5));
         assert_eq!(seen.lookups.paths["/etc/x"].errno, 2);
         let changes: Vec<&Change> = seen.events.iter().map(|e| &e.change).collect();
-        let file = TargetKey::from_kernel_dev(7, 9);
+        let file = TargetKey::from_kernel_dev(7, 9).with_life(1);
         assert_eq!(
             changes,
             [

@@ -212,7 +212,7 @@ fn load() -> Result<(Ebpf, bool)> {
 pub fn run(command: &Command, reason: String) -> Result<Outcome> {
     let names: HashMap<_, _> = procfs::own_fds(64)
         .into_iter()
-        .map(|f| (f.key, f.path))
+        .map(|f| (f.key.with_life(0), f.path))
         .collect();
     let setup_started = Instant::now();
     let (mut ebpf, faults) = load()?;
