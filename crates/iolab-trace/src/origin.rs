@@ -19,7 +19,9 @@ pub fn offending_calls(kind: &str) -> &'static [&'static str] {
     match kind {
         "small-writes" | "small-direct-writes" => WRITES,
         "small-reads" | "random-reads" | "read-twice" | "whole-file-rewrite" => READS,
-        "sync-per-record" | "unsynced-directory" => &["fsync", "fdatasync", "sync_file_range"],
+        "sync-per-record" | "unsynced-directory" => {
+            &["fsync", "fdatasync", "sync_file_range", "msync"]
+        }
         "open-churn" | "rename-before-sync" | "rewrite-in-place" => &["openat", "open", "creat"],
         _ => &[],
     }

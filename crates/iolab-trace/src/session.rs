@@ -1,16 +1,14 @@
 //! One `iolab trace`: resolve the command, run it under the backend, recognise the
 //! patterns, gather the figures their estimates need, and make the report.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::backend::{Backend, Choice, RunOptions};
 use crate::costs::{Costs, bench};
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::launch::Command;
-use crate::program::{Program, Recognised};
 use crate::report::Report;
 use crate::rules;
 use crate::signals;
@@ -77,13 +75,7 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     )?;
     let analysis = rules::Analysis::new(&outcome.trace, outcome.backend == Backend::Bpf);
     let mut notes: Vec<String> = engine::ptrace_note(&outcome).into_iter().collect();
-    if outcome.trace.seen.events_lost > 0 {
-        notes.push(format!(
-            "{} changes to files were lost (a full ring): the durability rules were not \
-             applied, since a lost sync could make a synced file look unsynced",
-            outcome.trace.seen.events_lost
-        ));
-    }
+    notes.extend(analysis.notes.iter().cloned());
     let calibrate = options.calibrate && outcome.interrupted.is_none();
     if options.calibrate && !calibrate && !analysis.patterns.is_empty() {
         notes.push("interrupted: no calibration, estimates only from iolab bench results".into());
@@ -94,49 +86,24 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
             "the calibration was interrupted (signal {signal}): the figure it was measuring has fewer samples, the ones after it are missing"
         ));
     }
-    // A finding's share is of the run as it would have been untraced.
-    let mut findings = analysis.findings(&costs, outcome.untraced_wall());
     let args: Vec<String> = words
         .iter()
         .skip(1)
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
-    let unbuffered = std::env::var_os("PYTHONUNBUFFERED").is_some_and(|v| !v.is_empty());
-    let program = crate::program::recognise(&command.program, &args, unbuffered)
+    let unbuffered_env = std::env::var_os("PYTHONUNBUFFERED").is_some_and(|v| !v.is_empty());
+    let program = crate::program::recognise(&command.program, &args, unbuffered_env)
         .in_run(outcome.trace.tasks.execs);
-    let mut origins = crate::origin::Origins::new(&outcome.trace);
-    let mut programs: HashMap<(String, Vec<String>), Recognised> = HashMap::new();
-    for f in &mut findings {
-        f.processes = origins.processes(&f.keys);
-        f.stacks = origins.stacks(&f.keys, crate::origin::offending_calls(f.kind.name()));
-        // The program of the processes that made the finding's calls, when they all run
-        // one (a pipeline's writer and reader do not); else the command's.
-        // (Many processes: the command's program; each one's would take a scan.)
-        let mut mine = f.processes.iter().take(8).map(|p| {
-            programs
-                .entry((p.exe.clone(), p.args.clone()))
-                .or_insert_with(|| {
-                    let rest = p.args.get(1..).unwrap_or_default();
-                    crate::program::recognise(Path::new(&p.exe), rest, unbuffered)
-                })
-                .clone()
-        });
-        let first = mine.next();
-        let r = match first {
-            Some(one)
-                if f.processes.len() <= 8
-                    && one.program != Program::Unknown
-                    && mine.all(|o| o.program == one.program) =>
-            {
-                one
-            }
-            _ => program.clone(),
-        };
-        f.program = r.program;
-        if let Some(fix) = rules::programs::fix(&r, f) {
-            f.fix = fix;
-        }
-    }
+    let findings = analysis.findings(
+        &costs,
+        &rules::Run {
+            trace: &outcome.trace,
+            // A finding's share is of the run as it would have been untraced.
+            wall: outcome.untraced_wall(),
+            program: &program,
+            unbuffered_env,
+        },
+    );
     Ok(Report {
         command: words
             .iter()

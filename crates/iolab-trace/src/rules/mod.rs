@@ -31,7 +31,10 @@ pub mod programs;
 mod reads;
 mod rewrite;
 mod syncs;
+mod whole;
 mod writes;
+
+pub use whole::Run;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -336,6 +339,8 @@ pub struct Analysis {
     /// Whether the calls' times are the kernel's own (eBPF), or a tracer's estimate of them
     /// (ptrace: some of its stops stay in).
     pub exact_times: bool,
+    /// What the rules could not judge, and why (for the report's notes).
+    pub notes: Vec<String>,
 }
 
 impl Analysis {
@@ -350,11 +355,21 @@ impl Analysis {
         rewrite::detect(&groups, &mut patterns);
         reads::detect_twice(&groups, &mut patterns);
         lookups::detect(trace, &groups, &mut patterns);
-        durability::detect(trace, &groups, &mut patterns);
+        let mut notes = Vec::new();
+        if trace.seen.events_lost > 0 {
+            notes.push(format!(
+                "{} changes to files were lost (a full ring): the durability rules were not \
+                 applied, since a lost sync could make a synced file look unsynced",
+                trace.seen.events_lost
+            ));
+        } else {
+            durability::detect(trace, &groups, &mut patterns);
+        }
         Analysis {
             groups,
             patterns,
             exact_times,
+            notes,
         }
     }
 
@@ -380,13 +395,18 @@ impl Analysis {
         out
     }
 
-    /// The findings, estimated with `costs`, the largest saving first; `wall`: the run's
-    /// wall time (untraced, as near as the backend can tell), for each saving's share.
-    pub fn findings(&self, costs: &Costs, wall: Duration) -> Vec<Finding> {
+    /// The findings of `run`, estimated with `costs` and made whole (processes, stacks,
+    /// the program and its own fix), the largest saving first.
+    pub fn findings(&self, costs: &Costs, run: &Run<'_>) -> Vec<Finding> {
+        let mut whole = whole::Assembler::new(run);
         let mut out: Vec<Finding> = self
             .patterns
             .iter()
-            .map(|p| self.finding(p, costs, wall))
+            .map(|p| {
+                let mut f = self.finding(p, costs, run.wall);
+                whole.complete(&mut f);
+                f
+            })
             .collect();
         let key = |f: &Finding| f.saving_s.unwrap_or(f.estimated_s);
         out.sort_by(|a, b| key(b).total_cmp(&key(a)).then(b.calls.cmp(&a.calls)));

@@ -38,6 +38,12 @@ fn call(t: &Target) -> SyncCall {
     }
 }
 
+/// Whether most of `t`'s syncs were `msync` of a map of it (its records written through
+/// the map, not by calls).
+fn by_msync(t: &Target) -> bool {
+    2 * t.calls_of(Sys::Msync).calls > t.syncs
+}
+
 /// Bytes written per sync.
 fn record(t: &Target) -> u64 {
     (t.write.bytes / t.sync_units().max(1)).max(1)
@@ -89,6 +95,15 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
             seconds(t.sync_ns as f64 * 1e-9),
             seconds(t.sync_ns as f64 * 1e-9 / t.syncs.max(1) as f64)
         )
+    } else if by_msync(t) {
+        format!(
+            "{} msync calls of a shared map of it ({} syncs in all), {} in them ({} each): a \
+             sync per record written through the map",
+            t.calls_of(Sys::Msync).calls,
+            units,
+            seconds(measured_ns as f64 * 1e-9),
+            seconds(measured_ns as f64 * 1e-9 / units.max(1) as f64)
+        )
     } else {
         let how = match call(t) {
             SyncCall::Dsync => format!("{} writes through O_SYNC/O_DSYNC", t.write.synced),
@@ -102,7 +117,13 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
             seconds(measured_ns as f64 * 1e-9 / units.max(1) as f64)
         )
     };
-    let fix = if directory {
+    let fix = if by_msync(t) {
+        format!(
+            "msync the map once per batch of records ({GROUP} here), over the whole range the \
+             batch wrote, not once per record; or write the records with write() and group \
+             their fdatasync"
+        )
+    } else if directory {
         format!(
             "sync the folder once per batch, after the last file of the batch is made or renamed (one transaction for many records), not once per record: {GROUP} records per sync here"
         )

@@ -45,6 +45,21 @@ fn trace(targets: Vec<Target>) -> Trace {
     }
 }
 
+/// The findings of `a` over a run of `wall` whose command is of no known program.
+fn findings(a: &Analysis, costs: &Costs, wall: Duration) -> Vec<Finding> {
+    let trace = Trace::default();
+    let program = crate::program::recognise(std::path::Path::new(""), &[], false);
+    a.findings(
+        costs,
+        &super::Run {
+            trace: &trace,
+            wall,
+            program: &program,
+            unbuffered_env: false,
+        },
+    )
+}
+
 fn kinds(trace: &Trace) -> Vec<FindingKind> {
     Analysis::new(trace, true)
         .patterns
@@ -80,7 +95,7 @@ fn a_copy_loop_pairs_the_small_writes_with_their_source() {
     assert_eq!(a.patterns.len(), 1);
     assert_eq!(a.patterns[0].kind, FindingKind::SmallWrites);
     assert_eq!(a.patterns[0].partners, [0]);
-    let f = a.findings(&Costs::default(), Duration::from_secs(1));
+    let f = findings(&a, &Costs::default(), Duration::from_secs(1));
     assert_eq!(f[0].calls, 40_000);
     assert!(
         f[0].evidence.starts_with("a copy loop"),
@@ -133,7 +148,7 @@ fn small_direct_writes_keep_o_direct_and_are_not_small_writes() {
         [FindingKind::SmallDirectWrites]
     );
     let a = Analysis::new(&trace(vec![f]), true);
-    let e = a.findings(&Costs::default(), Duration::from_secs(1));
+    let e = findings(&a, &Costs::default(), Duration::from_secs(1));
     assert!(e[0].fix.contains("keep O_DIRECT"), "{}", e[0].fix);
 }
 
@@ -177,7 +192,7 @@ fn an_open_per_write_is_churn_with_the_shells_save_and_restore() {
         .collect();
     assert_eq!(churn.len(), 1);
     assert_eq!(churn[0].partners, [1]);
-    let found = a.findings(&Costs::default(), Duration::from_secs(1));
+    let found = findings(&a, &Costs::default(), Duration::from_secs(1));
     let f = found
         .iter()
         .find(|f| f.kind == FindingKind::OpenChurn)
@@ -259,7 +274,7 @@ fn a_file_read_then_truncated_and_rewritten_whole_but_not_written_then_read() {
         [FindingKind::WholeFileRewrite]
     );
     let a = Analysis::new(&trace(vec![f.clone()]), true);
-    let found = a.findings(&Costs::default(), Duration::from_secs(1));
+    let found = findings(&a, &Costs::default(), Duration::from_secs(1));
     assert!(
         found[0].warnings.iter().any(|w| w.contains("truncated")),
         "{:?}",
@@ -281,7 +296,7 @@ fn a_rewrite_at_another_size_is_a_streamed_rewrite() {
     f.open_flags.trunc = 1;
     let a = Analysis::new(&trace(vec![f]), true);
     assert_eq!(a.needs()[1], Need::BigRead);
-    let found = a.findings(&Costs::default(), Duration::from_secs(1));
+    let found = findings(&a, &Costs::default(), Duration::from_secs(1));
     assert!(found[0].fix.contains("rename it over"), "{}", found[0].fix);
 }
 
@@ -310,7 +325,7 @@ fn estimates_use_the_figures_and_say_their_basis() {
             Figure::new(1e-7, 0.0, "made up: 100 ns a round trip"),
         ),
     ]);
-    let f = &a.findings(&costs, Duration::from_millis(100))[0];
+    let f = &findings(&a, &costs, Duration::from_millis(100))[0];
     // Measured: 10 000 × 1 µs; plus 10 000 round trips of 100 ns.
     assert!((f.measured_s - 0.01).abs() < 1e-9);
     assert!((f.estimated_s - 0.011).abs() < 1e-9);
@@ -329,7 +344,7 @@ fn estimates_use_the_figures_and_say_their_basis() {
     );
     assert!(f.library.contains("StdoutWriter"), "{}", f.library);
     // The same finding in a run of 1 s is a minor one (1.1%).
-    let f = &a.findings(&costs, Duration::from_secs(1))[0];
+    let f = &findings(&a, &costs, Duration::from_secs(1))[0];
     assert!(!f.shown);
 }
 
@@ -357,7 +372,7 @@ fn a_saving_counts_at_most_what_the_calibration_says_when_the_calls_waited() {
             Figure::new(0.0, 0.0, "made up"),
         ),
     ]);
-    let f = &a.findings(&costs, Duration::from_secs(1))[0];
+    let f = &findings(&a, &costs, Duration::from_secs(1))[0];
     assert!((f.estimated_s - 0.5).abs() < 1e-9);
     assert!(
         (f.saving_s.unwrap() - 0.02).abs() < 1e-9,
@@ -381,7 +396,7 @@ fn a_pipes_reader_is_told_of_but_not_counted() {
         pipe.read.add(5, ns, i, Place::Stream);
     }
     let a = Analysis::new(&trace(vec![pipe]), true);
-    let f = &a.findings(&Costs::default(), Duration::from_secs(2))[0];
+    let f = &findings(&a, &Costs::default(), Duration::from_secs(2))[0];
     assert_eq!((f.kind, f.calls), (FindingKind::SmallWrites, 1500));
     assert!((f.measured_s - 0.0015).abs() < 1e-9, "{f:?}");
     assert_eq!(f.estimated_s, f.measured_s);

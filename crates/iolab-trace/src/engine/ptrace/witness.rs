@@ -145,8 +145,9 @@ fn parent_of(pid: i32) -> Option<u32> {
 pub struct Witness {
     /// Files written since they were last synced.
     dirty: HashSet<TargetKey>,
-    /// Calls per (process, target), for the stacks' sampling.
-    calls: HashMap<(i32, usize), u64>,
+    /// Calls per (process, target, call), for the stacks' sampling: the first calls of
+    /// each kind (a map's `msync` after its `open` and `mmap`).
+    calls: HashMap<(i32, usize, Sys), u64>,
 }
 
 /// One finished call, as the witness needs it.
@@ -277,7 +278,7 @@ impl Witness {
                 self.written(trace, call, w, flags);
             }
         }
-        let n = self.calls.entry((call.tgid, i)).or_default();
+        let n = self.calls.entry((call.tgid, i, call.sys)).or_default();
         let take = sampled(*n);
         *n += 1;
         if take
