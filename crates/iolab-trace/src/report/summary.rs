@@ -232,22 +232,24 @@ fn write_finding(out: &mut String, n: usize, f: &Finding) {
     let _ = writeln!(out, "{head}{}{kind}", middle(&f.path, room.max(8)));
     out.push_str(&wrap("   ", 5, &f.evidence));
     if let Some(p) = f.processes.first() {
-        let more = f.processes.len() - 1;
-        let by = format!(
-            "pid {} {} ({}){}",
-            p.pid,
-            end(&command_line(&p.exe, &p.args), 60),
-            plural(p.use_.calls, "call", "calls"),
-            if more > 0 {
-                format!(
-                    " and {}",
-                    plural(more as u64, "other process", "other processes")
-                )
-            } else {
-                String::new()
-            }
-        );
-        out.push_str(&wrap("   by: ", 7, &by));
+        // One line: the command line cut at its end to what the rest leaves (the JSON's
+        // `processes` has its words whole).
+        let more = match f.processes.len() - 1 {
+            0 => String::new(),
+            n => format!(
+                " and {}",
+                plural(n as u64, "other process", "other processes")
+            ),
+        };
+        let pid = format!("   by: pid {} ", p.pid);
+        let calls = format!(" ({}){more}", plural(p.use_.calls, "call", "calls"));
+        let room = WIDTH.saturating_sub(width(&pid) + width(&calls)).max(20);
+        let command = end(&command_line(&p.exe, &p.args), room);
+        out.push_str(&wrap(
+            "   by: ",
+            7,
+            &format!("pid {} {command}{calls}", p.pid),
+        ));
     }
     if let Some(s) = f.stacks.first() {
         out.push_str(&wrap("   at: ", 7, &frames_text(s)));
@@ -629,6 +631,31 @@ mod tests {
             }
             for part in parts {
                 assert!(keeps_words(&text, part), "lost words of {part:?}:\n{text}");
+            }
+            // Each label keeps its place, its text's later lines under the text's start.
+            for label in [
+                "   by: pid 4194303 dd ",
+                "   at: ",
+                "   risk: a crash",
+                "     basis: calibrated",
+            ] {
+                assert!(text.contains(&format!("\n{label}")), "{label:?}:\n{text}");
+            }
+            for (label, hang) in [
+                ("   fix: ", 8),
+                ("   note: ", 9),
+                ("     basis: calibrated", 12),
+            ] {
+                let mut lines = text.lines().skip_while(|l| !l.starts_with(label)).skip(1);
+                let next = lines.next().unwrap();
+                assert!(
+                    next.starts_with(&" ".repeat(hang)),
+                    "{label:?}: {next:?}\n{text}"
+                );
+                assert!(
+                    !next[hang..].starts_with(' '),
+                    "{label:?}: {next:?}\n{text}"
+                );
             }
             // The finding's path, shortened on its line to fit; the backend, one short line.
             let heading = text.lines().find(|l| l.starts_with("1. ")).unwrap();

@@ -40,6 +40,28 @@ pub fn end(text: &str, max: usize) -> String {
     out
 }
 
+/// The units the summary writes after a figure (`3.6 ms`, `16.7 MiB):`).
+const UNITS: &[&str] = &[
+    "ns", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "GB/s", "MB/s", "KB/s",
+];
+
+/// `text`'s words, a figure and its unit kept together (`3.6 ms`): a line never ends with
+/// the figure and the next begins with its unit.
+fn pieces(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let unit = UNITS.contains(&word.trim_end_matches([')', ',', ';', ':', '.']));
+        match out.last_mut() {
+            Some(figure) if unit && figure.ends_with(|c: char| c.is_ascii_digit()) => {
+                figure.push(' ');
+                figure.push_str(word);
+            }
+            _ => out.push(word.to_string()),
+        }
+    }
+    out
+}
+
 /// `text` after `first` (the first line's label, such as `"   fix: "`), its words wrapped
 /// to [`WIDTH`] columns; the lines after the first start with `indent` spaces. Each line
 /// ends with a newline. Runs of white space become one space; a word wider than a whole
@@ -50,7 +72,8 @@ pub fn wrap(first: &str, indent: usize, text: &str) -> String {
     let mut line = first.to_string();
     // Whether `line` holds a word yet (the label alone does not count).
     let mut has_word = false;
-    for word in text.split_whitespace() {
+    for word in pieces(text) {
+        let word = word.as_str();
         let mut used = width(&line);
         let wanted = width(word) + usize::from(has_word);
         if used + wanted > WIDTH && (has_word || width(word) <= room) {
@@ -122,6 +145,17 @@ mod tests {
         let wrapped = wrap("at: ", 4, &path);
         assert_eq!(wrapped.lines().count(), 1, "{wrapped}");
         assert_eq!(width(wrapped.trim_end()), WIDTH, "{wrapped}");
+    }
+
+    #[test]
+    fn a_figure_and_its_unit_stay_on_one_line() {
+        // "(3.6" would end the first line at column 118, and "ms" begin the next.
+        let text = format!("{} (3.6 ms each), 16.7 MiB): 5 B", "x".repeat(110));
+        let wrapped = wrap("   ", 5, &text);
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert_eq!(lines.len(), 2, "{wrapped}");
+        assert_eq!(lines[1], "     (3.6 ms each), 16.7 MiB): 5 B");
+        assert_eq!(words(&wrapped), words(&text));
     }
 
     #[test]
