@@ -1,7 +1,7 @@
 //! `iolab trace` end to end: the command's output byte for byte as untraced, its exit
 //! status, one-line errors (no command, not found, not permitted, bad results), Ctrl-C and
-//! `kill`, the JSON's documented keys, the summary's length, and the eBPF backend without
-//! tracefs. Each backend that cannot trace here is skipped with the reason.
+//! `kill`, the JSON's documented keys, the summary's length and width, and the eBPF
+//! backend without tracefs. Each backend that cannot trace here is skipped with the reason.
 
 use iolab_testkit as common;
 
@@ -336,6 +336,69 @@ fn start_sleeper(backend: &str, dir: &Path) -> std::process::Child {
         std::thread::sleep(Duration::from_millis(20));
     }
     child
+}
+
+/// Every line iolab prints fits in 120 columns, with `-v` too, when a command writes in
+/// many small writes to a path longer than a line (issue 49): the finding's texts are
+/// wrapped, and a path too long for any line is shortened in the middle (the JSON has it
+/// whole). The backend says why on one short line; `-v` adds its mechanism and reason.
+#[test]
+fn every_line_of_the_summary_fits_in_120_columns() {
+    let _g = shared();
+    let dir = common::scratch();
+    let deep = dir
+        .path()
+        .join("a-rather-long-folder-name-for-the-column-test")
+        .join("another-quite-long-subfolder-name-in-the-same-test")
+        .join("and-a-third-one-so-that-the-path-passes-the-limit");
+    std::fs::create_dir_all(&deep).unwrap();
+    let out_file = deep.join("output-file-with-a-long-name.bin");
+    assert!(out_file.as_os_str().len() > 160);
+    for backend in backends() {
+        for verbose in [false, true] {
+            let mut c = iolab();
+            c.args(["trace", "--backend", backend]);
+            if verbose {
+                c.arg("--verbose");
+            }
+            let out = c
+                .args([
+                    "--",
+                    "dd",
+                    "if=/dev/zero",
+                    "bs=16",
+                    "count=5000",
+                    "status=none",
+                ])
+                .arg(format!("of={}", out_file.display()))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            for (name, text) in [
+                ("stdout", String::from_utf8_lossy(&out.stdout)),
+                ("stderr", stderr.clone()),
+            ] {
+                for line in text.lines() {
+                    let columns = line.chars().count();
+                    assert!(
+                        columns <= 120,
+                        "{backend} {name}: {columns} columns: {line}\n{text}"
+                    );
+                }
+            }
+            assert!(stderr.contains("\nseen: "), "{stderr}");
+            assert!(
+                stderr.contains("output-file-with-a-long-name.bin"),
+                "{stderr}"
+            );
+            let line = stderr.lines().find(|l| l.starts_with("backend: ")).unwrap();
+            assert!(line.starts_with(&format!("backend: {backend} (")), "{line}");
+            assert!(line.contains("ready in "), "{line}");
+            assert_eq!(stderr.contains("\n  how: "), verbose, "{stderr}");
+            assert_eq!(stderr.contains("\n  why: "), verbose, "{stderr}");
+        }
+    }
 }
 
 #[test]

@@ -38,7 +38,8 @@ pub struct Args {
     /// Estimate only from `iolab bench` results: never run the calibration.
     #[arg(long)]
     no_calibrate: bool,
-    /// Also list every process the command ran, with its calls, bytes and time.
+    /// Also say how the backend traces and the whole reason it was chosen (under its
+    /// line), and list every process the command ran, with its calls, bytes and time.
     #[arg(short, long)]
     verbose: bool,
     /// The command to trace and its arguments (after `--`).
@@ -353,7 +354,7 @@ pub fn run(args: Args) -> Result<i32> {
             super::report(&super::one_line(&e));
         }
     }
-    to_stderr(&summary::render(&report));
+    to_stderr(&summary::render_with(&report, args.verbose));
     if args.verbose {
         to_stderr(&summary::processes(&report));
     }

@@ -4,6 +4,7 @@
 
 pub mod json;
 pub mod summary;
+pub mod wrap;
 
 use crate::backend::Outcome;
 use crate::costs::Sources;

@@ -1,11 +1,16 @@
 //! The terminal summary: at most about 45 lines, findings first (at most
 //! [`MAX_FINDINGS`], each with its evidence, its estimate and basis, and the fix), then the
 //! busiest targets that moved data, as many as fit in [`LINES`] (at least [`MIN_TARGETS`],
-//! at most [`MAX_TARGETS`]). The JSON has everything.
+//! at most [`MAX_TARGETS`]). No line is wider than [`WIDTH`] columns: the findings' texts
+//! and the notes are wrapped under a hanging indent, and what cannot be wrapped (a path in
+//! the targets' table, a command line) is shortened with `…` ([`super::wrap`]). The JSON
+//! has everything, whole.
 
 use std::fmt::Write;
 
 use super::Report;
+use super::wrap::{WIDTH, end, middle, width, wrap};
+use crate::backend::Outcome;
 use crate::costs::seconds;
 use crate::model::Target;
 use crate::rules::{Finding, SHOWN_SHARE};
@@ -31,31 +36,15 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The path, shortened from the left to `width` characters.
-fn short(path: &str, width: usize) -> String {
-    let n = path.chars().count();
-    if n <= width {
-        path.to_string()
-    } else {
-        let tail: String = path.chars().skip(n - (width - 1)).collect();
-        format!("…{tail}")
-    }
-}
-
-/// The command, cut at the end to `width` characters.
-fn short_end(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_string()
-    } else {
-        let head: String = text.chars().take(width - 1).collect();
-        format!("{head}…")
-    }
+/// A table row: its `cells`, then `last` shortened with `shorten` to the columns left.
+fn row(out: &mut String, cells: &str, last: &str, shorten: fn(&str, usize) -> String) {
+    let room = WIDTH.saturating_sub(width(cells)).max(8);
+    let _ = writeln!(out, "{cells}{}", shorten(last, room));
 }
 
 fn target_row(out: &mut String, t: &Target) {
-    let _ = writeln!(
-        out,
-        "  {:<9} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  {}",
+    let cells = format!(
+        "  {:<9} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  ",
         t.kind_or_other().name(),
         t.read.calls,
         bytes(t.read.bytes),
@@ -63,8 +52,8 @@ fn target_row(out: &mut String, t: &Target) {
         bytes(t.write.bytes),
         t.sync_units(),
         seconds(t.total_ns() as f64 * 1e-9),
-        short(&t.path, 60)
     );
+    row(out, &cells, &t.path, middle);
 }
 
 /// "17 targets", or "17 targets (2016 inodes)" when paths named several inodes during the
@@ -79,17 +68,42 @@ fn targets_text(report: &Report) -> String {
     text
 }
 
-/// The summary's text.
+/// The summary's text, the backend on one short line.
 pub fn render(report: &Report) -> String {
-    let o = &report.outcome;
-    let trace = &o.trace;
+    render_with(report, false)
+}
+
+/// The summary's text; `verbose` (`iolab trace -v`) adds, under the backend's line, how it
+/// traces and the whole reason it was chosen.
+pub fn render_with(report: &Report, verbose: bool) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "iolab trace: {}: {} after {}",
-        short_end(&report.display, 80),
+    write_head(&mut out, report, verbose);
+    let shown: Vec<&Finding> = report.findings.iter().filter(|f| f.shown).collect();
+    write_findings(&mut out, report, &shown);
+    // The terminal shows the targets that moved data or were synced; the JSON has all.
+    // What is left of the budget after the findings and the closing lines (3) goes to
+    // the targets: their title, header and rows take 3 + rows.
+    let used = out.lines().count() + if shown.is_empty() { 0 } else { 3 };
+    write_targets(&mut out, report, LINES.saturating_sub(used + 3));
+    if !shown.is_empty() {
+        write_sources(&mut out, report);
+    }
+    out
+}
+
+/// The command and how it ended, the backend, what was seen, the notes.
+fn write_head(out: &mut String, report: &Report, verbose: bool) {
+    let o = &report.outcome;
+    let ended = format!(
+        ": {} after {}",
         report.ending(),
         seconds(o.wall.as_secs_f64())
+    );
+    let room = WIDTH.saturating_sub(width("iolab trace: ") + width(&ended));
+    let _ = writeln!(
+        out,
+        "iolab trace: {}{ended}",
+        end(&report.display, room.max(20))
     );
     if let Some(sig) = o.interrupted {
         let _ = writeln!(
@@ -97,28 +111,43 @@ pub fn render(report: &Report) -> String {
             "interrupted (signal {sig}): what was seen until the command ended"
         );
     }
-    let _ = writeln!(
-        out,
-        "backend: {} ({}, ready in {}; {})",
-        o.backend,
-        o.detail,
-        seconds(o.setup.as_secs_f64()),
-        o.reason
-    );
-    let _ = writeln!(
-        out,
-        "seen: {}, {}, {}; {} on {}",
+    let _ = writeln!(out, "{}", backend_line(o));
+    if verbose {
+        out.push_str(&wrap("  how: ", 7, &o.detail));
+        out.push_str(&wrap("  why: ", 7, &o.reason));
+    }
+    let trace = &o.trace;
+    let seen = format!(
+        "{}, {}, {}; {} on {}",
         plural(trace.tasks.processes, "process", "processes"),
         plural(trace.tasks.threads, "thread", "threads"),
         plural(trace.tasks.execs, "exec", "execs"),
         plural(trace.total_calls(), "I/O call", "I/O calls"),
         targets_text(report)
     );
+    out.push_str(&wrap("seen: ", 6, &seen));
     for w in trace.warnings.iter().chain(&report.notes) {
-        let _ = writeln!(out, "note: {w}");
+        out.push_str(&wrap("note: ", 6, w));
     }
+}
+
+/// The backend's line: which one, its reason's first clause, how long it took to be
+/// ready (`backend: bpf (eBPF is allowed here; ready in 0.10 s)`). How it traces and the
+/// whole reason are under `-v`, and in the JSON (`backend_detail`, `backend_reason`).
+fn backend_line(o: &Outcome) -> String {
+    let ready = format!("ready in {}", seconds(o.setup.as_secs_f64()));
+    let cut = o.reason.find([';', '(']).unwrap_or(o.reason.len());
+    let why = o.reason[..cut].trim_end();
+    let bare = format!("backend: {} (; {ready})", o.backend);
+    match end(why, WIDTH.saturating_sub(width(&bare))) {
+        why if why.is_empty() => format!("backend: {} ({ready})", o.backend),
+        why => format!("backend: {} ({why}; {ready})", o.backend),
+    }
+}
+
+/// How many findings, the hidden ones counted, then the first [`MAX_FINDINGS`] in full.
+fn write_findings(out: &mut String, report: &Report, shown: &[&Finding]) {
     out.push('\n');
-    let shown: Vec<&Finding> = report.findings.iter().filter(|f| f.shown).collect();
     let minor = report.findings.len() - shown.len();
     let minor_text = || {
         format!(
@@ -128,106 +157,110 @@ pub fn render(report: &Report) -> String {
         )
     };
     if shown.is_empty() {
-        let what = if trace.lost.is_none() {
-            "none of the write-ups' pitfalls in these calls".to_string()
+        let what = if report.outcome.trace.lost.is_none() {
+            "none of the write-ups' pitfalls in these calls"
         } else {
             "none in the calls that were kept, but the trace is incomplete (see the notes)"
-                .to_string()
         };
-        let _ = writeln!(out, "no findings: {what}");
+        out.push_str(&wrap("no findings: ", 13, what));
         if minor > 0 {
-            let _ = writeln!(out, "  ({})", minor_text());
+            out.push_str(&wrap("  (", 3, &format!("{})", minor_text())));
         }
     } else {
-        let _ = write!(out, "{}", plural(shown.len() as u64, "finding", "findings"));
+        let mut line = plural(shown.len() as u64, "finding", "findings");
         if minor > 0 {
-            let _ = write!(out, " (and {})", minor_text());
+            let _ = write!(line, " (and {})", minor_text());
         }
-        out.push('\n');
+        out.push_str(&wrap("", 2, &line));
     }
     for (i, f) in shown.iter().take(MAX_FINDINGS).enumerate() {
-        write_finding(&mut out, i + 1, f);
+        write_finding(out, i + 1, f);
     }
     if shown.len() > MAX_FINDINGS {
         let _ = writeln!(out, "   ({} more in --json)", shown.len() - MAX_FINDINGS);
     }
-    // The terminal shows the targets that moved data or were synced; the JSON has all.
+}
+
+/// The busiest targets that moved data or were synced: `budget` lines for the title, the
+/// header and the rows (the rows within [`MIN_TARGETS`]..=[`MAX_TARGETS`]).
+fn write_targets(out: &mut String, report: &Report, budget: usize) {
     let all = report.groups_by_time();
     let targets: Vec<&Target> = all
         .iter()
         .copied()
         .filter(|t| t.read.calls + t.write.calls + t.sync_units() > 0)
         .collect();
-    // What is left of the budget after the findings and the closing lines (3) goes to
-    // the targets: their title, header and rows take 3 + rows.
-    let used = out.lines().count() + if shown.is_empty() { 0 } else { 3 };
-    let rows = LINES
-        .saturating_sub(used + 3)
-        .clamp(MIN_TARGETS, MAX_TARGETS)
-        .min(targets.len());
-    if !targets.is_empty() {
-        let _ = writeln!(
-            out,
-            "\ntargets ({} of the {} that moved data, of {} in all; by time in their calls)",
-            rows,
-            targets.len(),
-            all.len()
-        );
-        let _ = writeln!(
-            out,
-            "  {:<9} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  path",
-            "kind", "reads", "read", "writes", "written", "syncs", "time"
-        );
-        for t in targets.iter().take(rows) {
-            target_row(&mut out, t);
-        }
+    if targets.is_empty() {
+        return;
     }
-    if !shown.is_empty() {
-        write_sources(&mut out, report);
+    let rows = budget.clamp(MIN_TARGETS, MAX_TARGETS).min(targets.len());
+    out.push('\n');
+    let title = format!(
+        "targets ({} of the {} that moved data, of {} in all; by time in their calls)",
+        rows,
+        targets.len(),
+        all.len()
+    );
+    out.push_str(&wrap("", 2, &title));
+    let _ = writeln!(
+        out,
+        "  {:<9} {:>9} {:>10} {:>9} {:>10} {:>6} {:>8}  path",
+        "kind", "reads", "read", "writes", "written", "syncs", "time"
+    );
+    for t in targets.iter().take(rows) {
+        target_row(out, t);
     }
-    out
+}
+
+/// A line of code or a command, under `prefix`: as it is when it fits, else wrapped at its
+/// spaces, the rest two columns further in than its first line.
+fn code_line(out: &mut String, prefix: &str, line: &str) {
+    let indent = line.len() - line.trim_start().len();
+    let first = format!("{prefix}{}", &line[..indent]);
+    if width(&first) + width(line.trim_start()) <= WIDTH {
+        let _ = writeln!(out, "{first}{}", line.trim_start());
+    } else {
+        out.push_str(&wrap(&first, width(&first) + 2, line));
+    }
 }
 
 /// Finding number `n`: what, the evidence, the estimate and its basis, the fix.
 fn write_finding(out: &mut String, n: usize, f: &Finding) {
-    let _ = writeln!(
-        out,
-        "{}. {}: {} ({})",
-        n,
-        f.kind,
-        short(&f.path, 70),
-        f.target_kind.name()
-    );
-    let _ = writeln!(out, "   {}", f.evidence);
+    let head = format!("{n}. {}: ", f.kind);
+    let kind = format!(" ({})", f.target_kind.name());
+    let room = WIDTH.saturating_sub(width(&head) + width(&kind));
+    let _ = writeln!(out, "{head}{}{kind}", middle(&f.path, room.max(8)));
+    out.push_str(&wrap("   ", 5, &f.evidence));
     if let Some(p) = f.processes.first() {
-        let more = f.processes.len() - 1;
-        let _ = writeln!(
-            out,
-            "   by: pid {} {} ({}){}",
-            p.pid,
-            short_end(&command_line(&p.exe, &p.args), 60),
-            plural(p.use_.calls, "call", "calls"),
-            if more > 0 {
-                format!(
-                    " and {}",
-                    plural(more as u64, "other process", "other processes")
-                )
-            } else {
-                String::new()
-            }
-        );
+        // One line: the command line cut at its end to what the rest leaves (the JSON's
+        // `processes` has its words whole).
+        let more = match f.processes.len() - 1 {
+            0 => String::new(),
+            n => format!(
+                " and {}",
+                plural(n as u64, "other process", "other processes")
+            ),
+        };
+        let pid = format!("   by: pid {} ", p.pid);
+        let calls = format!(" ({}){more}", plural(p.use_.calls, "call", "calls"));
+        let room = WIDTH.saturating_sub(width(&pid) + width(&calls)).max(20);
+        let command = end(&command_line(&p.exe, &p.args), room);
+        out.push_str(&wrap(
+            "   by: ",
+            7,
+            &format!("pid {} {command}{calls}", p.pid),
+        ));
     }
     if let Some(s) = f.stacks.first() {
-        let _ = writeln!(out, "   at: {}", frames_text(s));
+        out.push_str(&wrap("   at: ", 7, &frames_text(s)));
     }
     match (f.estimated_fixed_s, f.saving_s) {
         _ if f.risk.is_some() => {
-            let _ = writeln!(out, "   risk: {}", f.risk.as_deref().unwrap_or_default());
+            out.push_str(&wrap("   risk: ", 9, f.risk.as_deref().unwrap_or_default()));
         }
         (Some(fixed), Some(saving)) => {
-            let _ = writeln!(
-                out,
-                "   costs ≈ {} here; with the fix ≈ {}: saves ≈ {}{}",
+            let costs = format!(
+                "costs ≈ {} here; with the fix ≈ {}: saves ≈ {}{}",
                 seconds(f.estimated_s),
                 seconds(fixed),
                 seconds(saving),
@@ -235,35 +268,33 @@ fn write_finding(out: &mut String, n: usize, f: &Finding) {
                     .map(|s| format!(", {:.0}% of the run", s * 100.0))
                     .unwrap_or_default()
             );
+            out.push_str(&wrap("   ", 5, &costs));
         }
         _ => {
-            let _ = writeln!(
-                out,
-                "   costs ≈ {} here; the fix was not measured (see --json's costs)",
+            let costs = format!(
+                "costs ≈ {} here; the fix was not measured (see --json's costs)",
                 seconds(f.estimated_s)
             );
+            out.push_str(&wrap("   ", 5, &costs));
         }
     }
     for b in &f.basis {
-        let _ = writeln!(out, "     basis: {b}");
+        out.push_str(&wrap("     basis: ", 12, b));
     }
     for w in &f.warnings {
-        let _ = writeln!(out, "   note: {w}");
+        out.push_str(&wrap("   note: ", 9, w));
     }
-    match f.program {
-        crate::program::Program::Unknown => {
-            let _ = writeln!(out, "   fix: {}", f.fix);
-        }
-        program => {
-            let _ = writeln!(out, "   fix ({}): {}", program.name(), f.fix);
-        }
-    }
-    let _ = writeln!(out, "     {}", f.cli);
+    let label = match f.program {
+        crate::program::Program::Unknown => "   fix: ".to_string(),
+        program => format!("   fix ({}): ", program.name()),
+    };
+    out.push_str(&wrap(&label, width(&label), &f.fix));
+    code_line(out, "     ", &f.cli);
     // The library call is the fix for a Rust program (and the best guess for an unknown
     // one); another program's fix is its own, above.
     if f.program.takes_iolab() {
         for line in f.library.lines() {
-            let _ = writeln!(out, "     {line}");
+            code_line(out, "     ", line);
         }
     }
 }
@@ -334,15 +365,19 @@ processes (calls, bytes and time on every target)
         "pid", "parent", "calls", "bytes", "time"
     );
     for (p, u) in report.processes() {
-        let _ = writeln!(
-            out,
-            "  {:>8} {:>8} {:>10} {:>10} {:>8}  {}",
+        let cells = format!(
+            "  {:>8} {:>8} {:>10} {:>10} {:>8}  ",
             p.pid,
             p.parent.map_or("-".to_string(), |x| x.to_string()),
             u.calls,
             bytes(u.bytes),
             seconds(u.ns as f64 * 1e-9),
-            short_end(&command_line(&p.exe, &p.args), 60)
+        );
+        row(
+            &mut out,
+            &cells,
+            &end(&command_line(&p.exe, &p.args), 60),
+            end,
         );
     }
     out
@@ -351,31 +386,23 @@ processes (calls, bytes and time on every target)
 /// Where the estimates came from, and what the times include.
 fn write_sources(out: &mut String, report: &Report) {
     let s = &report.sources;
-    let mut line = String::from("\nestimates: ");
-    match (&s.results, s.calibration) {
-        (Some(r), Some(c)) => {
-            let _ = write!(
-                line,
-                "iolab bench results {}, and a calibration that ran here for {} for the rest",
-                r.display(),
-                seconds(c.as_secs_f64())
-            );
-        }
-        (Some(r), None) => {
-            let _ = write!(line, "iolab bench results {}", r.display());
-        }
-        (None, Some(c)) => {
-            let _ = write!(
-                line,
-                "a calibration that ran here for {} ({}; `iolab bench` measures more)",
-                seconds(c.as_secs_f64()),
-                s.no_results.as_deref().unwrap_or("no results")
-            );
-        }
-        (None, None) => line.push_str("none measured"),
-    }
-    let _ = writeln!(out, "{line}");
-    let _ = writeln!(out, "times: {}", report.outcome.timing_note);
+    let text = match (&s.results, s.calibration) {
+        (Some(r), Some(c)) => format!(
+            "iolab bench results {}, and a calibration that ran here for {} for the rest",
+            r.display(),
+            seconds(c.as_secs_f64())
+        ),
+        (Some(r), None) => format!("iolab bench results {}", r.display()),
+        (None, Some(c)) => format!(
+            "a calibration that ran here for {} ({}; `iolab bench` measures more)",
+            seconds(c.as_secs_f64()),
+            s.no_results.as_deref().unwrap_or("no results")
+        ),
+        (None, None) => "none measured".to_string(),
+    };
+    out.push('\n');
+    out.push_str(&wrap("estimates: ", 11, &text));
+    out.push_str(&wrap("times: ", 7, &report.outcome.timing_note));
 }
 
 #[cfg(test)]
@@ -483,5 +510,207 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("basis: made up"), "{text}");
+    }
+
+    /// Whether `part`'s words are, in order, among `text`'s: wrapping lost none.
+    fn keeps_words(text: &str, part: &str) -> bool {
+        let all: Vec<&str> = text.split_whitespace().collect();
+        let want: Vec<&str> = part.split_whitespace().collect();
+        all.windows(want.len()).any(|w| w == want.as_slice())
+    }
+
+    /// A report whose every text is long: paths of 110 columns (the widest a wrapped line
+    /// can take whole), notes, fixes, basis, stacks and command lines of several lines.
+    fn long_report(path: &str) -> Report {
+        use crate::origin::{ProcessUse, Stack};
+        use crate::stacks::Frame;
+        let mut r = report(3, 12);
+        for (i, t) in r.groups.iter_mut().enumerate() {
+            t.path = format!("{path}.{i}");
+        }
+        r.outcome.trace.targets = r.groups.clone();
+        r.display = format!("dd if=/dev/zero of={path} bs=16 count=5000 status=none");
+        r.outcome.reason = "bpf is not available: eBPF needs root or CAP_BPF and CAP_PERFMON \
+            (running as uid 1000 without them): run with sudo, or `setcap cap_bpf,cap_perfmon+ep` \
+            on iolab"
+            .into();
+        r.outcome.detail = "ptrace with a seccomp filter on the I/O calls".into();
+        r.outcome.timing_note = format!(
+            "ptrace: {}",
+            "a call that waited counts its time; ".repeat(9)
+        );
+        r.outcome.trace.warnings = vec![format!(
+            "{path} was renamed while open; {}",
+            "so on ".repeat(20)
+        )];
+        r.notes = vec![format!(
+            "ptrace might have cost less for this command: {}",
+            "and more ".repeat(20)
+        )];
+        r.sources.results = Some(format!("{path}/results.json").into());
+        let frame = |n: usize| Frame {
+            function: Some(format!(
+                "iolab_example::writer::records::one_by_one::{}{n}",
+                "deep::".repeat(8)
+            )),
+            file: Some(format!("{path}/src/writer.rs")),
+            line: Some(1234),
+            address: "0x5b7c".into(),
+        };
+        let by = |pid: u32| ProcessUse {
+            pid,
+            exe: "/usr/bin/dd".into(),
+            args: vec!["dd".into(), "if=/dev/zero".into(), format!("of={path}")],
+            use_: crate::model::Use {
+                calls: 123_456_789_012,
+                bytes: 1,
+                ns: 1,
+            },
+        };
+        for f in &mut r.findings {
+            f.path = path.to_string();
+            f.evidence = format!(
+                "a copy loop: 5000 reads of 16 B (78.1 KiB) from /dev/zero, 860 µs in the calls, \
+                 each one followed by a write of it to {path}: 5000 writes of 16 B (78.1 KiB) to \
+                 a file, 2.5 ms in the calls; and, in the same numbers, {path} again"
+            );
+            f.fix = format!(
+                "give `dd` a larger block, `dd bs=1M …`: {}",
+                "each of its reads and writes moves `bs` bytes ".repeat(4)
+            );
+            f.basis.push(format!("calibrated here: 1883 records of 4.26 KiB appended in {path}, an fdatasync per record"));
+            f.warnings.push(format!(
+                "the writes to {path} were {}",
+                "interleaved with others ".repeat(8)
+            ));
+            f.processes = vec![by(4_194_303), by(2)];
+            f.stacks = vec![Stack {
+                pid: 4_194_303,
+                call: "write".into(),
+                frames: (0..4).map(frame).collect(),
+            }];
+            f.cli =
+                format!("iolab bench append --methods write-per-record,append-file --out {path}");
+        }
+        r.findings[1].risk = Some(format!(
+            "a crash can leave {path} {}",
+            "half written and renamed ".repeat(8)
+        ));
+        r
+    }
+
+    #[test]
+    fn every_line_fits_in_120_columns_and_no_word_of_the_texts_is_lost() {
+        // 100 columns: whole on every wrapped line, under the widest hanging indent.
+        let path = format!(
+            "/{}{}",
+            "a-very-long-folder-name-of-this-test/".repeat(2),
+            "file-with-a-long-name.bin"
+        );
+        assert_eq!(width(&path), 100);
+        let r = long_report(&path);
+        for verbose in [false, true] {
+            let text = render_with(&r, verbose);
+            for line in text.lines() {
+                assert!(
+                    width(line) <= WIDTH,
+                    "{} columns: {line}\n{text}",
+                    width(line)
+                );
+            }
+            let f = &r.findings[0];
+            let mut parts = vec![&f.evidence, &f.fix, &f.basis[2], &f.warnings[0], &f.cli];
+            parts.extend(r.findings[1].risk.as_ref());
+            parts.extend(&r.notes);
+            parts.extend(&r.outcome.trace.warnings);
+            parts.push(&r.outcome.timing_note);
+            let stack = frames_text(&f.stacks[0]);
+            parts.push(&stack);
+            if verbose {
+                parts.push(&r.outcome.reason);
+            }
+            for part in parts {
+                assert!(keeps_words(&text, part), "lost words of {part:?}:\n{text}");
+            }
+            // Each label keeps its place, its text's later lines under the text's start.
+            for label in [
+                "   by: pid 4194303 dd ",
+                "   at: ",
+                "   risk: a crash",
+                "     basis: calibrated",
+            ] {
+                assert!(text.contains(&format!("\n{label}")), "{label:?}:\n{text}");
+            }
+            for (label, hang) in [
+                ("   fix: ", 8),
+                ("   note: ", 9),
+                ("     basis: calibrated", 12),
+            ] {
+                let mut lines = text.lines().skip_while(|l| !l.starts_with(label)).skip(1);
+                let next = lines.next().unwrap();
+                assert!(
+                    next.starts_with(&" ".repeat(hang)),
+                    "{label:?}: {next:?}\n{text}"
+                );
+                assert!(
+                    !next[hang..].starts_with(' '),
+                    "{label:?}: {next:?}\n{text}"
+                );
+            }
+            // The finding's path, shortened on its line to fit; the backend, one short line.
+            let heading = text.lines().find(|l| l.starts_with("1. ")).unwrap();
+            assert_eq!(width(heading), WIDTH, "{heading}");
+            assert!(
+                heading.starts_with("1. small-writes: /a-very-long"),
+                "{heading}"
+            );
+            assert!(
+                heading.ends_with("/file-with-a-long-name.bin (file)"),
+                "{heading}"
+            );
+            let backend = text.lines().find(|l| l.starts_with("backend: ")).unwrap();
+            assert_eq!(
+                backend,
+                "backend: ptrace (bpf is not available: eBPF needs root or CAP_BPF and \
+                 CAP_PERFMON; ready in 1.0 ms)"
+            );
+            assert_eq!(
+                text.contains("\n  why: bpf is not available"),
+                verbose,
+                "{text}"
+            );
+            let processes = processes(&r);
+            assert!(processes.lines().all(|l| width(l) <= WIDTH), "{processes}");
+        }
+    }
+
+    #[test]
+    fn a_path_wider_than_a_line_is_shortened_in_the_middle() {
+        let path = format!(
+            "/{}file.bin",
+            "a-very-long-folder-name-of-this-test/".repeat(5)
+        );
+        let text = render(&long_report(&path));
+        assert!(text.lines().all(|l| width(l) <= WIDTH), "{text}");
+        // Each shortened word is the head of a path the JSON has whole, `…`, and its tail.
+        let whole: Vec<String> = (0..12)
+            .map(|i| format!("{path}.{i}"))
+            .chain([path.clone(), format!("{path}/results.json")])
+            .collect();
+        let shortened: Vec<&str> = text
+            .split_whitespace()
+            .filter(|w| w.starts_with("/a-very-long") && w.contains('…'))
+            .collect();
+        assert!(shortened.len() > 5, "{text}");
+        for word in shortened {
+            let (head, tail) = word.split_once('…').unwrap();
+            let tail = tail.trim_end_matches([':', ',', ';']);
+            assert!(
+                whole
+                    .iter()
+                    .any(|p| p.starts_with(head) && p.ends_with(tail)),
+                "{word}"
+            );
+        }
     }
 }
