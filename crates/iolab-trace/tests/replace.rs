@@ -63,13 +63,18 @@ fn claims(r: &Report, dir: &Path) -> Vec<Claim> {
     out
 }
 
-/// `name` with a `mkstemp` suffix (`_` and six letters or digits) made `_XXXXXX`.
+/// `name` with a `mkstemp` suffix (`_` and six letters or digits) made `_XXXXXX`, and a
+/// process id's (`.` and digits) `.PID`: what differs from run to run.
 fn unrandom(name: String) -> String {
-    match name.rsplit_once('_') {
-        Some((head, tail))
-            if tail.len() == 6 && tail.chars().all(|c| c.is_ascii_alphanumeric()) =>
-        {
-            format!("{head}_XXXXXX")
+    if let Some((head, tail)) = name.rsplit_once('_')
+        && tail.len() == 6
+        && tail.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return format!("{head}_XXXXXX");
+    }
+    match name.rsplit_once('.') {
+        Some((head, tail)) if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{head}.PID")
         }
         _ => name,
     }
@@ -321,4 +326,49 @@ fn git_commits_and_gc_get_the_same_findings_under_both_backends_counted_as_strac
     for f in r.findings.iter().filter(|f| f.kind.durability()) {
         assert_eq!(f.program, Program::Git, "{f:?}");
     }
+}
+
+#[test]
+fn initdb_gets_the_same_findings_under_both_backends() {
+    let initdb = ["/usr/local/bin/initdb", "/usr/lib/postgresql/15/bin/initdb"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file());
+    let Some(initdb) = initdb else {
+        iolab_testkit::skip("PostgreSQL's initdb is not installed");
+        return;
+    };
+    // initdb refuses root: as root, it runs as the postgres user.
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root && !have("runuser") {
+        return;
+    }
+    if root
+        && Process::new("id")
+            .arg("postgres")
+            .output()
+            .is_ok_and(|o| !o.status.success())
+    {
+        iolab_testkit::skip("no postgres user to run initdb as");
+        return;
+    }
+    let dir = iolab_testkit::public_scratch();
+    let d = dir.path().canonicalize().unwrap();
+    if Process::new("chmod").arg("777").arg(&d).status().is_err() {
+        return;
+    }
+    let data = d.join("data").display().to_string();
+    let mut words = if root {
+        vec!["runuser", "-u", "postgres", "--"]
+    } else {
+        vec![]
+    };
+    words.extend([initdb, "-D", &data]);
+    let claims = same_under_both(&d, &words, || clear(&d, ""));
+    // initdb syncs the whole data folder at its end (its files and folders): no name is
+    // left waiting for its folder's sync.
+    assert!(
+        claims.iter().all(|c| c.0 != FindingKind::UnsyncedDirectory),
+        "{claims:?}"
+    );
 }
