@@ -247,6 +247,19 @@ fn a_replace_loop_that_syncs_each_file_gets_no_rename_before_sync() {
         [(FindingKind::UnsyncedDirectory, "cfg.json".to_string(), 1)],
         "{claims:?}"
     );
+    // The 50 files at cfg.tmp: each written once and synced once, counted per call.
+    for choice in backends() {
+        clear(&d, "sync.pl");
+        let r = report(choice, &words);
+        let tmp = d.join("cfg.tmp").display().to_string();
+        let t = r.groups.iter().find(|t| t.path == tmp);
+        let t = t.unwrap_or_else(|| panic!("{choice}: no {tmp}"));
+        assert_eq!(
+            (t.write.calls, t.syncs, t.opens),
+            (50, 50, 50),
+            "{choice}: {t:?}"
+        );
+    }
 }
 
 /// Renames of each old path (within `.git/`) by `strace -f` of `words`, or `None`
