@@ -10,8 +10,8 @@ use std::process::Command;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(iolab_bpf)");
-    println!("cargo::rerun-if-changed=bpf/trace.bpf.c");
-    println!("cargo::rerun-if-changed=bpf/kernel.h");
+    // The program and its headers: the whole folder.
+    println!("cargo::rerun-if-changed=bpf");
     println!("cargo::rerun-if-env-changed=CLANG");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let object = out.join("trace.bpf.o");
