@@ -192,31 +192,71 @@ static __always_inline struct stats *open_exit(struct task *p, s64 ret, u64 ns)
 	return st;
 }
 
-/* The exit of an msync of the address `p->arg`: a sync of the file mapped there. */
-static __always_inline void msync_exit(struct task *p, s64 ret, u64 ns)
+/* What an msync found of the map holding its address: the map's first address and file. */
+struct vma_found {
+	u64 start;
+	struct side file;
+};
+
+/* bpf_find_vma's callback: notes the map `vma` (a BTF pointer) into `found`. */
+static long vma_file(struct task_struct *task, struct vm_area_struct *vma, struct vma_found *found)
 {
-	struct map_key mk = {(u32)(bpf_get_current_pid_tgid() >> 32), 0, p->arg};
+	struct file *f = 0;
+	found->start = vma->vm_start;
+	READ(f, vma->vm_file);
+	describe(&found->file, f);
+	return 0;
+}
+
+/* The file an msync of the address `addr` syncs, into `s`; whether there is one. The map
+ * that holds the address, whichever part of it the call syncs (a map synced a page at a
+ * time): its file as the mmap's descriptor named it when the map starts where an mmap
+ * returned (`mapped`; on overlayfs the map's own file is the layer's, another inode), else
+ * the map's own file (a map split since, or made before the command was followed). When
+ * the maps cannot be searched (their lock taken), the map that starts at the address. */
+static __always_inline int msync_target(u64 addr, struct side *s)
+{
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct vma_found found = {};
+	struct map_key mk = {tgid, 0, addr};
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vma_file, &found, 0) == 0)
+		mk.addr = found.start;
 	struct key *k = bpf_map_lookup_elem(&mapped, &mk);
-	if (!k) {
-		count_other(p->index, ret, ns);
-		return;
+	if (k) {
+		struct side named = {};
+		named.dev = k->dev;
+		named.ino = k->ino;
+		named.gen = k->gen;
+		named.ok = 1;
+		*s = named;
+	} else {
+		*s = found.file;
 	}
-	struct side s = {};
-	s.dev = k->dev;
-	s.ino = k->ino;
-	s.gen = k->gen;
-	s.ok = 1;
-	struct stats *st = bpf_map_lookup_elem(&stats, k);
+	return s->ok;
+}
+
+/* The exit of an msync of the address `p->arg`: a sync of the file mapped there. Its stats,
+ * or 0. */
+static __always_inline struct stats *msync_exit(struct task *p, s64 ret, u64 ns)
+{
+	if (!msync_target(p->arg, &p->a)) {
+		count_other(p->index, ret, ns);
+		return 0;
+	}
+	struct key k = {p->a.dev, p->a.ino, p->a.gen, 0};
+	/* A file only the map named (no descriptor seen) is made a target here. */
+	struct stats *st = p->a.file ? target(&p->a) : bpf_map_lookup_elem(&stats, &k);
 	if (!st)
-		return;
-	count_call(&s, p->index, ret, ns);
+		return 0;
+	count_call(&p->a, p->index, ret, ns);
 	if (ret < 0) {
 		__sync_fetch_and_add(&st->errors, 1);
 	} else {
 		__sync_fetch_and_add(&st->syncs, 1);
 		__sync_fetch_and_add(&st->sync_ns, ns);
-		mark_synced(k->dev, k->ino, k->gen);
+		mark_synced(p->a.dev, p->a.ino, p->a.gen);
 	}
+	return st;
 }
 
 /* The exit of a sync, seek, close, dup, fcntl, mmap or io_uring_enter: counted on the
@@ -287,7 +327,7 @@ int sys_exit(u64 *ctx)
 		st = open_exit(p, ret, ns);
 		break;
 	case ROLE_MSYNC:
-		msync_exit(p, ret, ns);
+		st = msync_exit(p, ret, ns);
 		break;
 	case ROLE_OTHER:
 		count_other(p->index, ret, ns);
