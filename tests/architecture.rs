@@ -6,13 +6,19 @@
 //!   in it) is one node, a file at a crate's root is a node of its own, and the graph of
 //!   nodes must have no cycle;
 //!   inside a folder, the files other than its `mod.rs` must have no cycle either;
-//! - **no source file over 800 lines**, tests included.
+//! - **no source file over 800 lines**, tests included, C sources and headers too (the eBPF
+//!   program's among them);
+//! - **no C function over 120 lines**, from the line of its name to its closing brace.
 //!
-//! `cargo test --test architecture -- --nocapture` prints each crate's arrows.
+//! `cargo test --test architecture -- --nocapture` prints each crate's arrows. The C checks
+//! are in `architecture/c_sources.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+
+#[path = "architecture/c_sources.rs"]
+mod c_sources;
 
 /// Longest allowed source file, in lines.
 const MAX_LINES: usize = 800;

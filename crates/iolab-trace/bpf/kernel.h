@@ -52,6 +52,8 @@ static u64 (*bpf_ringbuf_query)(void *ringbuf, u64 flags) = (void *)134;
 #define BPF_RB_AVAIL_DATA 0
 static void *(*bpf_task_storage_get)(void *map, void *task, void *value, u64 flags) = (void *)156;
 static void *(*bpf_get_current_task_btf)(void) = (void *)158;
+static long (*bpf_find_vma)(void *task, u64 addr, void *callback_fn, void *callback_ctx,
+			    u64 flags) = (void *)180;
 static long (*bpf_loop)(u32 nr_loops, void *callback_fn, void *callback_ctx, u64 flags) = (void *)181;
 static long (*bpf_probe_read_user_str)(void *dst, u32 size, const void *src) = (void *)114;
 static long (*bpf_probe_read_kernel_str)(void *dst, u32 size, const void *src) = (void *)115;
@@ -160,6 +162,12 @@ struct file {
 	unsigned int f_flags;
 	unsigned int f_mode;
 	s64 f_pos;
+} CORE;
+
+/* A map of a process: its first address, and the file it maps (0: anonymous). */
+struct vm_area_struct {
+	unsigned long vm_start;
+	struct file *vm_file;
 } CORE;
 
 struct fs_struct {

@@ -11,7 +11,9 @@ use aya::Ebpf;
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
 
 use super::events::{self, RawEvent};
-use super::layout::{Counter, Key, RawCallStat, RawFaults, RawFlow, RawUse, Stats, SysKey};
+use super::layout::{
+    self, Counter, Key, PathEventHeader, RawCallStat, RawFaults, RawFlow, RawUse, Stats, SysKey,
+};
 use crate::model::events::{Faults, Seen};
 use crate::model::{CallStat, Flow, Kind, Lost, Target, TargetKey, Trace, Use};
 use crate::syscalls::Sys;
@@ -19,9 +21,8 @@ use crate::syscalls::Sys;
 /// A path the program sent: the file's key, its path, and whether it is whole.
 type Paths = HashMap<Key, (String, bool)>;
 
-/// Size of a path event's header in the ring (`PATH_EVENT_HEADER`): dev, ino, generation,
-/// len, complete, padding.
-const EVENT_HEADER: usize = 32;
+/// Size of a path event's header in the ring (`PATH_EVENT_HEADER`).
+const EVENT_HEADER: usize = size_of::<PathEventHeader>();
 
 /// How long the drainer sleeps in `poll` when the ring is empty.
 const POLL_MS: i32 = 20;
@@ -35,21 +36,19 @@ pub struct Drain {
 }
 
 fn event(bytes: &[u8]) -> Option<(Key, String, bool)> {
-    let word = |at: usize, n: usize| -> Option<u64> {
-        let mut b = [0u8; 8];
-        b[..n].copy_from_slice(bytes.get(at..at + n)?);
-        Some(u64::from_ne_bytes(b))
-    };
+    let h: PathEventHeader = layout::header(bytes)?;
     let key = Key {
-        dev: word(0, 8)?,
-        ino: word(8, 8)?,
-        generation: word(16, 4)? as u32,
+        dev: h.dev,
+        ino: h.ino,
+        generation: h.generation,
         pad: 0,
     };
-    let len = word(20, 4)? as usize;
-    let complete = word(24, 4)? != 0;
-    let path = bytes.get(EVENT_HEADER..EVENT_HEADER + len)?;
-    Some((key, String::from_utf8_lossy(path).into_owned(), complete))
+    let path = bytes.get(EVENT_HEADER..EVENT_HEADER + h.len as usize)?;
+    Some((
+        key,
+        String::from_utf8_lossy(path).into_owned(),
+        h.complete != 0,
+    ))
 }
 
 impl Drain {

@@ -4,29 +4,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::layout::Key;
+use super::layout::{self, EventHeader, Key, kind};
 use crate::model::TargetKey;
 use crate::model::events::{Change, Process, RawStack, Seen};
 use crate::procfs::normalize;
 use crate::syscalls::Sys;
 
 /// Size of an event's header (`EVENT_HEADER`).
-const HEADER: usize = 72;
-
-/// `enum event_kind` of the program.
-mod kind {
-    pub const EXEC: u32 = 1;
-    pub const FORK: u32 = 2;
-    pub const OPENED: u32 = 3;
-    pub const TRUNCATED: u32 = 4;
-    pub const DIRTIED: u32 = 5;
-    pub const SYNCED: u32 = 6;
-    pub const RENAMED: u32 = 7;
-    pub const LOOKUP: u32 = 8;
-    pub const FAILED_OPEN: u32 = 9;
-    pub const STACK: u32 = 10;
-    pub const SYNCED_ALL: u32 = 11;
-}
+const HEADER: usize = size_of::<EventHeader>();
 
 /// One event as the program sent it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,27 +29,22 @@ pub struct RawEvent {
 
 /// The event in `bytes`, or `None` when it is cut.
 pub fn parse(bytes: &[u8]) -> Option<RawEvent> {
-    let word = |at: usize, n: usize| -> Option<u64> {
-        let mut b = [0u8; 8];
-        b[..n].copy_from_slice(bytes.get(at..at + n)?);
-        Some(u64::from_ne_bytes(b))
-    };
-    let len = word(64, 4)? as usize;
+    let h: EventHeader = layout::header(bytes)?;
     Some(RawEvent {
-        kind: word(0, 4)? as u32,
-        pid: word(4, 4)? as u32,
-        at: word(8, 8)?,
+        kind: h.kind,
+        pid: h.pid,
+        at: h.at,
         key: Key {
-            dev: word(16, 8)?,
-            ino: word(24, 8)?,
-            generation: word(32, 4)? as u32,
+            dev: h.k.dev,
+            ino: h.k.ino,
+            generation: h.k.generation,
             pad: 0,
         },
-        index: word(36, 4)? as u32,
-        a: word(40, 8)?,
-        b: word(48, 8)?,
-        c: word(56, 8)?,
-        data: bytes.get(HEADER..HEADER + len)?.to_vec(),
+        index: h.k.index,
+        a: h.a,
+        b: h.b,
+        c: h.c,
+        data: bytes.get(HEADER..HEADER + h.len as usize)?.to_vec(),
     })
 }
 

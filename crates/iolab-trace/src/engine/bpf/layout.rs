@@ -1,7 +1,9 @@
 //! The eBPF program's types as Rust sees them: the same `#[repr(C)]` layouts as
-//! `bpf/trace.bpf.c` (its `_Static_assert` and the `const` asserts here pin the sizes on
-//! both sides), the table of followed calls the program reads (`syscalls`), built from
-//! [`crate::syscalls`] so the calls are listed once, and the indexes of its counters.
+//! `bpf/records.h`, the one header the program takes them from (the test
+//! `records_h_and_layout_rs_agree_on_every_field` compiles a C program over it and checks
+//! the offset and size of every field, and every shared constant, against this file), the
+//! table of followed calls the program reads (`syscalls`), built from [`crate::syscalls`]
+//! so the calls are listed once, and the indexes of its counters.
 
 use crate::syscalls::{Role, Sys};
 
@@ -28,11 +30,6 @@ pub struct Key {
     pub generation: u32,
     pub pad: u32,
 }
-
-const _: () = assert!(
-    size_of::<Key>() == 24,
-    "bpf/trace.bpf.c holds the same struct"
-);
 
 /// One direction of a target's data (`struct flow`).
 #[repr(C)]
@@ -85,14 +82,9 @@ pub struct Stats {
     pub ns1: u64,
 }
 
-const _: () = assert!(
-    size_of::<Stats>() == 1208,
-    "bpf/trace.bpf.c holds the same struct"
-);
-
 /// The key of a target's counts of one call (`struct sys_key`).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct SysKey {
     pub dev: u64,
     pub ino: u64,
@@ -100,11 +92,6 @@ pub struct SysKey {
     /// The call's position in [`Sys::ALL`].
     pub index: u32,
 }
-
-const _: () = assert!(
-    size_of::<SysKey>() == 24,
-    "bpf/trace.bpf.c holds the same struct"
-);
 
 /// Calls, failures and nanoseconds (`struct call_stat`).
 #[repr(C)]
@@ -155,6 +142,47 @@ pub struct CallDef {
     pub dirfd2: u8,
 }
 
+/// The header of a record of the `events`, `lookup_ring` and `stacks` rings (`struct
+/// event` before its `data`): `len` bytes of data follow it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EventHeader {
+    /// One of [`kind`].
+    pub kind: u32,
+    pub pid: u32,
+    /// `bpf_ktime_get_ns()` when it was sent.
+    pub at: u64,
+    /// The target, and the call's index in [`Sys::ALL`].
+    pub k: SysKey,
+    pub a: u64,
+    pub b: u64,
+    pub c: u64,
+    pub len: u32,
+    pub pad: u32,
+}
+
+/// The header of a record of the `paths` ring (`struct path_event` before its `path`):
+/// `len` bytes of path follow it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PathEventHeader {
+    pub dev: u64,
+    pub ino: u64,
+    pub generation: u32,
+    pub len: u32,
+    /// 0 when the path was cut (too deep or too long).
+    pub complete: u32,
+    pub pad: u32,
+}
+
+/// The header `T` at the start of `bytes`, or `None` when `bytes` is shorter.
+pub fn header<T: aya::Pod>(bytes: &[u8]) -> Option<T> {
+    let head = bytes.get(..size_of::<T>())?;
+    // SAFETY: `head` holds `size_of::<T>()` bytes, `read_unaligned` asks no alignment, and
+    // a `Pod` type is valid for any bit pattern.
+    Some(unsafe { std::ptr::read_unaligned(head.as_ptr().cast::<T>()) })
+}
+
 // SAFETY: plain `#[repr(C)]` structs of integers, with no padding a value could leave
 // uninitialised (every field is written by the program or zeroed by the kernel; `Key`'s
 // explicit `pad` fills its tail), valid for any bit pattern: what `aya::Pod` asks.
@@ -171,6 +199,10 @@ unsafe impl aya::Pod for CallDef {}
 unsafe impl aya::Pod for RawUse {}
 // SAFETY: as above.
 unsafe impl aya::Pod for RawFaults {}
+// SAFETY: as above (no implicit padding: its fields tile it, the test below checks).
+unsafe impl aya::Pod for EventHeader {}
+// SAFETY: as above.
+unsafe impl aya::Pod for PathEventHeader {}
 
 /// `enum role` of the program.
 mod role {
@@ -191,6 +223,21 @@ mod role {
     pub const RENAME: u8 = 15;
     pub const TRUNCATE: u8 = 16;
     pub const SYNC_ALL: u8 = 17;
+}
+
+/// `enum event_kind` of the program: the kinds of [`EventHeader`].
+pub mod kind {
+    pub const EXEC: u32 = 1;
+    pub const FORK: u32 = 2;
+    pub const OPENED: u32 = 3;
+    pub const TRUNCATED: u32 = 4;
+    pub const DIRTIED: u32 = 5;
+    pub const SYNCED: u32 = 6;
+    pub const RENAMED: u32 = 7;
+    pub const LOOKUP: u32 = 8;
+    pub const FAILED_OPEN: u32 = 9;
+    pub const STACK: u32 = 10;
+    pub const SYNCED_ALL: u32 = 11;
 }
 
 /// `call_def.flags` of a sync that syncs its whole file system (`SYNCS_ALL`).
@@ -371,5 +418,234 @@ mod tests {
             (0, 1, 2, 3)
         );
         assert_eq!(call_def(Sys::Statx, 0).path, 1);
+    }
+
+    /// A field both sides hold: its Rust and C names, and where Rust puts it.
+    struct Field {
+        rust: &'static str,
+        c: &'static str,
+        offset: usize,
+        size: usize,
+    }
+
+    /// A record both sides hold: its C name, the C expression of its size (a ring record's
+    /// header ends where its data starts), its Rust size and its fields.
+    struct Record {
+        c: &'static str,
+        extent: &'static str,
+        size: usize,
+        fields: Vec<Field>,
+    }
+
+    fn field_size<S, T>(_: fn(&S) -> &T) -> usize {
+        size_of::<T>()
+    }
+
+    /// `Rust = "c name", "C size" { field, rust_field = c_field, … }`: each field's offset
+    /// and size as Rust lays it out.
+    macro_rules! records {
+        ($($rust:ident = $c:literal, $extent:literal { $($f:ident $(= $cf:ident)?),+ $(,)? })+) => {
+            vec![$(Record {
+                c: $c,
+                extent: $extent,
+                size: size_of::<$rust>(),
+                fields: vec![$(Field {
+                    rust: stringify!($f),
+                    c: records!(@c $f $($cf)?),
+                    offset: std::mem::offset_of!($rust, $f),
+                    size: field_size(|r: &$rust| &r.$f),
+                }),+],
+            }),+]
+        };
+        (@c $f:ident) => { stringify!($f) };
+        (@c $f:ident $cf:ident) => { stringify!($cf) };
+    }
+
+    fn records() -> Vec<Record> {
+        records! {
+            Key = "key", "sizeof(struct key)" { dev, ino, generation = gen, pad }
+            RawFlow = "flow", "sizeof(struct flow)" {
+                calls, bytes, ns, sequential, repeated, direct, synced, first, last, sizes
+            }
+            RawCallStat = "call_stat", "sizeof(struct call_stat)" { calls, errors, ns }
+            Stats = "stats", "sizeof(struct stats)" {
+                mode, rdev, size, read, write, syncs, sync_ns, opens, o_direct, o_sync,
+                o_dsync, o_append, o_trunc, o_creat, seeks, mmaps, mmap_bytes, ring_enters,
+                ring_submissions, errors, data_calls, pid1, pad1, calls1, bytes1, ns1
+            }
+            SysKey = "sys_key", "sizeof(struct sys_key)" { dev, ino, generation = gen, index }
+            RawUse = "use", "sizeof(struct use)" { calls, bytes, ns }
+            RawFaults = "faults", "sizeof(struct faults)" { faults, added, far, last }
+            CallDef = "call_def", "sizeof(struct call_def)" {
+                role, index, fd, pos, fd2, pos_ptr, pos2_ptr, flags, path, dirfd, path2, dirfd2
+            }
+            EventHeader = "event", "offsetof(struct event, data)" {
+                kind, pid, at, k, a, b, c, len, pad
+            }
+            PathEventHeader = "path_event", "offsetof(struct path_event, path)" {
+                dev, ino, generation = gen, len, complete, pad
+            }
+        }
+    }
+
+    /// The constants both sides hold: the C name and Rust's value.
+    fn constants() -> Vec<(&'static str, u64)> {
+        let mut c = vec![
+            ("MAX_SYSCALLS", u64::from(MAX_SYSCALLS)),
+            ("BUCKETS", BUCKETS as u64),
+            ("DATA_CALLS", DATA_CALLS as u64),
+            ("SYNCS_ALL", u64::from(SYNCS_ALL)),
+            ("NO_ARG", u64::from(NO_ARG)),
+            ("FLAGS_CREAT", u64::from(FLAGS_CREAT)),
+            ("FLAGS_HOW", u64::from(FLAGS_HOW)),
+            ("EVENT_HEADER", size_of::<EventHeader>() as u64),
+            ("PATH_EVENT_HEADER", size_of::<PathEventHeader>() as u64),
+            ("ROLE_READ", role::READ.into()),
+            ("ROLE_WRITE", role::WRITE.into()),
+            ("ROLE_COPY", role::COPY.into()),
+            ("ROLE_SYNC", role::SYNC.into()),
+            ("ROLE_MSYNC", role::MSYNC.into()),
+            ("ROLE_SEEK", role::SEEK.into()),
+            ("ROLE_OPEN", role::OPEN.into()),
+            ("ROLE_CLOSE", role::CLOSE.into()),
+            ("ROLE_FD", role::FD.into()),
+            ("ROLE_MMAP", role::MMAP.into()),
+            ("ROLE_MUNMAP", role::MUNMAP.into()),
+            ("ROLE_RING", role::RING.into()),
+            ("ROLE_OTHER", role::OTHER.into()),
+            ("ROLE_LOOKUP", role::LOOKUP.into()),
+            ("ROLE_RENAME", role::RENAME.into()),
+            ("ROLE_TRUNCATE", role::TRUNCATE.into()),
+            ("ROLE_SYNC_ALL", role::SYNC_ALL.into()),
+            ("EV_EXEC", kind::EXEC.into()),
+            ("EV_FORK", kind::FORK.into()),
+            ("EV_OPENED", kind::OPENED.into()),
+            ("EV_TRUNCATED", kind::TRUNCATED.into()),
+            ("EV_DIRTIED", kind::DIRTIED.into()),
+            ("EV_SYNCED", kind::SYNCED.into()),
+            ("EV_RENAMED", kind::RENAMED.into()),
+            ("EV_LOOKUP", kind::LOOKUP.into()),
+            ("EV_FAILED_OPEN", kind::FAILED_OPEN.into()),
+            ("EV_STACK", kind::STACK.into()),
+            ("EV_SYNCED_ALL", kind::SYNCED_ALL.into()),
+        ];
+        for (name, counter) in [
+            ("C_PROCESSES", Counter::Processes),
+            ("C_THREADS", Counter::Threads),
+            ("C_EXECS", Counter::Execs),
+            ("C_LOST_CALLS", Counter::LostCalls),
+            ("C_LOST_TASKS", Counter::LostTasks),
+            ("C_LOST_PATHS", Counter::LostPaths),
+            ("C_LOST_EVENTS", Counter::LostEvents),
+            ("C_LOST_LOOKUPS", Counter::LostLookups),
+        ] {
+            c.push((name, counter as u64));
+        }
+        c
+    }
+
+    /// A C program that prints, over `bpf/records.h`, each record's size and each field's
+    /// offset and size (`name offset size` lines), and each constant (`name value`).
+    fn c_program(records: &[Record], constants: &[(&str, u64)]) -> String {
+        let mut p = String::from(
+            "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\
+             typedef uint8_t u8;\ntypedef uint16_t u16;\ntypedef uint32_t u32;\n\
+             typedef uint64_t u64;\ntypedef int32_t s32;\ntypedef int64_t s64;\n\
+             #include \"records.h\"\nint main(void)\n{\n",
+        );
+        for r in records {
+            p += &format!("\tprintf(\"{} %zu\\n\", (size_t)({}));\n", r.c, r.extent);
+            for f in &r.fields {
+                p += &format!(
+                    "\tprintf(\"{s}.{f} %zu %zu\\n\", offsetof(struct {s}, {f}), \
+                     sizeof(((struct {s} *)0)->{f}));\n",
+                    s = r.c,
+                    f = f.c
+                );
+            }
+        }
+        for (name, _) in constants {
+            p += &format!("\tprintf(\"{name} %llu\\n\", (unsigned long long)({name}));\n");
+        }
+        p + "\treturn 0;\n}\n"
+    }
+
+    #[test]
+    fn every_shared_record_is_tiled_by_its_fields() {
+        for r in records() {
+            let mut fields: Vec<&Field> = r.fields.iter().collect();
+            fields.sort_by_key(|f| f.offset);
+            let mut next = 0;
+            for f in fields {
+                assert_eq!(
+                    f.offset, next,
+                    "{}.{}: a field between, or padding",
+                    r.c, f.rust
+                );
+                next += f.size;
+            }
+            assert_eq!(next, r.size, "{}: fields missing at its end", r.c);
+        }
+    }
+
+    #[test]
+    fn records_h_and_layout_rs_agree_on_every_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = records();
+        let constants = constants();
+        let source = dir.path().join("records.c");
+        std::fs::write(&source, c_program(&records, &constants)).unwrap();
+        let exe = dir.path().join("records");
+        let include = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bpf");
+        let built = std::process::Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Werror", "-I"])
+            .arg(&include)
+            .arg("-o")
+            .arg(&exe)
+            .arg(&source)
+            .status();
+        match built {
+            Ok(s) => assert!(s.success(), "cc failed on bpf/records.h: {s}"),
+            Err(e) => {
+                iolab_testkit::skip(format!("no C compiler (cc: {e})"));
+                return;
+            }
+        }
+        let out = std::process::Command::new(&exe).output().unwrap();
+        assert!(out.status.success());
+        let c: std::collections::HashMap<String, Vec<u64>> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut w = l.split(' ');
+                let name = w.next().unwrap().to_string();
+                (name, w.map(|n| n.parse().unwrap()).collect())
+            })
+            .collect();
+        for r in &records {
+            assert_eq!(c[r.c], [r.size as u64], "size of struct {}", r.c);
+            for f in &r.fields {
+                assert_eq!(
+                    c[&format!("{}.{}", r.c, f.c)],
+                    [f.offset as u64, f.size as u64],
+                    "struct {} field {} (Rust {}): offset and size",
+                    r.c,
+                    f.c,
+                    f.rust
+                );
+            }
+        }
+        for (name, value) in &constants {
+            assert_eq!(c[*name], [*value], "{name}");
+        }
+    }
+
+    #[test]
+    fn a_header_is_read_from_unaligned_bytes_and_not_from_too_few() {
+        let mut bytes = vec![0u8; 1 + size_of::<PathEventHeader>()];
+        bytes[1..9].copy_from_slice(&7u64.to_ne_bytes());
+        let h: PathEventHeader = header(&bytes[1..]).unwrap();
+        assert_eq!(h.dev, 7);
+        assert!(header::<PathEventHeader>(&bytes[2..]).is_none());
     }
 }

@@ -1,5 +1,5 @@
 //! The eBPF backend: iolab's own eBPF program (`bpf/trace.bpf.c`, compiled by clang when
-//! the crate is built, loaded here with `aya` on BTF-typed tracepoints) aggregates the
+//! the crate is built, or the object shipped beside it where clang is not; loaded here with `aya` on BTF-typed tracepoints) aggregates the
 //! command's calls in kernel maps; the command waits on a gate until the program is attached, runs untouched, and
 //! when it has exited the maps are read back ([`collect`]) and the program detached.
 //!
@@ -49,7 +49,7 @@ fn max_targets() -> u32 {
         .unwrap_or(MAX_TARGETS)
 }
 
-/// The compiled program, when clang was there at build time.
+/// The compiled program: clang's at build time, or the shipped one (`build.rs`).
 #[cfg(iolab_bpf)]
 static OBJECT: Option<&[u8]> = Some(aya::include_bytes_aligned!(concat!(
     env!("OUT_DIR"),
