@@ -316,20 +316,21 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
 }
 
 /// Starts `iolab trace -- sh -c 'touch MARK; exec sleep 30'` in a process group of its
-/// own and waits until the command runs.
-fn start_sleeper(backend: &str, dir: &Path) -> std::process::Child {
+/// own, with Ctrl-C's signals at their default actions or ignored (as a background job of
+/// a script has them), and waits until the command runs.
+fn start_sleeper(backend: &str, dir: &Path, ignore: bool) -> std::process::Child {
     use std::os::unix::process::CommandExt;
     let mark = dir.join("running");
-    let child = trace(backend)
-        .arg("--json")
+    let mut cmd = trace(backend);
+    cmd.arg("--json")
         .arg(dir.join("trace.json"))
         .args(["--", "sh", "-c"])
         .arg(format!("touch {}; exec sleep 30", mark.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+        .process_group(0);
+    common::start_with_signals(&mut cmd, ignore);
+    let child = cmd.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !mark.exists() {
         assert!(Instant::now() < deadline, "the command did not start");
@@ -407,7 +408,7 @@ fn ctrl_c_and_kill_reach_the_command_and_the_summary_is_still_made() {
     for backend in backends() {
         // Ctrl-C: the terminal signals the whole foreground process group.
         let dir = common::scratch();
-        let child = start_sleeper(backend, dir.path());
+        let child = start_sleeper(backend, dir.path(), false);
         // SAFETY: signals the process group of our own child.
         unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
         let out = child.wait_with_output().unwrap();
@@ -423,12 +424,39 @@ fn ctrl_c_and_kill_reach_the_command_and_the_summary_is_still_made() {
 
         // A kill of the tracer alone is passed on to the command.
         let dir = common::scratch();
-        let child = start_sleeper(backend, dir.path());
+        let child = start_sleeper(backend, dir.path(), false);
         // SAFETY: signals our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(143), "{backend}: {out:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("seen: "));
+    }
+}
+
+/// A caller that ignores Ctrl-C (a background job of a script): iolab and the command keep
+/// ignoring it, as the command would untraced; a kill of the tracer still reaches the
+/// command.
+#[test]
+fn a_ctrl_c_the_caller_ignores_reaches_neither_iolab_nor_the_command() {
+    let _g = shared();
+    for backend in backends() {
+        let dir = common::scratch();
+        let child = start_sleeper(backend, dir.path(), true);
+        let pid = child.id() as i32;
+        // SAFETY: signals the process group of our own child, then the child. Both ignore
+        // the SIGINT: the command dies of the SIGTERM, forwarded.
+        unsafe {
+            libc::kill(-pid, libc::SIGINT);
+            libc::kill(pid, libc::SIGTERM);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(143), "{backend}: {stderr}");
+        assert!(stderr.contains("interrupted (signal 15)"), "{stderr}");
+        assert!(
+            stderr.contains("killed by signal 15 (exit 143)"),
+            "{stderr}"
+        );
     }
 }
 

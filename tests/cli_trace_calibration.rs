@@ -153,17 +153,18 @@ fn ctrl_c_during_the_calibration_keeps_the_report_and_leaves_no_file() {
             let what = format!("{backend}: {}", case.program);
             let json = dir.path().join("trace.json");
             // In the scratch folder: no `iolab-results` there, so the calibration runs.
-            let mut child = iolab()
-                .args(["trace", "--backend", backend, "--json"])
+            let mut cmd = iolab();
+            cmd.args(["trace", "--backend", backend, "--json"])
                 .arg(&json)
                 .arg("--")
                 .args(&case.words)
                 .current_dir(dir.path())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
+                .stderr(Stdio::piped());
+            // SIGINT caught, even when this test runs as a background job that ignores it.
+            common::start_with_signals(&mut cmd, false);
+            let mut child = cmd.spawn().unwrap();
             let deadline = Instant::now() + Duration::from_secs(60);
             while !(case.done)() || running(case.program, &case.token) {
                 assert!(Instant::now() < deadline, "{what}: the command did not end");

@@ -9,6 +9,15 @@
 //! when the command does. The handler forwards it itself (`kill` is async-signal-safe),
 //! so a signal that lands between two `waitpid`s is not left waiting.
 //!
+//! Before the command's process is known, every caught signal is kept and sent to it as
+//! soon as it is ([`forward_to`]), the terminal's too: its process may not have existed
+//! when the terminal signalled the group. The backends name it before it executes the
+//! command (the eBPF backend's child waits on its gate until then; the ptrace backend's
+//! is stopped when its tracer names it), when it has no handler of its own: a copy of a
+//! signal the terminal sent it too ends it, or is ignored, as the first one does. The
+//! fork that makes it holds every signal back until the child has the command's
+//! dispositions ([`block_all`]), so that none lands on the tracer's handlers there.
+//!
 //! The command gets the signal dispositions and mask it would have had untraced
 //! ([`Inherited`]): Rust's runtime ignores `SIGPIPE` before `main` and `execve` keeps an
 //! ignored disposition, so without this `yes | head -1` would print `Broken pipe` and
@@ -170,6 +179,44 @@ impl Inherited {
     }
 }
 
+/// Blocks every signal in the calling thread (raw `rt_sigprocmask`: glibc's own two too,
+/// as its `posix_spawn` does) and returns the mask it had, for [`restore_mask`]. Around a
+/// `fork`: a signal that comes while the child still has the tracer's handlers (or the
+/// ptrace tracer's ignored ones) waits, pending, until the child has set the command's
+/// own ([`Inherited::apply`]), instead of being taken by a handler of the tracer's that
+/// does nothing in the child. Async-signal-safe.
+pub fn block_all() -> SignalSet {
+    let all = u64::MAX;
+    let mut old = 0u64;
+    // SAFETY: rt_sigprocmask reads the 8-byte `all` and writes the old mask into `old`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &all as *const u64,
+            &mut old as *mut u64,
+            KERNEL_SIGSET_SIZE,
+        )
+    };
+    SignalSet::from_bits(old)
+}
+
+/// Makes `mask` the calling thread's blocked mask again (after [`block_all`]): the signals
+/// that came meanwhile are delivered now. Async-signal-safe.
+pub fn restore_mask(mask: SignalSet) {
+    let bits = mask.bits();
+    // SAFETY: rt_sigprocmask reads the 8-byte mask; the old one is not asked for.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &bits as *const u64,
+            std::ptr::null_mut::<u64>(),
+            KERNEL_SIGSET_SIZE,
+        )
+    };
+}
+
 /// The signals caught.
 const CAUGHT: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
@@ -177,8 +224,8 @@ const CAUGHT: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, lib
 static COMMAND: AtomicI32 = AtomicI32::new(0);
 /// Bit `n`: signal `n` arrived at all.
 static SEEN: AtomicU64 = AtomicU64::new(0);
-/// Bit `n`: signal `n` was sent to the tracer alone before the command's pid was known
-/// (the tracer process was still starting it): forwarded as soon as it is.
+/// Bit `n`: signal `n` came before the command's pid was known (the tracer was still
+/// starting it), or was sent to the tracer alone: forwarded as soon as it is.
 static PENDING: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
@@ -186,14 +233,27 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
     SEEN.fetch_or(bit, Ordering::SeqCst);
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let code = unsafe { (*info).si_code };
-    if code <= 0 {
-        let command = COMMAND.load(Ordering::SeqCst);
-        if command > 0 {
-            // SAFETY: kill is async-signal-safe; `command` is the traced command's pid.
-            unsafe { libc::kill(command, sig) };
-        } else {
-            PENDING.fetch_or(bit, Ordering::SeqCst);
-        }
+    // The terminal's signal reached a command that exists; not one still to be made.
+    if code <= 0 || COMMAND.load(Ordering::SeqCst) <= 0 {
+        // Pending first, then the command's pid: with `forward_to` storing the pid first,
+        // then taking the pending ones, a signal that lands on another thread while the
+        // pid is being set is sent by one of the two, never by neither.
+        PENDING.fetch_or(bit, Ordering::SeqCst);
+        send_pending(COMMAND.load(Ordering::SeqCst));
+    }
+}
+
+/// Sends the pending signals to `command` when it is known (> 0), taking them: each is
+/// sent once, by whichever of the handler and [`forward_to`] takes it. Async-signal-safe.
+fn send_pending(command: libc::pid_t) {
+    if command <= 0 {
+        return;
+    }
+    let pending = PENDING.swap(0, Ordering::SeqCst);
+    for sig in (1..64).filter(|&s| pending & (1 << s) != 0) {
+        // SAFETY: kill is async-signal-safe and takes plain integers; `command` is the
+        // traced command's pid.
+        unsafe { libc::kill(command, sig as libc::c_int) };
     }
 }
 
@@ -263,16 +323,12 @@ impl Drop for Guard {
 }
 
 /// From now on, signals that processes send to the tracer go on to `pid`, the command
-/// (until the [`Guard`] is dropped), those that came before it too; 0 stops forwarding.
+/// (until the [`Guard`] is dropped), and every one that came before it (the terminal's
+/// too); 0 stops forwarding. Call it as soon as the command's process exists, before it
+/// executes the command where the backend can (see the module's notes).
 pub fn forward_to(pid: libc::pid_t) {
     COMMAND.store(pid, Ordering::SeqCst);
-    if pid > 0 {
-        let pending = PENDING.swap(0, Ordering::SeqCst);
-        for sig in (1..64).filter(|&s| pending & (1 << s) != 0) {
-            // SAFETY: kill takes plain integers; `pid` is the traced command's.
-            unsafe { libc::kill(pid, sig as libc::c_int) };
-        }
-    }
+    send_pending(pid);
 }
 
 /// Whether a caught signal arrived since [`Guard::install`]: the trace was interrupted.
@@ -315,5 +371,18 @@ mod tests {
         // SAFETY: waits for the child forked above.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
+
+    #[test]
+    fn block_all_blocks_every_blockable_signal_until_the_mask_is_restored() {
+        // The mask is the calling thread's: the test's own thread, no other.
+        let before = Inherited::of_this_process().blocked;
+        let previous = block_all();
+        let blocked = Inherited::of_this_process().blocked;
+        restore_mask(previous);
+        assert_eq!(previous, before);
+        let unblockable = SignalSet::EMPTY.with(libc::SIGKILL).with(libc::SIGSTOP);
+        assert_eq!(blocked.bits(), !unblockable.bits());
+        assert_eq!(Inherited::of_this_process().blocked, before);
     }
 }

@@ -183,6 +183,32 @@ impl PublicExe {
     }
 }
 
+/// Makes `cmd` start with `SIGTERM` and `SIGHUP` at their default actions and the
+/// keyboard's `SIGINT` and `SIGQUIT` at theirs, or ignored when `ignore_keyboard` (as a
+/// background job of a shell without job control has them), whatever the test process
+/// has. A test run started so (`cargo test … &` in a script) ignores `SIGINT` and
+/// `SIGQUIT`, its children too, and `iolab trace` leaves a signal its caller ignored
+/// ignored, for itself and the command, as `nohup` asks: a test of Ctrl-C must say which
+/// of the two it tests.
+pub fn start_with_signals(cmd: &mut Command, ignore_keyboard: bool) {
+    let keyboard = if ignore_keyboard {
+        libc::SIG_IGN
+    } else {
+        libc::SIG_DFL
+    };
+    // SAFETY: the closure runs in the forked child before exec and only calls signal with
+    // SIG_DFL or SIG_IGN, async-signal-safe, which installs no code.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            libc::signal(libc::SIGINT, keyboard);
+            libc::signal(libc::SIGQUIT, keyboard);
+            Ok(())
+        });
+    }
+}
+
 /// Makes `cmd` run as uid/gid 65534 (nobody) with no supplementary groups.
 pub fn run_as_nobody(cmd: &mut Command) {
     // SAFETY: the closure runs in the forked child before exec. It only makes the

@@ -213,15 +213,22 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
     let (gate_fd, err_fd) = (gate_r.as_raw_fd(), err_w.as_raw_fd());
     let close: &[i32] = &command.close;
     let signals = command.signals;
+    // Every signal waits through the fork: the child starts with the tracer's handlers
+    // (they would take a Ctrl-C and do nothing with it there) or, under ptrace, the
+    // tracer's ignored Ctrl-C; it sets the command's own before any is delivered.
+    let mask = crate::signals::block_all();
     // SAFETY: fork has no preconditions; the child below only makes async-signal-safe calls
     // on data prepared before the fork, and never returns.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(Error::last_os("cannot fork"));
+        let e = Error::last_os("cannot fork");
+        crate::signals::restore_mask(mask);
+        return Err(e);
     }
     if pid == 0 {
-        // First, so that a Ctrl-C before `execve` ends the child as it would end the
-        // command, and the tracer's handlers are gone.
+        // First, so that a Ctrl-C before `execve` (one that came during the fork too: it
+        // is pending) ends the child as it would end the command. The mask it sets is the
+        // command's.
         signals.apply();
         match start {
             Start::Gated => {
@@ -279,6 +286,7 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
         }
         fail(err_fd, Step::Exec, failed);
     }
+    crate::signals::restore_mask(mask);
     drop(gate_r);
     drop(err_w);
     Ok(Child {
@@ -289,12 +297,14 @@ pub fn spawn(command: &Command, start: Start<'_>) -> Result<Child> {
 }
 
 impl Child {
-    /// Lets a [`Start::Gated`] child go on to `execve`.
+    /// Lets a [`Start::Gated`] child go on to `execve`. A child that is gone already (a
+    /// Ctrl-C ended it at the gate: `EPIPE`) is not an error: waiting for it tells how it
+    /// ended, as it would have ended the command.
     pub fn release(&mut self) -> Result<()> {
         if let Some(gate) = self.gate.take() {
             // SAFETY: writes one byte from a local.
             let n = unsafe { libc::write(gate.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
-            if n != 1 {
+            if n != 1 && errno() != libc::EPIPE {
                 return Err(Error::last_os("cannot release the command"));
             }
         }

@@ -216,9 +216,6 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
         .collect();
     let setup_started = Instant::now();
     let (mut ebpf, faults) = load()?;
-    if let Some(signal) = signals::interrupted() {
-        return Err(Error::Interrupted { signal });
-    }
     let mut ring = |name: &str| {
         ebpf.take_map(name)
             .ok_or_else(|| backend_error("the program", &format!("has no ring {name}")))
@@ -231,6 +228,14 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
         ring("stacks")?,
     ];
     let mut child = child::spawn(command, Start::Gated)?;
+    // A signal that came before the command's process existed (while the program loaded)
+    // did not reach it: a terminal's Ctrl-C goes to the process group as it was then, and
+    // the tracer only notes it. The command has not started (it waits on the gate): it
+    // never does. One that comes from now on reaches it, or is forwarded to it.
+    if let Some(signal) = signals::interrupted() {
+        child.abandon();
+        return Err(Error::Interrupted { signal });
+    }
     {
         // The command is followed from its execve on.
         let follow = BpfHashMap::<&mut MapData, u32, u8>::try_from(
@@ -243,14 +248,17 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
             return Err(backend_error("cannot follow the command", &e));
         }
     }
+    // Before the release: a signal kept since the check above reaches the command before
+    // it executes (see `signals`).
+    signals::forward_to(child.pid);
     let drain = collect::Drain::start(rings);
     let start = monotonic_ns();
     if let Err(e) = child.release() {
+        signals::forward_to(0);
         child.abandon();
         let _ = drain.finish();
         return Err(e);
     }
-    signals::forward_to(child.pid);
     let started = Instant::now();
     let setup = started.duration_since(setup_started);
     let exec_failed = child.exec_error();
