@@ -122,6 +122,7 @@ struct key {
 
 struct flow {
 	u64 calls, bytes, ns, sequential, repeated, direct, synced, first, last;
+	u64 gap_ns, gaps; /* the time since the task's previous followed call ended */
 	u64 sizes[BUCKETS];
 };
 
@@ -146,7 +147,7 @@ struct stats {
 	u32 pid1, pad1;
 	u64 calls1, bytes1, ns1;
 };
-_Static_assert(sizeof(struct stats) == 1208, "layout.rs holds the same struct");
+_Static_assert(sizeof(struct stats) == 1240, "layout.rs holds the same struct");
 _Static_assert(sizeof(struct key) == 24, "layout.rs holds the same struct");
 
 struct sys_key {
@@ -183,8 +184,13 @@ struct task {
 	s64 dirfd;     /* the first path's directory descriptor */
 	u64 size0;     /* ftruncate: the file's size at the entry; its length in `arg` */
 	u64 fault_dev, fault_ino; /* the file of the task's last fault on a map */
+	u64 gap_from;     /* when its last followed call's exit was done (0: none yet) */
+	u64 gap_switches; /* and its switches off the CPU then */
+	u64 gap;          /* the time from then to this call's entry, or NO_GAP */
 	struct side a, b;
 };
+
+#define NO_GAP ((u64)-1)
 
 struct span {
 	u64 start, end;
@@ -927,9 +933,13 @@ static __always_inline u32 bucket(u64 n)
 /* Adds one read or write of `ret` bytes through `s`, started at `t0`, to `fl`, placed
  * against the previous call on the same open file (model.rs `Place`). */
 static __always_inline void flow_add(struct flow *fl, struct side *s, s64 ret, u64 ns, u64 t0,
-				     int write)
+				     u64 gap, int write)
 {
 	__sync_fetch_and_add(&fl->calls, 1);
+	if (gap != NO_GAP) {
+		__sync_fetch_and_add(&fl->gap_ns, gap);
+		__sync_fetch_and_add(&fl->gaps, 1);
+	}
 	__sync_fetch_and_add(&fl->bytes, ret);
 	__sync_fetch_and_add(&fl->ns, ns);
 	__sync_fetch_and_add(&fl->sizes[bucket(ret) & (BUCKETS - 1)], 1);
@@ -991,7 +1001,7 @@ static __always_inline struct stats *transfer(struct side *s, struct task *p, s6
 		__sync_fetch_and_add(&st->errors, 1);
 		return st;
 	}
-	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, write);
+	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, p->gap, write);
 	/* A file read past the size it had when first seen has grown: its size is where the
 	 * reads end, at least. */
 	if (!write && ret > 0 && (s->mode & S_IFMT) == S_IFREG && s->pos + ret > (s64)st->size)
@@ -1032,6 +1042,12 @@ int sys_enter(u64 *ctx)
 	p->fault_ino = 0;
 	if (!def || def->role == ROLE_NONE)
 		return 0;
+	/* The program's own work since its last followed call (model.rs `Flow::gap_ns`),
+	 * when it ran all along: a gap in which it waited or was preempted is not counted. */
+	u64 entered = bpf_ktime_get_ns();
+	u64 ran = p->gap_from && entered > p->gap_from &&
+		  task->nvcsw + task->nivcsw == p->gap_switches;
+	p->gap = ran ? entered - p->gap_from : NO_GAP;
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
 	p->role = def->role;
 	p->index = def->index;
@@ -1133,7 +1149,9 @@ int sys_exit(u64 *ctx)
 		st = transfer(&p->a, p, ret, ns, 1);
 		break;
 	case ROLE_COPY:
-		/* One call, two targets: each gets half of its time. */
+		/* One call, two targets: each gets half of its time (and no gap: a copy is
+		 * neither flow's own call). */
+		p->gap = NO_GAP;
 		st = transfer(&p->a, p, ret, ns / 2, 0);
 		transfer(&p->b, p, ret, ns - ns / 2, 1);
 		break;
@@ -1260,6 +1278,8 @@ int sys_exit(u64 *ctx)
 	}
 	if (p->role != ROLE_MSYNC && st)
 		used((struct pt_regs *)ctx[0], &p->a, st, p, ret, ns);
+	p->gap_switches = task->nvcsw + task->nivcsw;
+	p->gap_from = bpf_ktime_get_ns();
 	return 0;
 }
 

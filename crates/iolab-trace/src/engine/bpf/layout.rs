@@ -49,6 +49,10 @@ pub struct RawFlow {
     pub first: u64,
     /// When the last call started.
     pub last: u64,
+    /// The time since the task's previous followed call ended, summed, and the calls
+    /// that had one.
+    pub gap_ns: u64,
+    pub gaps: u64,
     pub sizes: [u64; BUCKETS],
 }
 
@@ -86,7 +90,7 @@ pub struct Stats {
 }
 
 const _: () = assert!(
-    size_of::<Stats>() == 1208,
+    size_of::<Stats>() == 1240,
     "bpf/trace.bpf.c holds the same struct"
 );
 
