@@ -250,18 +250,28 @@ fn transactions(trace: &Trace, groups: &[Group], s: &Sqlite, p: &mut Pattern) {
     p.partners = vec![s.journal];
 }
 
-/// The journal of a SQLite stat storm: its folder and size, for its removal's figure.
+/// The journal of a SQLite stat storm: its folder and size, for its removal's figure; and
+/// the redirection in that folder that bounds its calls under ptrace.
 pub(super) fn needs(p: &Pattern, groups: &[Group]) -> Vec<Need> {
     match (p.own.as_ref(), p.partners.first()) {
         (Some(_), Some(&j)) => {
             let journal = &groups[j];
-            vec![Need::Unlink {
-                dir: super::folder(&journal.target.path),
-                size: journal.target.write.bytes / journal.members.len().max(1) as u64,
-            }]
+            let dir = super::folder(&journal.target.path);
+            vec![
+                Need::Unlink {
+                    dir: dir.clone(),
+                    size: journal.target.write.bytes / journal.members.len().max(1) as u64,
+                },
+                Need::Churn { dir },
+            ]
         }
         _ => Vec::new(),
     }
+}
+
+/// The redirection figure of a SQLite stat storm ([`estimate`]).
+fn sqlite_churn(p: &Pattern, groups: &[Group]) -> Option<Need> {
+    needs(p, groups).into_iter().nth(1)
 }
 
 /// SQLite's own work between its calls in the transactions one removes ([`Pattern::own`]),
@@ -284,7 +294,17 @@ pub(super) fn own_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Option<(
     ))
 }
 
-pub(super) fn estimate<'a>(p: &Pattern) -> Estimate<'a> {
+/// `exact`: the calls' times are the kernel's (eBPF); under ptrace, whose per-call times
+/// keep some of the tracer's stops, SQLite's transactions count at most what as many calls
+/// of a shell's redirection cost (opens, `fcntl`s, `dup2`s, closes, calibrated: the
+/// metadata calls most of a transaction's are).
+pub(super) fn estimate<'a>(
+    p: &Pattern,
+    groups: &[Group],
+    costs: &'a Costs,
+    exact: bool,
+) -> Estimate<'a> {
+    let churn = sqlite_churn(p, groups).and_then(|n| costs.get(&n));
     let (fix, fixed) = match p.kind {
         FindingKind::StatStorm => (
             "keep what a lookup answered instead of asking again (a cache of the paths' \
@@ -316,10 +336,10 @@ pub(super) fn estimate<'a>(p: &Pattern) -> Estimate<'a> {
         } else {
             calls
         },
-        calibrated: None,
-        bounded: false,
+        calibrated: churn.map(|f| f.cost(calls, 0)),
+        bounded: !exact,
         fixed,
-        figures: Vec::new(),
+        figures: churn.into_iter().collect(),
         warnings: Vec::new(),
         fix: fix.into(),
         cli: match p.kind {

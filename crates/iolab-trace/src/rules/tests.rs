@@ -617,7 +617,11 @@ fn one_transaction_saves_every_call_of_the_others_and_sqlites_work_between_them(
     assert!(
         matches!(
             &a.needs()[..],
-            [Need::Syscall, Need::Unlink { size: 8720, .. }]
+            [
+                Need::Syscall,
+                Need::Unlink { size: 8720, .. },
+                Need::Churn { .. }
+            ]
         ),
         "{:?}",
         a.needs()
@@ -651,4 +655,18 @@ fn one_transaction_saves_every_call_of_the_others_and_sqlites_work_between_them(
         "{:?}",
         f.basis
     );
+    // Under ptrace the calls count at most as many of a shell's redirection (calibrated).
+    let count = p.count;
+    let churn = Need::Churn {
+        dir: folder("/db/t.db-journal"),
+    };
+    let bound = Costs::with_figures(vec![(churn, Figure::new(1e-7, 0.0, "made up: 0.1 µs"))]);
+    let a = Analysis::new(&sqlite_trace(n, 0, 0), false);
+    let f = a
+        .findings(&bound, Duration::from_secs(1))
+        .into_iter()
+        .find(|f| f.kind == FindingKind::StatStorm)
+        .unwrap();
+    let want = count as f64 * 1e-7 + own;
+    assert!((f.saving_s.unwrap() - want).abs() < 1e-9, "{f:?} {want}");
 }
