@@ -207,6 +207,7 @@ struct task_struct {
 	struct fs_struct *fs;
 	struct mm_struct *mm;
 	struct task_struct *real_parent;
+	unsigned long nvcsw, nivcsw; /* switches off the CPU: waits, and preemptions */
 } CORE;
 
 #endif

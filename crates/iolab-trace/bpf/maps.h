@@ -37,8 +37,13 @@ struct task {
 	s64 dirfd;     /* the first path's directory descriptor */
 	u64 size0;     /* ftruncate: the file's size at the entry; its length in `arg` */
 	u64 fault_dev, fault_ino; /* the file of the task's last fault on a map */
+	u64 gap_from;     /* when its last followed call's exit was done (0: none yet) */
+	u64 gap_switches; /* and its switches off the CPU then */
+	u64 gap;          /* the time from then to this call's entry, or NO_GAP */
 	struct side a, b;
 };
+
+#define NO_GAP ((u64)-1)
 
 struct span {
 	u64 start, end;

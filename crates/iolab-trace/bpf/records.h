@@ -101,6 +101,7 @@ struct key {
 /* One direction of a target's data (layout.rs `RawFlow`). */
 struct flow {
 	u64 calls, bytes, ns, sequential, repeated, direct, synced, first, last;
+	u64 gap_ns, gaps; /* the time since the task's previous followed call ended */
 	u64 sizes[BUCKETS];
 };
 

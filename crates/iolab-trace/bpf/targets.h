@@ -109,6 +109,14 @@ static __always_inline void used(struct pt_regs *regs, struct side *s, struct st
 		__sync_fetch_and_add(&u->bytes, bytes);
 		__sync_fetch_and_add(&u->ns, ns);
 	}
+	/* The first calls of each kind on the target are sampled too (a file's fsync or a map's
+	 * msync after its open and first writes), as under ptrace. */
+	if (n >= 3 && n % 4096 != 0) {
+		struct sys_key k = {s->dev, s->ino, s->gen, p->index};
+		struct call_stat *c = bpf_map_lookup_elem(&sys_stats, &k);
+		if (c)
+			n = c->calls - 1;
+	}
 	if (n < 3 || n % 4096 == 0) {
 		u32 which = C_STACKS;
 		u64 *taken = bpf_map_lookup_elem(&counters, &which);
@@ -135,9 +143,13 @@ static __always_inline u32 bucket(u64 n)
 /* Adds one read or write of `ret` bytes through `s`, started at `t0`, to `fl`, placed
  * against the previous call on the same open file (model.rs `Place`). */
 static __always_inline void flow_add(struct flow *fl, struct side *s, s64 ret, u64 ns, u64 t0,
-				     int write)
+				     u64 gap, int write)
 {
 	__sync_fetch_and_add(&fl->calls, 1);
+	if (gap != NO_GAP) {
+		__sync_fetch_and_add(&fl->gap_ns, gap);
+		__sync_fetch_and_add(&fl->gaps, 1);
+	}
 	__sync_fetch_and_add(&fl->bytes, ret);
 	__sync_fetch_and_add(&fl->ns, ns);
 	__sync_fetch_and_add(&fl->sizes[bucket(ret) & (BUCKETS - 1)], 1);
@@ -199,7 +211,7 @@ static __always_inline struct stats *transfer(struct side *s, struct task *p, s6
 		__sync_fetch_and_add(&st->errors, 1);
 		return st;
 	}
-	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, write);
+	flow_add(write ? &st->write : &st->read, s, ret, ns, p->t0, p->gap, write);
 	/* A file read past the size it had when first seen has grown: its size is where the
 	 * reads end, at least. */
 	if (!write && ret > 0 && (s->mode & S_IFMT) == S_IFREG && s->pos + ret > (s64)st->size)

@@ -66,6 +66,12 @@ int sys_enter(u64 *ctx)
 	p->fault_ino = 0;
 	if (!def || def->role == ROLE_NONE)
 		return 0;
+	/* The program's own work since its last followed call (model.rs `Flow::gap_ns`),
+	 * when it ran all along: a gap in which it waited or was preempted is not counted. */
+	u64 entered = bpf_ktime_get_ns();
+	u64 ran = p->gap_from && entered > p->gap_from &&
+		  task->nvcsw + task->nivcsw == p->gap_switches;
+	p->gap = ran ? entered - p->gap_from : NO_GAP;
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
 	p->role = def->role;
 	p->index = def->index;
@@ -319,7 +325,9 @@ int sys_exit(u64 *ctx)
 		st = transfer(&p->a, p, ret, ns, 1);
 		break;
 	case ROLE_COPY:
-		/* One call, two targets: each gets half of its time. */
+		/* One call, two targets: each gets half of its time (and no gap: a copy is
+		 * neither flow's own call). */
+		p->gap = NO_GAP;
 		st = transfer(&p->a, p, ret, ns / 2, 0);
 		transfer(&p->b, p, ret, ns - ns / 2, 1);
 		break;
@@ -351,6 +359,8 @@ int sys_exit(u64 *ctx)
 	}
 	if (st)
 		used((struct pt_regs *)ctx[0], &p->a, st, p, ret, ns);
+	p->gap_switches = task->nvcsw + task->nivcsw;
+	p->gap_from = bpf_ktime_get_ns();
 	return 0;
 }
 

@@ -6,9 +6,11 @@
 //!
 //! **What is read**: the first bytes of the program (its `#!` line) and, for an ELF binary,
 //! up to [`MAX_SCAN`] bytes, searched for Go's build-info marker, Rust's panic machinery and
-//! a `libsqlite3` dependency. Only the command's own program is recognised: a child it
-//! starts (a shell loop's `echo` is a builtin; `sh -c` runs in the same process) is taken
-//! as part of it. The table of programs and their fixes: docs/trace.md.
+//! a `libsqlite3` dependency. A shell whose script (its `-c` string, or the script file it
+//! runs) runs one program and nothing else, outside any loop (`sh -c 'cd repo && git gc'`,
+//! `sh -c 'sqlite3 t.db < ins.sql'`, a script of `git` commands), is taken for that program
+//! ([`script_programs`]); git runs its subcommands as git processes, so a run of any number
+//! of them is git's. The table of programs and their fixes: docs/trace.md.
 
 use std::path::Path;
 
@@ -79,7 +81,8 @@ pub struct Recognised {
     pub unbuffered: bool,
     /// How it was recognised, in a few words.
     pub how: String,
-    /// The program images a run of it alone starts (`execve`s): 1, or 2 through `env`.
+    /// The program images a run of it alone starts (`execve`s): 1, or 2 through `env`;
+    /// any number for git (its subcommands are git processes).
     execs: u64,
 }
 
@@ -127,12 +130,22 @@ pub fn recognise(path: &Path, args: &[String], python_unbuffered_env: bool) -> R
         let mut r = by_name(base(interpreter), &flags, python_unbuffered_env);
         r.how = format!("a script run by {interpreter} (its #! line)");
         if base(first) == "env" {
-            r.execs = 2;
+            r.execs = r.execs.saturating_add(1);
+        }
+        if r.program == Program::Shell {
+            let text = String::from_utf8_lossy(&read_head(path, MAX_SCRIPT)).into_owned();
+            return driven(r, &text, python_unbuffered_env);
         }
         return r;
     }
     let name = base(&path.to_string_lossy()).to_string();
     let named = by_name(&name, args, python_unbuffered_env);
+    if named.program == Program::Shell {
+        return match shell_script(args) {
+            Some(text) => driven(named, &text, python_unbuffered_env),
+            None => named,
+        };
+    }
     if named.program != Program::Unknown {
         return named;
     }
@@ -167,8 +180,186 @@ fn by_name(name: &str, args: &[String], python_unbuffered_env: bool) -> Recognis
         program,
         unbuffered,
         how: format!("its name, {name}"),
-        execs: 1,
+        execs: if program == Program::Git { u64::MAX } else { 1 },
     }
+}
+
+/// The most bytes of a shell script read for the programs it runs.
+pub const MAX_SCRIPT: usize = 64 << 10;
+
+/// The script a shell run with `args` runs: its `-c` string, or the script file named by
+/// its first word that is not an option (read up to [`MAX_SCRIPT`]).
+fn shell_script(args: &[String]) -> Option<String> {
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        if w == "-c" || (w.starts_with('-') && !w.starts_with("--") && w.ends_with('c')) {
+            return words.next().cloned();
+        }
+        if !w.starts_with('-') && !w.starts_with('+') {
+            let bytes = read_head(Path::new(w), MAX_SCRIPT);
+            return (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    None
+}
+
+/// `shell` running `script`: the one program the script runs, when it runs one (each of
+/// its commands that is not the shell's own runs it; no loop), else the shell.
+fn driven(shell: Recognised, script: &str, python_unbuffered_env: bool) -> Recognised {
+    let Some(commands) = script_programs(script) else {
+        return shell;
+    };
+    let mut found: Option<Recognised> = None;
+    let mut execs = shell.execs;
+    for words in &commands {
+        // By its name first (a `python3` on PATH may be a shim script), else its file.
+        let named = by_name(base(&words[0]), &words[1..], python_unbuffered_env);
+        let r = match named.program {
+            Program::Unknown => recognise(&locate(&words[0]), &words[1..], python_unbuffered_env),
+            _ => named,
+        };
+        match &found {
+            _ if r.program == Program::Unknown || r.program == Program::Shell => return shell,
+            Some(f) if f.program != r.program => return shell,
+            _ => {}
+        }
+        execs = execs.saturating_add(r.execs);
+        let unbuffered = r.unbuffered || found.as_ref().is_some_and(|f| f.unbuffered);
+        found = Some(Recognised { unbuffered, ..r });
+    }
+    let Some(one) = found else {
+        return shell;
+    };
+    Recognised {
+        how: format!(
+            "a {} script that runs {} alone ({})",
+            shell.how.trim_start_matches("its name, "),
+            one.program.name(),
+            one.how
+        ),
+        execs,
+        ..one
+    }
+}
+
+/// Where a command word names a program: itself when it holds a `/`, else the first
+/// executable file of that name on `PATH` (the word itself when none).
+fn locate(word: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    if word.contains('/') {
+        return word.into();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(word))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| word.into())
+}
+
+/// The shell's own words: keywords, and builtins that run no program.
+const SHELL_OWN: &[&str] = &[
+    "!", "{", "}", "[[", "]]", "if", "then", "else", "elif", "fi", "do", "done", "esac", "cd",
+    "echo", "printf", "test", "[", "true", "false", ":", "export", "set", "unset", "read", "exit",
+    "return", "local", "shift", "wait", "trap", "umask", "ulimit", "type", "alias", "declare",
+    "typeset", "readonly", "let", "pushd", "popd", "hash", "getopts", "shopt", "source", ".",
+    "eval",
+];
+
+/// Words that run the next word as the program (`exec git gc`, `env X=1 python3 …`).
+const PREFIXES: &[&str] = &["exec", "command", "builtin", "nohup", "env", "time", "nice"];
+
+/// The commands a shell script runs that are programs, each as its words (the program
+/// first), in order; `None` when it loops (`for`, `while`, `until`, `select`: the shell
+/// does work of its own per iteration) or defines a function. A simple reading of the
+/// shell's grammar: quotes, `;`, `&&`, `||`, `|`, `&`, newlines, `( )`, `$( )` and
+/// backquotes separate commands; assignments and redirections before the program are
+/// skipped; a word of the shell's own (a keyword, a builtin) runs no program.
+pub fn script_programs(script: &str) -> Option<Vec<Vec<String>>> {
+    let mut out = Vec::new();
+    for command in commands(script) {
+        let mut words = command.into_iter().skip_while(|w| {
+            w.contains('=') && !w.starts_with('=') && !w.starts_with('-')
+                || w.starts_with(['<', '>'])
+                || w.trim_start_matches(|c: char| c.is_ascii_digit())
+                    .starts_with(['<', '>'])
+        });
+        let mut first = words.next();
+        while first.as_deref().is_some_and(|w| PREFIXES.contains(&w)) {
+            first = words.find(|w| !w.starts_with('-') && !w.contains('='));
+        }
+        let Some(first) = first else { continue };
+        if matches!(
+            first.as_str(),
+            "for" | "while" | "until" | "select" | "function" | "case"
+        ) || first.ends_with("()")
+        {
+            return None;
+        }
+        if SHELL_OWN.contains(&first.as_str()) {
+            continue;
+        }
+        let mut all = vec![first];
+        all.extend(words.take_while(|w| !w.starts_with(['<', '>'])));
+        out.push(all);
+    }
+    Some(out)
+}
+
+/// The script's simple commands, each as its words with quotes removed (`#` comments
+/// dropped).
+fn commands(script: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let (mut words, mut word) = (Vec::new(), String::new());
+    let mut quote: Option<char> = None;
+    let mut started = false;
+    let mut chars = script.chars().peekable();
+    let end_word = |words: &mut Vec<String>, word: &mut String, started: &mut bool| {
+        if *started {
+            words.push(std::mem::take(word));
+            *started = false;
+        }
+    };
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => word.extend(chars.next()),
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                started = true;
+            }
+            (None, '\\') => {
+                word.extend(chars.next().filter(|&n| n != '\n'));
+                started = true;
+            }
+            (None, '#') if !started => while chars.next_if(|&n| n != '\n').is_some() {},
+            (None, ' ' | '\t') => end_word(&mut words, &mut word, &mut started),
+            (None, '\n' | ';' | '&' | '|' | '(' | ')' | '`') => {
+                end_word(&mut words, &mut word, &mut started);
+                if !words.is_empty() {
+                    out.push(std::mem::take(&mut words));
+                }
+            }
+            (None, '$') if chars.peek() == Some(&'(') => {
+                chars.next();
+                end_word(&mut words, &mut word, &mut started);
+                if !words.is_empty() {
+                    out.push(std::mem::take(&mut words));
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    end_word(&mut words, &mut word, &mut started);
+    if !words.is_empty() {
+        out.push(words);
+    }
+    out
 }
 
 /// A native binary: Go by its build-info marker, Rust by its panic machinery, a program
@@ -274,6 +465,64 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = script(dir.path(), "env", b"#!/usr/bin/env node\n");
         assert_eq!(recognise(&s, &[], false).in_run(2).program, Program::Node);
+    }
+
+    #[test]
+    fn a_shell_that_runs_one_program_is_that_program() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let sh = Path::new("/bin/sh");
+        let r = recognise(sh, &words(&["-c", "cd repo && git gc -q"]), false);
+        assert_eq!(r.program, Program::Git, "{r:?}");
+        assert!(r.how.contains("runs git alone"), "{}", r.how);
+        // git runs git: its gc's nine processes are still git.
+        assert_eq!(r.in_run(10).program, Program::Git);
+        let r = recognise(sh, &words(&["-c", "sqlite3 t.db < ins.sql"]), false);
+        assert_eq!(r.program, Program::Sqlite3, "{r:?}");
+        assert_eq!(r.clone().in_run(2).program, Program::Sqlite3);
+        assert_eq!(r.in_run(3).program, Program::Unknown);
+        let r = recognise(
+            sh,
+            &words(&["-c", "exec python3 -u x.py; echo done"]),
+            false,
+        );
+        assert_eq!((r.program, r.unbuffered), (Program::Python, true), "{r:?}");
+        // Several programs, a loop, or none: the shell.
+        for script in [
+            "python3 -u -c 'for i in range(3): print(i)' | cat > /dev/null",
+            "for i in $(seq 3); do echo $i >> f; done",
+            "echo hi > f; cd /",
+            "git add f && sqlite3 db 'select 1'",
+        ] {
+            let r = recognise(sh, &words(&["-c", script]), false);
+            assert_eq!(r.program, Program::Shell, "{script}: {r:?}");
+        }
+        // A script file, run by name through its #! line or given to the shell.
+        let dir = tempfile::tempdir().unwrap();
+        let s = script(
+            dir.path(),
+            "gc.sh",
+            b"#!/bin/sh\n# keep the repo small\nset -e\ngit add -A\ngit commit -qm 'x; y'\ngit gc\n",
+        );
+        assert_eq!(recognise(&s, &[], false).program, Program::Git);
+        let r = recognise(Path::new("/bin/bash"), &[s.display().to_string()], false);
+        assert_eq!(r.program, Program::Git, "{r:?}");
+    }
+
+    #[test]
+    fn a_scripts_commands_are_read_as_the_shell_splits_them() {
+        let progs = |s: &str| -> Vec<String> {
+            script_programs(s)
+                .unwrap()
+                .into_iter()
+                .map(|w| w.join(" "))
+                .collect()
+        };
+        assert_eq!(
+            progs("A=1 env B=2 git -C 'a b' gc 2>/dev/null; x=$(date)\n`id`"),
+            ["git -C a b gc 2>/dev/null", "date", "id"]
+        );
+        assert_eq!(progs("echo 'a;b' \"c|d\" # ls\n(cd x && make)"), ["make"]);
+        assert!(script_programs("while true; do git fetch; done").is_none());
     }
 
     #[test]

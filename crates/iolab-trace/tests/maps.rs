@@ -69,9 +69,22 @@ fn each_msync_of_a_part_of_a_shared_map_is_a_sync_of_its_file() {
             .unwrap_or_else(|| panic!("{choice}: no sync-per-record: {:#?}", r.findings));
         assert_eq!(f.calls, RECORDS, "{choice}: {f:?}");
         assert!(
-            f.evidence.contains(&format!("{RECORDS} syncs")),
+            f.evidence.contains(&format!("{RECORDS} msync calls")),
             "{choice}: {}",
             f.evidence
+        );
+        // Its fix batches the msyncs (not a C program's fflush and fdatasync), and its
+        // first stack is an msync's.
+        assert!(
+            f.fix.starts_with("msync the map once per batch"),
+            "{choice}: {}",
+            f.fix
+        );
+        assert_eq!(
+            f.stacks.first().map(|s| s.call.as_str()),
+            Some("msync"),
+            "{choice}: {:?}",
+            f.stacks.iter().map(|s| &s.call).collect::<Vec<_>>()
         );
         // The process that synced, with its msyncs.
         assert_eq!(f.processes.len(), 1, "{choice}: {:?}", f.processes);

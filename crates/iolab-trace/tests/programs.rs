@@ -244,3 +244,185 @@ fn a_rust_program_keeps_iolabs_call_and_gets_its_line() {
         );
     }
 }
+
+/// Python's `logging` through a `FileHandler` (a flush per record), `-u` or not, and
+/// through a handler that does not flush per record.
+fn logging_script(log: &Path, buffered: bool) -> String {
+    let handler = if buffered {
+        "class H(logging.FileHandler):\n    def flush(self):\n        pass\n"
+    } else {
+        "H = logging.FileHandler\n"
+    };
+    format!(
+        "import logging\n{handler}log = logging.getLogger('t')\nlog.addHandler(H({:?}))\n\
+         log.setLevel(logging.INFO)\nlog.propagate = False\n\
+         for i in range(3000): log.info('record %d', i)\n",
+        text(log)
+    )
+}
+
+#[test]
+fn a_python_logging_file_handler_is_told_a_handler_that_does_not_flush() {
+    let Some(python) = python() else { return };
+    let dir = iolab_testkit::scratch();
+    let log = dir.path().join("app.log");
+    for choice in backends() {
+        // `-u` changes stdout and stderr only: the fix is the handler's either way.
+        let r = report(choice, &[python, "-u", "-c", &logging_script(&log, false)]);
+        let f = finding(&r, FindingKind::SmallWrites, &log, choice);
+        told(
+            f,
+            Program::Python,
+            &["BufferedFileHandler", "MemoryHandler"],
+            choice,
+        );
+        assert!(!f.fix.contains("drop `-u`"), "{}", f.fix);
+        let fixed = report(choice, &[python, "-c", &logging_script(&log, true)]);
+        let canon = log.canonicalize().unwrap();
+        assert!(
+            !fixed.findings.iter().any(|f| Path::new(&f.path) == canon),
+            "{choice}: {:?}",
+            fixed.findings
+        );
+    }
+}
+
+#[test]
+fn sqlite3_at_synchronous_off_run_by_a_shell_is_told_one_transaction() {
+    if !have("sqlite3") {
+        return;
+    }
+    let dir = iolab_testkit::scratch();
+    let db = dir.path().join("t.db");
+    let inserts: String = (0..1200)
+        .map(|i| format!("INSERT INTO t VALUES({i}, 'row {i}');\n"))
+        .collect();
+    for (name, body) in [
+        ("auto.sql", inserts.clone()),
+        ("tx.sql", format!("BEGIN;\n{inserts}COMMIT;\n")),
+    ] {
+        let sql = format!("PRAGMA synchronous=OFF;\n{body}");
+        std::fs::write(dir.path().join(name), sql).unwrap();
+    }
+    for choice in backends() {
+        for (name, slow) in [("auto.sql", true), ("tx.sql", false)] {
+            let _ = std::fs::remove_file(&db);
+            let made = std::process::Command::new("sqlite3")
+                .arg(&db)
+                .arg("CREATE TABLE t(x INTEGER, y TEXT)")
+                .status()
+                .unwrap();
+            assert!(made.success());
+            let script = format!("sqlite3 {} < {}", text(&db), text(&dir.path().join(name)));
+            let r = report(choice, &["sh", "-c", &script]);
+            if !slow {
+                assert!(r.findings.is_empty(), "{choice}: {:?}", r.findings);
+                continue;
+            }
+            let f = finding(&r, FindingKind::StatStorm, &db, choice);
+            told(
+                f,
+                Program::Sqlite3,
+                &["synchronous=OFF", "BEGIN; … COMMIT;", "journal_mode=WAL"],
+                choice,
+            );
+            assert!(f.evidence.contains("1200 transactions"), "{}", f.evidence);
+        }
+    }
+}
+
+#[test]
+fn git_run_by_a_script_is_git_and_told_the_component_of_each_file() {
+    if !have("git") {
+        return;
+    }
+    let dir = iolab_testkit::scratch();
+    let repo = dir.path().join("repo");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(&repo)
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "git {args:?}");
+    };
+    std::fs::create_dir(&repo).unwrap();
+    git(&["init", "-q"]);
+    for i in 0..10 {
+        std::fs::write(repo.join(format!("f{i}")), format!("{i}\n")).unwrap();
+        git(&["add", "."]);
+        git(&["commit", "-qm", &format!("c{i}")]);
+    }
+    for choice in backends() {
+        let script = format!("cd {} && git gc -q", text(&repo));
+        let r = report(choice, &["sh", "-c", &script]);
+        assert_eq!(r.program.program, Program::Git, "{choice}: {:?}", r.program);
+        for f in &r.findings {
+            assert_eq!(f.program, Program::Git, "{choice}: {f:?}");
+            assert!(!f.fix.contains("iolab::"), "{choice}: {}", f.fix);
+        }
+        // A file no core.fsync component covers is said to be one (on a file system
+        // that keeps files across a crash, where the durability rules speak).
+        if let Some(f) = r.findings.iter().find(|f| f.evidence.contains("/gc.pid ")) {
+            assert!(
+                f.fix.contains("no `core.fsync` component covers it"),
+                "{}",
+                f.fix
+            );
+        }
+        if let Some(f) = r
+            .findings
+            .iter()
+            .find(|f| f.path.ends_with("/.git/packed-refs.new"))
+        {
+            assert!(f.fix.contains("`reference`"), "{}", f.fix);
+        }
+    }
+}
+
+#[test]
+fn node_write_sync_per_record_and_a_replace_per_record_keep_their_kind() {
+    if !have("node") {
+        return;
+    }
+    let dir = iolab_testkit::scratch();
+    let out = dir.path().join("out");
+    let per_record = format!(
+        "const fs = require('fs'); const fd = fs.openSync({0:?}, 'w');\n\
+         for (let i = 0; i < 3000; i++) fs.writeSync(fd, i + '\\n');",
+        text(&out)
+    );
+    let replace = format!(
+        "const fs = require('fs');\n\
+         for (let i = 0; i < 500; i++) fs.writeFileSync({0:?}, 'count ' + i + '\\n');",
+        text(&out)
+    );
+    let once = format!(
+        "const fs = require('fs'); const lines = [];\n\
+         for (let i = 0; i < 3000; i++) lines.push(i + '\\n');\n\
+         fs.writeFileSync({0:?}, lines.join(''));",
+        text(&out)
+    );
+    for choice in backends() {
+        let r = report(choice, &["node", "-e", &per_record]);
+        let f = finding(&r, FindingKind::SmallWrites, &out, choice);
+        told(
+            f,
+            Program::Node,
+            &["lines.join('')", "a replace must stay a replace"],
+            choice,
+        );
+        let r = report(choice, &["node", "-e", &replace]);
+        let f = finding(&r, FindingKind::OpenChurn, &out, choice);
+        told(f, Program::Node, &["never an append"], choice);
+        assert!(!f.fix.contains("flags: 'a', highWaterMark"), "{}", f.fix);
+        let r = report(choice, &["node", "-e", &once]);
+        let canon = out.canonicalize().unwrap();
+        assert!(
+            !r.findings.iter().any(|f| Path::new(&f.path) == canon),
+            "{choice}: {:?}",
+            r.findings
+        );
+    }
+}

@@ -15,8 +15,11 @@
 //!   folder;
 //! - syncs: records of the traced size appended to a growing file in the traced file's
 //!   folder with the traced call (`fsync`, `fdatasync` or `O_DSYNC` writes) after each, or
-//!   one `fdatasync` per 1000; a folder's `fsync` after a file was made in it;
-//! - the in-place edit: [`iolab::lab::edit::EditOptions`] replacing a byte in a 16 MiB copy.
+//!   one `fdatasync` per 1000; a folder's `fsync` after a file was made in it; a file of a
+//!   journal's size made in the folder and removed (the `unlink` the tracer does not see);
+//! - the in-place edit: [`iolab::lab::edit::EditOptions`] replacing a byte in a 16 MiB copy;
+//! - an interpreter's own work around each call (Python's flush per record, its logging
+//!   handler's), with the traced program's own interpreter (`costs/runtime.rs`).
 //!
 //! Each figure is the median of many samples (a sync's cost varies from one to the next),
 //! measured for at least its budget. Files are made without a name where the file system
@@ -32,7 +35,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::device::{churn, dir_syncs, direct_writes, syncs};
+use super::device::{churn, dir_syncs, direct_writes, syncs, unlinks};
 use super::sampling::{BUDGET, MIN_SAMPLES, bytes_text, named, room, sample, unnamed};
 use super::{Figure, Need, rate, seconds};
 use crate::model::Kind;
@@ -223,6 +226,8 @@ impl Calibration {
             Need::DirSync { dir } => dir_syncs(dir),
             Need::Churn { dir } => churn(dir),
             Need::InPlaceEdit => self.edit(),
+            Need::Unlink { dir, size } => unlinks(dir, *size),
+            Need::Runtime { exe, idiom, size } => super::runtime::figure(exe, *idiom, *size),
         }
     }
 

@@ -271,3 +271,43 @@ pub(super) fn dir_syncs(dir: &Path) -> io::Result<Figure> {
         ),
     ))
 }
+
+/// A file of `size` bytes made in `dir`, written and closed, then removed (`unlink`, which
+/// the tracer does not follow): seconds per removal.
+pub(super) fn unlinks(dir: &Path, size: u64) -> io::Result<Figure> {
+    let data = vec![b'j'; size.clamp(1, 1 << 20) as usize];
+    let mut samples = Vec::new();
+    let started = Instant::now();
+    while (started.elapsed() < BUDGET || samples.len() < MIN_SYNCS)
+        && started.elapsed() < BUDGET * 4
+        && crate::signals::interrupted().is_none()
+    {
+        let name = named(dir, "unlink");
+        let made = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&name)
+            .and_then(|f| f.write_all_at(&data, 0));
+        let t = Instant::now();
+        let removed = std::fs::remove_file(&name);
+        samples.push(t.elapsed().as_secs_f64());
+        made?;
+        removed?;
+    }
+    if samples.is_empty() {
+        return Err(io::Error::other("interrupted before a sample was taken"));
+    }
+    let n = samples.len();
+    let per = Samples(samples).median();
+    Ok(Figure::new(
+        per,
+        0.0,
+        format!(
+            "calibrated here: {n} files of {} made in {} and removed: {} per removal (median)",
+            bytes_text(size),
+            dir.display(),
+            seconds(per)
+        ),
+    ))
+}

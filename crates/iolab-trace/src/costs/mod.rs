@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod calibrate;
 mod device;
+mod runtime;
 mod sampling;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,17 @@ impl SyncCall {
             SyncCall::Dsync => "O_DSYNC write",
         }
     }
+}
+
+/// How an interpreter made the calls whose own work around them [`Need::Runtime`]
+/// measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Idiom {
+    /// Python writing a record and flushing it: `f.write(r); f.flush()`, `print(…,
+    /// flush=True)`, `print` under `-u`.
+    PythonFlush,
+    /// Python's `logging.FileHandler`, which flushes after each record.
+    PythonLogging,
 }
 
 /// A figure a finding needs.
@@ -119,6 +131,24 @@ pub enum Need {
     },
     /// Editing a file in place (per byte of the file).
     InPlaceEdit,
+    /// A file of `size` bytes made in `dir` and removed (`unlink`, not followed by the
+    /// tracer): per removal.
+    Unlink {
+        /// The folder.
+        dir: PathBuf,
+        /// Its bytes.
+        size: u64,
+    },
+    /// The interpreter `exe`'s own work around one call made as `idiom` says (records of
+    /// `size` bytes), beyond the call itself: per call.
+    Runtime {
+        /// The traced program's interpreter.
+        exe: PathBuf,
+        /// How it made the calls.
+        idiom: Idiom,
+        /// Bytes per record.
+        size: u64,
+    },
 }
 
 /// A cost: per call and per byte, where it comes from, and the method it measured.

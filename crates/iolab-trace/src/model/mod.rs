@@ -213,6 +213,14 @@ pub struct Flow {
     pub last_ns: Option<u64>,
     /// Calls per size bucket ([`size_bucket`]).
     pub sizes: [u64; SIZE_BUCKETS],
+    /// The program's own work before these calls: for each call, the nanoseconds since its
+    /// task's previous followed call ended (its user-space work, and calls not followed,
+    /// in between), summed over the calls that had one ([`Flow::gaps`]).
+    #[serde(default)]
+    pub gap_ns: u64,
+    /// Calls that had a previous followed call in their task: those `gap_ns` sums.
+    #[serde(default)]
+    pub gaps: u64,
 }
 
 impl Default for Flow {
@@ -228,6 +236,8 @@ impl Default for Flow {
             first_ns: None,
             last_ns: None,
             sizes: [0; SIZE_BUCKETS],
+            gap_ns: 0,
+            gaps: 0,
         }
     }
 }
@@ -251,9 +261,26 @@ impl Flow {
         self.last_ns = Some(self.last_ns.map_or(at, |l| l.max(at)));
     }
 
+    /// Adds the time since the previous call of the task that made one of these calls.
+    pub fn add_gap(&mut self, ns: u64) {
+        self.gap_ns += ns;
+        self.gaps += 1;
+    }
+
+    /// The mean time since the task's previous call, per call that had one (0 without).
+    pub fn mean_gap(&self) -> f64 {
+        if self.gaps == 0 {
+            0.0
+        } else {
+            self.gap_ns as f64 / self.gaps as f64
+        }
+    }
+
     /// Adds everything of `other` (the same target seen under another key).
     pub fn merge(&mut self, other: &Flow) {
         self.calls += other.calls;
+        self.gap_ns += other.gap_ns;
+        self.gaps += other.gaps;
         self.bytes += other.bytes;
         self.ns += other.ns;
         self.sequential += other.sequential;
@@ -636,10 +663,15 @@ mod tests {
         assert_eq!((f.calls, f.bytes, f.ns, f.sequential), (6, 8228, 600, 3));
         assert_eq!((f.first_ns, f.last_ns), (Some(5), Some(30)));
         assert_eq!((f.repeated, f.empty(), f.scattered()), (1, 1, 1));
+        f.add_gap(300);
+        f.add_gap(500);
+        assert_eq!((f.gaps, f.gap_ns, f.mean_gap()), (2, 800, 400.0));
         let mut g = Flow::default();
+        assert_eq!(g.mean_gap(), 0.0, "no gap seen");
         g.merge(&f);
         g.merge(&f);
         assert_eq!((g.calls, g.first_ns, g.sizes[0]), (12, Some(5), 2));
+        assert_eq!((g.gaps, g.gap_ns), (4, 1600));
         assert_eq!(f.typical_size(), 8);
         assert_eq!(f.histogram(), vec![(0, 1), (8, 4), (8192, 1)]);
         assert_eq!(f.share_below(16), 0.8);

@@ -5,7 +5,12 @@
 //!
 //! - `stat-storm`: the saving is the time of the lookups that asked a path asked before
 //!   (their own measured time and round trips): a program that keeps the answer makes
-//!   only the first.
+//!   only the first. SQLite in autocommit ([`super::syncs::sqlite`]) looks its journal and
+//!   WAL up in each transaction: there the fix is one transaction, and the saving is what
+//!   it removes beside the syncs (which `sync-per-record` counts) — every call SQLite made
+//!   on the database, its journals and its folder, and its lookups of their paths, in all
+//!   transactions but one, each with its round trip and SQLite's own work before it (the
+//!   mean time between a call and the one before, measured on the reads and writes).
 //! - `failed-opens`: the saving is the failed opens' time: a search path that starts
 //!   where the files are makes none.
 //! - `mmap-faults`: faults have no exit the tracer sees, so their time is not measured;
@@ -13,12 +18,24 @@
 
 use std::collections::BTreeMap;
 
+use super::syncs::Sqlite;
 use super::{
     Estimate, FindingKind, Group, MIN_CALLS, MIN_FAILED, MIN_FAULT_BYTES, MIN_FAULTS, Pattern,
     REPEATED, SCATTERED, WASTE, in_calls,
 };
+use crate::costs::{Costs, Need, seconds};
 use crate::model::Trace;
 use crate::model::events::PathTable;
+use crate::syscalls::Sys;
+
+/// The calls that sync: a `sync-per-record` finding counts them, not the transaction.
+const SYNC_CALLS: [Sys; 5] = [
+    Sys::Fsync,
+    Sys::Fdatasync,
+    Sys::SyncFileRange,
+    Sys::Msync,
+    Sys::Syncfs,
+];
 
 /// The most asked paths of `t`, as "PATH (N)" for the evidence.
 fn most_asked(t: &PathTable, n: usize) -> String {
@@ -107,6 +124,14 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
             most_asked(&seen.lookups, 3),
             in_calls(seen.lookups.ns())
         );
+        if let Some(s) = super::syncs::sqlite(groups).filter(|s| {
+            let db = &groups[s.db].target.path;
+            p.path
+                .as_deref()
+                .is_some_and(|asked| asked.starts_with(db.as_str()))
+        }) {
+            transactions(trace, groups, &s, &mut p);
+        }
         out.push(p);
     }
     let failed = &seen.failed_opens;
@@ -164,7 +189,122 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
     }
 }
 
-pub(super) fn estimate<'a>(p: &Pattern) -> Estimate<'a> {
+/// Makes a stat storm of SQLite's hot-journal checks the transactions' cost: all but one
+/// transaction's calls on the database, its journals and its folder (syncs aside), its
+/// lookups of their paths, and its own work before each call.
+fn transactions(trace: &Trace, groups: &[Group], s: &Sqlite, p: &mut Pattern) {
+    let n = s.transactions.max(1);
+    let share = (n - 1) as f64 / n as f64;
+    let db = groups[s.db].target.path.as_str();
+    let (mut calls, mut ns, mut flow_calls, mut flow_gap_ns) = (0u64, 0u64, 0u64, 0u64);
+    for g in s.groups() {
+        let t = &groups[g].target;
+        for (_, c) in t.calls.iter().filter(|(sys, _)| !SYNC_CALLS.contains(sys)) {
+            calls += c.calls;
+            ns += c.ns;
+        }
+        for f in [&t.read, &t.write] {
+            flow_calls += f.gaps;
+            flow_gap_ns += f.gap_ns;
+        }
+    }
+    for c in trace
+        .seen
+        .lookups
+        .paths
+        .iter()
+        .filter(|(path, _)| path.starts_with(db))
+        .map(|(_, c)| c)
+    {
+        calls += c.calls;
+        ns += c.ns;
+    }
+    // Each read and write has its own gap; the other calls get their mean.
+    let mean_gap = flow_gap_ns as f64 / flow_calls.max(1) as f64;
+    let own_ns = flow_gap_ns as f64 + calls.saturating_sub(flow_calls) as f64 * mean_gap;
+    let per = |x: f64| x / n as f64;
+    p.note = format!(
+        "{}: per transaction {:.0} calls on the database, its journal and its folder, lookups \
+         included ({} in them), and {} of SQLite's own work between them; {}",
+        s.text(groups),
+        per(calls as f64),
+        seconds(per(ns as f64) * 1e-9),
+        seconds(per(own_ns) * 1e-9),
+        p.note
+    );
+    p.count = (calls as f64 * share).round() as u64;
+    p.ns = (ns as f64 * share).round() as u64;
+    p.own = Some((
+        own_ns * 1e-9 * share,
+        format!(
+            "seen here: SQLite's own work before each call it made for the transactions, {} \
+             (the mean time from the call before, measured on its {flow_calls} reads and writes \
+             of the database and its journals), {} per transaction, in the {} transactions one \
+             removes",
+            seconds(mean_gap * 1e-9),
+            seconds(per(own_ns) * 1e-9),
+            n - 1
+        ),
+    ));
+    p.fix = Some(super::programs::sqlite_fix(s.level, s.transactions));
+    p.partners = vec![s.journal];
+}
+
+/// The journal of a SQLite stat storm: its folder and size, for its removal's figure; and
+/// the redirection in that folder that bounds its calls under ptrace.
+pub(super) fn needs(p: &Pattern, groups: &[Group]) -> Vec<Need> {
+    match (p.own.as_ref(), p.partners.first()) {
+        (Some(_), Some(&j)) => {
+            let journal = &groups[j];
+            let dir = super::folder(&journal.target.path);
+            vec![
+                Need::Unlink {
+                    dir: dir.clone(),
+                    size: journal.target.write.bytes / journal.members.len().max(1) as u64,
+                },
+                Need::Churn { dir },
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The redirection figure of a SQLite stat storm ([`estimate`]).
+fn sqlite_churn(p: &Pattern, groups: &[Group]) -> Option<Need> {
+    needs(p, groups).into_iter().nth(1)
+}
+
+/// SQLite's own work between its calls in the transactions one removes ([`Pattern::own`]),
+/// and the removal of each of their journals, which the tracer does not see (calibrated).
+pub(super) fn own_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Option<(f64, String)> {
+    let (seen, basis) = p.own.clone()?;
+    let Some(unlink) = needs(p, groups).first().and_then(|n| costs.get(n)) else {
+        return Some((seen, basis));
+    };
+    let removed = p
+        .partners
+        .first()
+        .map_or(0, |&j| groups[j].members.len().saturating_sub(1));
+    Some((
+        seen + unlink.cost(removed as u64, 0),
+        format!(
+            "{basis}; and each of their {removed} journals removed: {}",
+            unlink.basis
+        ),
+    ))
+}
+
+/// `exact`: the calls' times are the kernel's (eBPF); under ptrace, whose per-call times
+/// keep some of the tracer's stops, SQLite's transactions count at most what as many calls
+/// of a shell's redirection cost (opens, `fcntl`s, `dup2`s, closes, calibrated: the
+/// metadata calls most of a transaction's are).
+pub(super) fn estimate<'a>(
+    p: &Pattern,
+    groups: &[Group],
+    costs: &'a Costs,
+    exact: bool,
+) -> Estimate<'a> {
+    let churn = sqlite_churn(p, groups).and_then(|n| costs.get(&n));
     let (fix, fixed) = match p.kind {
         FindingKind::StatStorm => (
             "keep what a lookup answered instead of asking again (a cache of the paths' \
@@ -196,10 +336,10 @@ pub(super) fn estimate<'a>(p: &Pattern) -> Estimate<'a> {
         } else {
             calls
         },
-        calibrated: None,
-        bounded: false,
+        calibrated: churn.map(|f| f.cost(calls, 0)),
+        bounded: !exact,
         fixed,
-        figures: Vec::new(),
+        figures: churn.into_iter().collect(),
         warnings: Vec::new(),
         fix: fix.into(),
         cli: match p.kind {

@@ -21,6 +21,12 @@
 //! | `mmap-faults` | at least [`MIN_FAULTS`] faults on the maps of one file, [`SCATTERED`] of them far from the previous, each reading [`WASTE`] folios or more, [`MIN_FAULT_BYTES`] in all (eBPF) | `madvise(MADV_RANDOM)` | [`lookups`] |
 //! | `rename-before-sync`, `unsynced-directory`, `rewrite-in-place` | the order of the calls ([`durability`]) | sync, rename, sync the directory | [`durability`] |
 //!
+//! Where the fix makes fewer calls, the program's own work that goes with each call it
+//! removes counts too ([`add_own`]): an interpreter's work around each flush (Python's,
+//! calibrated with its own interpreter, at most the time between its calls:
+//! [`writes::own_work`]), SQLite's work between the calls of each transaction and the
+//! removal of its journal ([`lookups`]). docs/trace.md, "Estimates".
+//!
 //! A finding is shown in the summary when its saving is at least [`SHOWN_SHARE`] of the
 //! run's wall time; the others are in the JSON (`shown: false`). The durability findings
 //! are about what a crash would do, not time: they are always shown, with their `risk`.
@@ -39,7 +45,7 @@ pub use whole::Run;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::costs::{Costs, Figure, Need, seconds};
+use crate::costs::{Costs, Figure, Idiom, Need, seconds};
 use crate::model::{Kind, Target, TargetKey, Trace};
 
 /// Calls on one target before a pattern counts: fewer cannot cost much.
@@ -78,6 +84,8 @@ pub const MIN_OPENS: u64 = 100;
 pub const CHURN: f64 = 0.5;
 /// Share of a file's calls one process must make for its opens to be that process's churn.
 pub const ONE_PROCESS: f64 = 0.9;
+/// How the fix of a map synced per record starts (no program's own fix replaces it).
+pub const MSYNC_FIX: &str = "msync the map once per batch of records";
 /// Records per sync in the group-commit fix.
 pub const GROUP: u64 = 1000;
 /// Share of the run's wall time a finding must save to be shown in the summary.
@@ -207,6 +215,15 @@ pub struct Pattern {
     pub ns: u64,
     /// The path the finding names, when not its group's (a file renamed: its new name).
     pub path: Option<String>,
+    /// The interpreter that made the calls and how, when its own work around each call
+    /// is calibrated ([`Need::Runtime`]: Python).
+    pub runtime: Option<(PathBuf, Idiom)>,
+    /// The program's own work the fix removes with the calls, as the trace shows it
+    /// (seconds), and how it was counted (SQLite's work between its calls per
+    /// transaction).
+    pub own: Option<(f64, String)>,
+    /// The fix, when the rule knows it in the program's terms from its files (SQLite's).
+    pub fix: Option<String>,
 }
 
 impl Pattern {
@@ -221,6 +238,9 @@ impl Pattern {
             count: 1,
             ns: 0,
             path: None,
+            runtime: None,
+            own: None,
+            fix: None,
         }
     }
 }
@@ -365,6 +385,7 @@ impl Analysis {
         } else {
             durability::detect(trace, &groups, &mut patterns);
         }
+        writes::attach_runtimes(trace, &groups, &mut patterns);
         Analysis {
             groups,
             patterns,
@@ -388,6 +409,7 @@ impl Analysis {
                 FindingKind::SyncPerRecord => syncs::needs(t),
                 FindingKind::SmallReads | FindingKind::RandomReads => reads::needs(p, t),
                 FindingKind::WholeFileRewrite => rewrite::needs(p, &self.groups),
+                FindingKind::StatStorm => lookups::needs(p, &self.groups),
                 _ => Vec::new(),
             };
             out.extend(more);
@@ -421,13 +443,13 @@ impl Analysis {
                 writes::small_direct_writes(t, costs, self.exact_times)
             }
             FindingKind::OpenChurn => writes::open_churn(p, &self.groups, costs, self.exact_times),
-            FindingKind::SyncPerRecord => syncs::estimate(t, costs),
+            FindingKind::SyncPerRecord => syncs::estimate(p, t, costs),
             FindingKind::SmallReads => reads::small_reads(t, costs),
             FindingKind::RandomReads => reads::random_reads(p, t, costs),
             FindingKind::WholeFileRewrite => rewrite::estimate(p, &self.groups, costs),
             FindingKind::ReadTwice => reads::read_twice(t),
             FindingKind::StatStorm | FindingKind::FailedOpens | FindingKind::MmapFaults => {
-                lookups::estimate(p)
+                lookups::estimate(p, &self.groups, costs, self.exact_times)
             }
             kind => Estimate {
                 calls: p.count,
@@ -446,6 +468,17 @@ impl Analysis {
             },
         };
         let mut f = finish(p, t, e, costs, wall);
+        let own = match p.kind {
+            FindingKind::SmallWrites => writes::own_work(p, &self.groups, costs),
+            FindingKind::StatStorm => lookups::own_work(p, &self.groups, costs),
+            _ => p.own.clone(),
+        };
+        if let Some((own_s, basis)) = own {
+            add_own(&mut f, own_s, basis, wall);
+        }
+        if let Some(fix) = &p.fix {
+            f.fix.clone_from(fix);
+        }
         // Lookups and failed opens name no target: their processes are the run's.
         if !matches!(p.kind, FindingKind::StatStorm | FindingKind::FailedOpens) {
             f.keys.clone_from(&self.groups[p.group].keys);
@@ -466,6 +499,23 @@ impl Analysis {
         }
         f
     }
+}
+
+/// Adds the program's own work that the fix removes with the calls (`own_s` seconds; how
+/// it was counted in `basis`): the calls cost that much more here, and the fix saves it.
+fn add_own(f: &mut Finding, own_s: f64, basis: String, wall: Duration) {
+    if own_s <= 0.0 || !own_s.is_finite() {
+        return;
+    }
+    f.estimated_s += own_s;
+    f.saving_s = f.saving_s.map(|s| s + own_s);
+    f.estimated_fixed_s = f.saving_s.map(|s| f.estimated_s - s);
+    f.share = f.saving_s.map(|s| s / wall.as_secs_f64().max(1e-9));
+    f.shown = f.shown
+        || f.share
+            .unwrap_or(f.estimated_s / wall.as_secs_f64().max(1e-9))
+            >= SHOWN_SHARE;
+    f.basis.push(basis);
 }
 
 /// The common arithmetic: the round trips, the check, the saving and its share.

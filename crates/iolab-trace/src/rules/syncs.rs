@@ -7,19 +7,113 @@
 //! nothing else does that work); the fix costs one sync per [`GROUP`] records of the same
 //! size, with the same call, in the same folder (calibrated), and the calibrated cost of a
 //! sync per record is the check.
+//!
+//! SQLite in autocommit is recognised by its files ([`sqlite`]): a database whose rollback
+//! journal (`DB-journal`, SQLite's default `journal_mode=DELETE`) was made anew for each of
+//! many transactions; its `synchronous` level by the syncs per transaction (journal,
+//! folder, database: `NORMAL` 1, 1, 1; `FULL` 2, 1, 1; `EXTRA` 2, 2, 1; `OFF` none). Its
+//! findings get SQLite's fix ([`super::programs::sqlite_fix`]).
 
+use super::programs::Level;
 use super::{Estimate, FindingKind, GROUP, Group, MIN_SYNCS, Pattern, calls_text, folder, writes};
 use crate::costs::{Costs, Need, SyncCall, seconds};
 use crate::model::{Kind, Target};
 use crate::syscalls::Sys;
 
+/// A SQLite database in autocommit, as its files show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sqlite {
+    /// The groups of the database, its journal and its folder (when synced or opened).
+    pub db: usize,
+    pub journal: usize,
+    pub dir: Option<usize>,
+    /// Transactions: the journals made.
+    pub transactions: u64,
+    /// Its level, from the syncs per transaction.
+    pub level: Level,
+}
+
+impl Sqlite {
+    /// Its groups.
+    pub fn groups(&self) -> Vec<usize> {
+        [Some(self.db), Some(self.journal), self.dir]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// In a sentence, for a finding's evidence.
+    pub fn text(&self, groups: &[Group]) -> String {
+        format!(
+            "SQLite in autocommit: {} transactions on {}, each with a rollback journal of its own; synchronous={} ({})",
+            self.transactions,
+            groups[self.db].target.path,
+            self.level.name(),
+            match self.level {
+                Level::Off => "no sync",
+                Level::Normal => "3 syncs per transaction: the journal, the folder, the database",
+                Level::Full =>
+                    "4 syncs per transaction: the journal twice, the folder, the database",
+                Level::Extra =>
+                    "5 syncs per transaction: the journal twice, the folder twice, the database",
+            }
+        )
+    }
+}
+
+/// SQLite in autocommit in `groups`: the database whose journal (`DB-journal`) had the most
+/// inodes, at least [`MIN_SYNCS`] (one per transaction).
+pub(super) fn sqlite(groups: &[Group]) -> Option<Sqlite> {
+    let file = |g: &Group| g.target.kind_or_other() == Kind::File;
+    let (journal, db) = groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| file(g) && g.members.len() as u64 >= MIN_SYNCS)
+        .filter_map(|(j, g)| {
+            let base = g.target.path.strip_suffix("-journal")?;
+            let db = groups
+                .iter()
+                .position(|d| file(d) && d.target.path == base)?;
+            Some((j, db))
+        })
+        .max_by_key(|&(j, _)| groups[j].members.len())?;
+    let transactions = groups[journal].members.len() as u64;
+    let parent = std::path::Path::new(&groups[db].target.path).parent();
+    let dir = groups.iter().position(|g| {
+        g.target.kind_or_other() == Kind::Directory
+            && parent.is_some_and(|p| std::path::Path::new(&g.target.path) == p)
+    });
+    let per = |g: Option<usize>| {
+        g.map_or(0.0, |g| groups[g].target.sync_units() as f64) / transactions as f64
+    };
+    let level = match (per(Some(journal)), per(dir)) {
+        (j, _) if j < 0.5 => Level::Off,
+        (j, _) if j < 1.5 => Level::Normal,
+        (_, d) if d >= 1.5 => Level::Extra,
+        _ => Level::Full,
+    };
+    Some(Sqlite {
+        db,
+        journal,
+        dir,
+        transactions,
+        level,
+    })
+}
+
 pub(super) fn detect(groups: &[Group], out: &mut Vec<Pattern>) {
+    let sqlite = sqlite(groups);
     for (g, group) in groups.iter().enumerate() {
         let t = &group.target;
         let file = t.kind_or_other() == Kind::File && writes::syncs_per_record(t);
         let folder = t.kind_or_other() == Kind::Directory && t.syncs >= MIN_SYNCS;
         if file || folder {
-            out.push(Pattern::new(FindingKind::SyncPerRecord, g));
+            let mut p = Pattern::new(FindingKind::SyncPerRecord, g);
+            if let Some(s) = sqlite.as_ref().filter(|s| s.groups().contains(&g)) {
+                p.note = s.text(groups);
+                p.fix = Some(super::programs::sqlite_fix(s.level, s.transactions));
+            }
+            out.push(p);
         }
     }
 }
@@ -69,7 +163,7 @@ pub(super) fn needs(t: &Target) -> Vec<Need> {
     n
 }
 
-pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
+pub(super) fn estimate<'a>(p: &Pattern, t: &Target, costs: &'a Costs) -> Estimate<'a> {
     let units = t.sync_units();
     let per_record = costs.get(&need(t, 1));
     let grouped = costs.get(&need(t, GROUP));
@@ -119,9 +213,9 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
     };
     let fix = if by_msync(t) {
         format!(
-            "msync the map once per batch of records ({GROUP} here), over the whole range the \
-             batch wrote, not once per record; or write the records with write() and group \
-             their fdatasync"
+            "{} ({GROUP} here), over the whole range the batch wrote, not once per \
+             record; or write the records with write() and group their fdatasync",
+            super::MSYNC_FIX
         )
     } else if directory {
         format!(
@@ -131,6 +225,11 @@ pub(super) fn estimate<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         format!(
             "group commit: one sync for many records ({GROUP} here): a transaction around many records, or iolab::Log, which shares one sync among the writers waiting"
         )
+    };
+    let evidence = if p.note.is_empty() {
+        evidence
+    } else {
+        format!("{evidence}; {}", p.note)
     };
     Estimate {
         calls: units,

@@ -2,7 +2,7 @@
 //! well-behaved one next to it, and the estimates do their arithmetic.
 
 use super::*;
-use crate::costs::{Figure, SyncCall};
+use crate::costs::{Figure, Idiom, SyncCall};
 use crate::model::{CallStat, Flow, Place, TargetKey};
 use crate::syscalls::Sys;
 
@@ -441,4 +441,246 @@ fn a_rename_over_a_file_finds_the_new_file_even_when_its_inode_number_was_used_b
         .collect();
     assert_eq!(rewrite.len(), 1, "{:?}", a.patterns);
     assert_eq!((rewrite[0].group, &rewrite[0].partners[..]), (0, &[2][..]));
+}
+
+/// A trace whose process 7 runs `exe` and made every call on `targets`.
+fn trace_of(exe: &str, mut targets: Vec<Target>) -> Trace {
+    for t in &mut targets {
+        let calls = t.total_calls().max(t.write.calls + t.read.calls);
+        t.by_process.insert(
+            7,
+            crate::model::Use {
+                calls,
+                bytes: 0,
+                ns: 0,
+            },
+        );
+    }
+    let mut trace = trace(targets);
+    trace.seen.processes.insert(
+        7,
+        crate::model::Process {
+            pid: 7,
+            parent: None,
+            exe: exe.into(),
+            args: vec![exe.into(), "job.py".into()],
+            code: (0, 0),
+        },
+    );
+    trace
+}
+
+#[test]
+fn a_pythons_own_work_per_flush_counts_at_most_its_time_between_calls() {
+    // 10 000 records of 9 B written one by one, 1 µs each, 3 µs of the program's own
+    // work between them; the process loaded logging.
+    let mut log = target(Kind::File, "/data/app.log", 1);
+    for i in 0..10_000 {
+        log.write.add(9, 1000, i * 4000, Place::Sequential);
+        log.write.add_gap(3000);
+    }
+    log.opens = 1;
+    let mut module = target(
+        Kind::File,
+        "/usr/lib/python3.11/logging/__pycache__/__init__.cpython-311.pyc",
+        2,
+    );
+    module.read = flow(2, 40_000, 2);
+    let trace = trace_of("/usr/bin/python3.11", vec![log, module]);
+    let a = Analysis::new(&trace, true);
+    let p = &a.patterns[0];
+    assert_eq!(p.kind, FindingKind::SmallWrites);
+    let runtime = Need::Runtime {
+        exe: "/usr/bin/python3.11".into(),
+        idiom: Idiom::PythonLogging,
+        size: 9,
+    };
+    assert!(a.needs().contains(&runtime), "{:?}", a.needs());
+    let figures = |own: f64| {
+        Costs::with_figures(vec![
+            (
+                Need::SmallWrite {
+                    kind: Kind::File,
+                    size: 9,
+                },
+                Figure::new(1e-6, 0.0, "made up: 1 µs a write"),
+            ),
+            (
+                Need::BufferedWrite {
+                    kind: Kind::File,
+                    size: 9,
+                },
+                Figure::new(0.0, 0.0, "made up: free"),
+            ),
+            (runtime.clone(), Figure::new(own, 0.0, "made up: a flush")),
+        ])
+    };
+    let wall = Duration::from_secs(1);
+    let f = &findings(&a, &figures(2e-6), wall)[0];
+    // The calls: 10 ms; the fix leaves 2 writes of 64 KiB: 9998 flushes of 2 µs go.
+    let own = 9998.0 * 2e-6;
+    assert!((f.estimated_s - (0.01 + own)).abs() < 1e-9, "{f:?}");
+    assert!((f.saving_s.unwrap() - (0.01 + own)).abs() < 1e-9, "{f:?}");
+    assert!(f.evidence.contains(writes::LOGGING), "{}", f.evidence);
+    assert!(
+        f.basis
+            .last()
+            .unwrap()
+            .contains("2.0 µs of the program's own work"),
+        "{:?}",
+        f.basis
+    );
+    // A flush dearer than all the time between the calls counts that time.
+    let f = &findings(&a, &figures(9e-6), wall)[0];
+    assert!((f.saving_s.unwrap() - (0.01 + 9998.0 * 3e-6)).abs() < 1e-9);
+    // Without the figure (no calibration), only the calls.
+    let f = &findings(&a, &Costs::default(), wall)[0];
+    assert_eq!(f.estimated_s, f.measured_s);
+    // A native program's flush is not calibrated: nothing is added.
+    let native = trace_of("/usr/bin/awk", trace.targets.clone());
+    let a = Analysis::new(&native, true);
+    assert!(a.patterns[0].runtime.is_none());
+}
+
+/// SQLite in autocommit: `n` transactions on /db/t.db, each a journal of its own with 7
+/// writes (8720 B, 0.5 µs between calls) and `journal_syncs` syncs; the folder synced `dir_syncs`
+/// times, the database once, per transaction; 6 lookups per transaction.
+fn sqlite_trace(n: u64, journal_syncs: u64, dir_syncs: u64) -> Trace {
+    let mut db = target(Kind::File, "/db/t.db", 1);
+    let mut dir = target(Kind::Directory, "/db", 2);
+    let mut targets = Vec::new();
+    for i in 0..n {
+        let mut j = target(Kind::File, "/db/t.db-journal", 100 + i);
+        j.opens = 1;
+        // SQLite's journal: a header, page numbers and pages (5 of 7 writes small).
+        for size in [512, 4, 4096, 4, 4, 4096, 4] {
+            j.write.add(size, 2000, i * 50_000, Place::Sequential);
+            j.write.add_gap(500);
+            j.count(Sys::Pwrite64, 2000, false);
+        }
+        j.count(Sys::Openat, 5000, false);
+        for _ in 0..journal_syncs {
+            j.count(Sys::Fdatasync, 100_000, false);
+            j.syncs += 1;
+        }
+        targets.push(j);
+        db.count(Sys::Fcntl, 300, false);
+        db.write.add(4096, 1000, i * 50_000, Place::Sequential);
+        db.write.add_gap(500);
+        db.count(Sys::Pwrite64, 1000, false);
+        if journal_syncs > 0 {
+            db.count(Sys::Fdatasync, 100_000, false);
+            db.syncs += 1;
+        }
+        for _ in 0..dir_syncs {
+            dir.count(Sys::Fsync, 50_000, false);
+            dir.syncs += 1;
+        }
+    }
+    targets.extend([db, dir]);
+    let mut trace = trace(targets);
+    for _ in 0..n {
+        for path in ["/db/t.db", "/db/t.db", "/db/t.db-journal", "/db/t.db-wal"] {
+            trace.seen.lookups.add(Some(path), 400, 0);
+        }
+    }
+    trace
+}
+
+#[test]
+fn sqlite_in_autocommit_is_known_by_its_files_and_its_level_by_its_syncs() {
+    for (journal, dir, level) in [
+        (0, 0, "synchronous=OFF"),
+        (1, 1, "synchronous=NORMAL"),
+        (2, 1, "synchronous=FULL"),
+        (2, 2, "synchronous=EXTRA"),
+    ] {
+        let a = Analysis::new(&sqlite_trace(300, journal, dir), true);
+        let f = findings(&a, &Costs::default(), Duration::from_secs(1));
+        assert!(!f.is_empty(), "{level}");
+        for f in &f {
+            assert!(f.fix.starts_with(programs::SQLITE), "{level}: {}", f.fix);
+            assert!(f.evidence.contains(level), "{level}: {}", f.evidence);
+        }
+        let kinds: Vec<_> = f.iter().map(|f| f.kind).collect();
+        let syncs = kinds.contains(&FindingKind::SyncPerRecord);
+        assert_eq!(syncs, journal > 0, "{level}: {kinds:?}");
+        assert!(
+            kinds.contains(&FindingKind::StatStorm),
+            "{level}: {kinds:?}"
+        );
+    }
+    // One journal for the whole run: no SQLite in autocommit.
+    let mut one = target(Kind::File, "/db/t.db-journal", 100);
+    one.write = flow(3000, 1000, 3000);
+    let groups = group(&trace(vec![target(Kind::File, "/db/t.db", 1), one]));
+    assert!(syncs::sqlite(&groups).is_none());
+}
+
+#[test]
+fn one_transaction_saves_every_call_of_the_others_and_sqlites_work_between_them() {
+    let n = 300;
+    let a = Analysis::new(&sqlite_trace(n, 0, 0), true);
+    let unlink = Need::Unlink {
+        dir: std::path::PathBuf::from("/"),
+        size: 8720,
+    };
+    let p = a
+        .patterns
+        .iter()
+        .find(|p| p.kind == FindingKind::StatStorm)
+        .unwrap();
+    assert!(
+        matches!(
+            &a.needs()[..],
+            [
+                Need::Syscall,
+                Need::Unlink { size: 8720, .. },
+                Need::Churn { .. }
+            ]
+        ),
+        "{:?}",
+        a.needs()
+    );
+    // Per transaction: 8 calls on the journal (its syncs aside), 2 on the database, 4
+    // lookups: 14 calls, 21.9 µs in them; 14 gaps of 0.5 µs (the writes' own, the
+    // others' their mean).
+    let share = (n - 1) as f64 / n as f64;
+    assert_eq!(p.count, (14.0 * n as f64 * share).round() as u64);
+    let own = p.own.as_ref().unwrap().0;
+    assert!(
+        (own - 14.0 * 500e-9 * n as f64 * share).abs() < 1e-9,
+        "{own}"
+    );
+    let dir = folder("/db/t.db-journal");
+    let unlink = match unlink {
+        Need::Unlink { size, .. } => Need::Unlink { dir, size },
+        _ => unreachable!(),
+    };
+    let costs = Costs::with_figures(vec![(unlink, Figure::new(5e-6, 0.0, "made up: 5 µs"))]);
+    let f = findings(&a, &costs, Duration::from_secs(1))
+        .into_iter()
+        .find(|f| f.kind == FindingKind::StatStorm)
+        .unwrap();
+    let calls_s = 21.9e-6 * n as f64 * share;
+    let want = calls_s + own + 5e-6 * (n - 1) as f64;
+    assert!((f.saving_s.unwrap() - want).abs() < 1e-9, "{f:?} {want}");
+    assert!(
+        f.basis.iter().any(|b| b.contains("made up: 5 µs")),
+        "{:?}",
+        f.basis
+    );
+    // Under ptrace the calls count at most as many of a shell's redirection (calibrated).
+    let count = p.count;
+    let churn = Need::Churn {
+        dir: folder("/db/t.db-journal"),
+    };
+    let bound = Costs::with_figures(vec![(churn, Figure::new(1e-7, 0.0, "made up: 0.1 µs"))]);
+    let a = Analysis::new(&sqlite_trace(n, 0, 0), false);
+    let f = findings(&a, &bound, Duration::from_secs(1))
+        .into_iter()
+        .find(|f| f.kind == FindingKind::StatStorm)
+        .unwrap();
+    let want = count as f64 * 1e-7 + own;
+    assert!((f.saving_s.unwrap() - want).abs() < 1e-9, "{f:?} {want}");
 }

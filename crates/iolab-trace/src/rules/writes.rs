@@ -12,14 +12,23 @@
 //! - `open-churn`: the opens, closes, `dup`s and `fcntl`s of the file (and, in the same
 //!   numbers, of other descriptors: a shell saving and restoring its standard output
 //!   around each redirected command) go; the fix keeps one open.
+//!
+//! The program's own work around each write the buffered fix removes ([`own_work`]): what
+//! its interpreter spends on a flush beyond the call (calibrated with the traced
+//! interpreter, [`Need::Runtime`]: Python), at most the mean time between its calls (all it
+//! did between them). A native program's flush is its C library's few instructions: the
+//! calibration's own calls, made by native code, stand for them, and nothing is added.
+
+use std::path::{Path, PathBuf};
 
 use super::{
     CHURN, Estimate, FIX_BLOCK, FIX_BUFFER, FindingKind, Group, MIN_CALLS, MIN_DIRECT, MIN_OPENS,
     MIN_SYNCS, ONE_PROCESS, Pattern, SEQUENTIAL, SMALL_SHARE, SMALL_SYNC_UNIT, SMALL_WRITE,
     calls_text, folder, in_calls,
 };
-use crate::costs::{Costs, Figure, Need};
+use crate::costs::{Costs, Figure, Idiom, Need, seconds};
 use crate::model::{Kind, Target, Trace};
+use crate::program::Program;
 use crate::syscalls::Sys;
 use iolab::lab::append::Strategy as AppendStrategy;
 use iolab::lab::snippet;
@@ -35,6 +44,110 @@ const CHURN_CALLS: [Sys; 7] = [
     Sys::Dup3,
     Sys::Fcntl,
 ];
+
+/// Words of a `small-writes` finding's evidence (read by [`super::programs`]): the process
+/// that writes the file did not open it (a shell did: its standard output or error).
+pub const INHERITED: &str = "a file it did not open (its standard output or error)";
+/// Likewise: the process that writes it loaded Python's `logging` package.
+pub const LOGGING: &str = "its process loaded Python's logging module";
+/// Likewise, for `open-churn`: each open truncated the file (a replace, not an append).
+pub const TRUNCATED: &str = "each open truncated it (O_TRUNC: the file replaced)";
+/// Likewise: the opens appended (`O_APPEND`).
+pub const APPENDED: &str = "opened to append (O_APPEND)";
+
+/// The process that made most of the calls on `t`.
+fn writer(t: &Target) -> Option<u32> {
+    t.by_process
+        .iter()
+        .max_by_key(|(pid, u)| (u.calls, std::cmp::Reverse(**pid)))
+        .map(|(pid, _)| *pid)
+}
+
+/// Whether `pid` writes `t` as its standard output or error: `t` was never opened in the
+/// trace, or was duplicated onto another descriptor (`dup2(fd, 1)`), or `pid` made little
+/// more than its reads and writes on it while another process (a shell redirecting) made
+/// the rest.
+fn inherited(t: &Target, pid: u32) -> bool {
+    let own = t.by_process.get(&pid).map_or(0, |u| u.calls);
+    let dups = [Sys::Dup2, Sys::Dup3].map(|s| t.calls_of(s).calls);
+    t.opens == 0
+        || dups.iter().sum::<u64>() > 0
+        || (t.by_process.len() > 1 && own <= t.write.calls + t.read.calls + 4)
+}
+
+/// Whether `pid` read a module of Python's `logging` package.
+fn loaded_logging(groups: &[Group], pid: u32) -> bool {
+    groups.iter().any(|g| {
+        let p = &g.target.path;
+        (p.contains("/logging/__init__.py") || p.contains("/logging/__pycache__/__init__."))
+            && g.target.by_process.contains_key(&pid)
+    })
+}
+
+/// Notes, on each `small-writes` pattern made by a Python, its interpreter and how it
+/// wrote (through `logging`, or flushing records itself), for [`own_work`].
+pub(super) fn attach_runtimes(trace: &Trace, groups: &[Group], patterns: &mut [Pattern]) {
+    let env = std::env::var_os("PYTHONUNBUFFERED").is_some_and(|v| !v.is_empty());
+    for p in patterns
+        .iter_mut()
+        .filter(|p| p.kind == FindingKind::SmallWrites)
+    {
+        let t = &groups[p.group].target;
+        let Some(process) = writer(t).and_then(|pid| trace.seen.process(pid)) else {
+            continue;
+        };
+        let args = process.args.get(1..).unwrap_or_default();
+        if crate::program::recognise(Path::new(&process.exe), args, env).program != Program::Python
+        {
+            continue;
+        }
+        let idiom = if loaded_logging(groups, process.pid) {
+            Idiom::PythonLogging
+        } else {
+            Idiom::PythonFlush
+        };
+        p.runtime = Some((PathBuf::from(&process.exe), idiom));
+    }
+}
+
+/// The figure of the interpreter's own work per write, for a pattern that has one.
+fn runtime_need(p: &Pattern, t: &Target) -> Option<Need> {
+    let (exe, idiom) = p.runtime.as_ref()?;
+    Some(Need::Runtime {
+        exe: exe.clone(),
+        idiom: *idiom,
+        size: t.write.average().round() as u64,
+    })
+}
+
+/// The program's own work with the writes a buffered writer removes (all but one per
+/// [`FIX_BUFFER`]): per write, its interpreter's own work on a flush (calibrated), at most
+/// the mean time between its calls here. `None` without the figure.
+pub(super) fn own_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Option<(f64, String)> {
+    let t = &groups[p.group].target;
+    let figure = costs.get(&runtime_need(p, t)?)?;
+    let w = &t.write;
+    let removed = w.calls.saturating_sub(w.bytes.div_ceil(FIX_BUFFER));
+    let gap = if w.gaps > 0 {
+        w.mean_gap() * 1e-9
+    } else {
+        f64::INFINITY
+    };
+    let each = figure.per_call_s.min(gap);
+    let between = if gap.is_finite() {
+        format!("{} between its calls here, their mean", seconds(gap))
+    } else {
+        "no time between its calls seen".into()
+    };
+    Some((
+        removed as f64 * each,
+        format!(
+            "{}; with each of the {removed} writes the fix removes goes {} of the program's own work (the smaller of that and {between})",
+            figure.basis,
+            seconds(each)
+        ),
+    ))
+}
 
 /// Whether `t` syncs per record (then the syncs are its cost, not its writes).
 pub(super) fn syncs_per_record(t: &Target) -> bool {
@@ -177,6 +290,7 @@ pub(super) fn needs(p: &Pattern, groups: &[Group]) -> Vec<Need> {
                 }
                 n.push(Need::BigRead);
             }
+            n.extend(runtime_need(p, t));
             n
         }
         FindingKind::OpenChurn => vec![Need::Churn {
@@ -268,6 +382,13 @@ pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) 
         e.cli = "iolab bench append --methods write-per-record,append-file".into();
         e.library = snippet::copy(FIX_BUFFER);
     } else if kind == Kind::File {
+        let pid = writer(t);
+        if pid.is_some_and(|pid| inherited(t, pid)) {
+            e.evidence.push_str(&format!(" ({INHERITED})"));
+        }
+        if pid.is_some_and(|pid| loaded_logging(groups, pid)) {
+            e.evidence.push_str(&format!("; {LOGGING}"));
+        }
         e.fix = format!(
             "buffer the records: one write per {} (a BufWriter of 64 KiB, iolab::AppendFile)",
             iolab::lab::units::format_bytes(FIX_BUFFER)
@@ -374,6 +495,13 @@ pub(super) fn open_churn<'a>(
         others.push(format!("{c} on {}", groups[i].target.path));
     }
     let data = t.read.calls + t.write.calls;
+    let how = if t.open_flags.trunc * 2 > t.opens {
+        format!(", {TRUNCATED}")
+    } else if t.open_flags.append * 2 > t.opens {
+        format!(", {APPENDED}")
+    } else {
+        String::new()
+    };
     let also = if others.is_empty() {
         String::new()
     } else {
@@ -386,7 +514,7 @@ pub(super) fn open_churn<'a>(
         calls,
         bytes: t.read.bytes + t.write.bytes,
         evidence: format!(
-            "{} opens of the file for {data} reads and writes ({:.1} per open): opened and closed around each, {} opens, closes, dups and fcntls{also}, {}",
+            "{} opens of the file{how} for {data} reads and writes ({:.1} per open): opened and closed around each, {} opens, closes, dups and fcntls{also}, {}",
             t.opens,
             data as f64 / t.opens.max(1) as f64,
             churn(t).0,

@@ -137,6 +137,8 @@ fn flow(raw: &RawFlow, start: u64) -> Flow {
         first_ns: at(raw.first),
         last_ns: at(raw.last),
         sizes: raw.sizes,
+        gap_ns: raw.gap_ns,
+        gaps: raw.gaps,
     }
 }
 

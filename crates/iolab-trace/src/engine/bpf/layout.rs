@@ -46,6 +46,10 @@ pub struct RawFlow {
     pub first: u64,
     /// When the last call started.
     pub last: u64,
+    /// The time since the task's previous followed call ended, summed, and the calls
+    /// that had one.
+    pub gap_ns: u64,
+    pub gaps: u64,
     pub sizes: [u64; BUCKETS],
 }
 
@@ -465,7 +469,7 @@ mod tests {
         records! {
             Key = "key", "sizeof(struct key)" { dev, ino, generation = gen, pad }
             RawFlow = "flow", "sizeof(struct flow)" {
-                calls, bytes, ns, sequential, repeated, direct, synced, first, last, sizes
+                calls, bytes, ns, sequential, repeated, direct, synced, first, last, gap_ns, gaps, sizes
             }
             RawCallStat = "call_stat", "sizeof(struct call_stat)" { calls, errors, ns }
             Stats = "stats", "sizeof(struct stats)" {
