@@ -389,10 +389,9 @@ fn every_line_of_the_summary_fits_in_120_columns() {
                 }
             }
             assert!(stderr.contains("\nseen: "), "{stderr}");
-            assert!(
-                stderr.contains("output-file-with-a-long-name.bin"),
-                "{stderr}"
-            );
+            // Named in the targets table (shortened in the middle: its end is kept),
+            // whether its finding is shown or not (that depends on the run's time).
+            assert!(stderr.contains("-with-a-long-name.bin"), "{stderr}");
             let line = stderr.lines().find(|l| l.starts_with("backend: ")).unwrap();
             assert!(line.starts_with(&format!("backend: {backend} (")), "{line}");
             assert!(line.contains("ready in "), "{line}");
