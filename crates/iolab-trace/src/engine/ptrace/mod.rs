@@ -34,6 +34,7 @@ pub mod stops;
 mod tracer;
 mod witness;
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -109,6 +110,52 @@ struct Ended {
     user_ns: u64,
     /// What the tracer's stops cost, left out of every call's time.
     stop_costs: Option<StopCosts>,
+    /// The sampled stacks' words, each distinct sequence once; `trace`'s stacks come
+    /// without theirs (a command that writes 3 000 files samples 8 192 stacks of a few
+    /// call paths: 3 MB of JSON to write and parse).
+    stack_words: Vec<Vec<u64>>,
+    /// For each of `trace`'s stacks, the index of its words in `stack_words`.
+    stack_of: Vec<u32>,
+}
+
+impl Ended {
+    /// `trace` and the rest to send, its stacks' words moved to `stack_words`.
+    fn new(mut trace: Trace, exit: Exit, stop_costs: Option<StopCosts>) -> Ended {
+        let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
+        let mut stack_words = Vec::new();
+        let stack_of = (trace.seen.stacks.iter_mut())
+            .map(|stack| {
+                let words = std::mem::take(&mut stack.words);
+                *index.entry(words).or_insert_with_key(|words| {
+                    stack_words.push(words.clone());
+                    (stack_words.len() - 1) as u32
+                })
+            })
+            .collect();
+        Ended {
+            trace,
+            exit,
+            wall_ns: 0,
+            setup_ns: 0,
+            user_ns: 0,
+            stop_costs,
+            stack_words,
+            stack_of,
+        }
+    }
+
+    /// The trace as the tracer saw it, its stacks' words put back.
+    fn trace(&mut self) -> Trace {
+        let mut trace = std::mem::take(&mut self.trace);
+        for (stack, &i) in trace.seen.stacks.iter_mut().zip(&self.stack_of) {
+            stack.words = self
+                .stack_words
+                .get(i as usize)
+                .cloned()
+                .unwrap_or_default();
+        }
+        trace
+    }
 }
 
 /// Why the command could not be started.
@@ -211,12 +258,12 @@ fn receive(command: &Command, from_tracer: OwnedFd, reason: String) -> Result<Ou
         match message {
             Message::Started { pid } => signals::forward_to(pid),
             Message::Failed(failure) => return Err(failure_error(command, failure)),
-            Message::Ended(ended) => {
+            Message::Ended(mut ended) => {
                 return Ok(Outcome {
                     backend: Backend::Ptrace,
                     reason,
                     detail: "ptrace with a seccomp filter on the I/O calls".into(),
-                    trace: ended.trace,
+                    trace: ended.trace(),
                     exit: ended.exit,
                     wall: Duration::from_nanos(ended.wall_ns),
                     setup: Duration::from_nanos(ended.setup_ns),

@@ -199,6 +199,16 @@ impl Recorder {
         }
     }
 
+    /// The trace so far, leaving an empty one to go on with (its descriptors named anew):
+    /// for the command's end when nothing is left running, where a copy would cost as much
+    /// as sending it.
+    pub fn take_trace(&mut self) -> Trace {
+        self.index.clear();
+        self.procs.clear();
+        self.witness = Witness::default();
+        std::mem::take(&mut self.trace)
+    }
+
     /// Processes followed and not seen to exit: those still running.
     pub fn processes_running(&self) -> u64 {
         let mut groups: Vec<i32> = self.tasks.values().map(|t| t.tgid).collect();

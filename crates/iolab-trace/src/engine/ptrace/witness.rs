@@ -292,9 +292,14 @@ impl Witness {
                 .map(|n| read_memory(call.tid, sp, n))
                 .find(|b| !b.is_empty())
                 .unwrap_or_default();
+            // Only the words in the executable's code can be frames (`stacks` ignores the
+            // others): 8 KiB of words a sample would be 20 MB of trace to hand over for a
+            // command of 3 000 files.
+            let code = trace.seen.process(pid).map_or((0, 0), |p| p.code);
             let words = bytes
                 .chunks_exact(8)
                 .map(|w| u64::from_ne_bytes(w.try_into().unwrap_or_default()))
+                .filter(|w| (code.0..code.1).contains(w))
                 .collect();
             let t = &trace.targets[i];
             trace.seen.stacks.push(RawStack {
