@@ -389,7 +389,22 @@ impl Recorder {
             return Some(f.clone());
         }
         let facts = procfs::fd_facts(tid, fd)?;
-        let target = self.target(&facts);
+        Some(self.name_fd(tgid, fd, &facts))
+    }
+
+    /// Descriptor `fd` that an open by task `tid` of process `tgid` just returned, asked
+    /// with the flags `asked` when they were an argument (`openat2`'s are not).
+    fn opened_fd(&mut self, tid: i32, tgid: i32, fd: i32, asked: Option<i32>) -> Option<Fd> {
+        let facts = match asked {
+            Some(asked) => procfs::opened_fd_facts(tid, fd, asked),
+            None => procfs::fd_facts(tid, fd),
+        }?;
+        Some(self.name_fd(tgid, fd, &facts))
+    }
+
+    /// Keeps descriptor `fd` of process `tgid` as `facts` names it.
+    fn name_fd(&mut self, tgid: i32, fd: i32, facts: &FdFacts) -> Fd {
+        let target = self.target(facts);
         let entry = Fd {
             target,
             pos: facts.pos,
@@ -401,7 +416,7 @@ impl Recorder {
             .or_default()
             .fds
             .insert(fd, entry.clone());
-        Some(entry)
+        entry
     }
 
     /// Counts one call of `sys` on the target of descriptor `fd`; returns the target.
@@ -635,14 +650,15 @@ impl Recorder {
                     let fd = ret as i32;
                     self.forget_fd(tgid, fd);
                     let asked = if creat {
-                        libc::O_TRUNC | libc::O_CREAT
+                        Some(libc::O_WRONLY | libc::O_TRUNC | libc::O_CREAT)
                     } else {
-                        flags.map_or(0, |i| a[i] as i32)
+                        flags.map(|i| a[i] as i32)
                     };
-                    self.fd(tid, tgid, fd).map(|f| {
+                    self.opened_fd(tid, tgid, fd, asked).map(|f| {
                         let t = &mut self.trace.targets[f.target];
                         t.count(sys, ns, failed);
                         t.opens += 1;
+                        let asked = asked.unwrap_or(0);
                         t.open_flags
                             .add(f.flags | (asked & (libc::O_TRUNC | libc::O_CREAT)));
                         f.target

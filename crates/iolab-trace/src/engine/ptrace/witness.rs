@@ -202,7 +202,10 @@ impl Witness {
                 };
                 b.creat = asked & libc::O_CREAT != 0;
                 b.trunc = asked & libc::O_TRUNC != 0;
+                // O_CREAT | O_EXCL succeeds only where no file was: no need to look.
+                let exclusive = b.creat && asked & libc::O_EXCL != 0;
                 if (b.creat || b.trunc)
+                    && !exclusive
                     && let Some(at) = sys.open_path()
                     && let Some(path) = path_arg(tid, args, at)
                 {
