@@ -45,8 +45,11 @@ use crate::backend::{Backend, Outcome, RunOptions};
 use crate::costs::seconds;
 use crate::error::{Error, Result};
 use crate::launch::{self, Command};
-use crate::model::{Exit, Trace};
+use crate::model::{
+    CallStat, Exit, Flow, Kind, OpenFlags, RawStack, SIZE_BUCKETS, Target, TargetKey, Trace, Use,
+};
 use crate::signals;
+use crate::syscalls::Sys;
 use stops::{StopCost, StopCosts};
 
 /// What the per-call times of this backend include when the round trip could not be
@@ -97,9 +100,13 @@ enum Message {
     Failed(Failure),
 }
 
-/// What was seen until the command ended.
+/// What was seen until the command ended. The trace's targets and stacks, most of it,
+/// travel apart in a compact form (`Wire*`: arrays, not objects with named fields): for
+/// `tar xf` of 3 000 files, 2.0 MB of JSON instead of 4.5 MB, converted, written and
+/// parsed in half the time (16 ms instead of 33 here).
 #[derive(Debug, Serialize, Deserialize)]
 struct Ended {
+    /// The trace but its targets and stacks.
     trace: Trace,
     exit: Exit,
     /// From the command's release to its end.
@@ -110,28 +117,229 @@ struct Ended {
     user_ns: u64,
     /// What the tracer's stops cost, left out of every call's time.
     stop_costs: Option<StopCosts>,
-    /// The sampled stacks' words, each distinct sequence once; `trace`'s stacks come
-    /// without theirs (a command that writes 3 000 files samples 8 192 stacks of a few
-    /// call paths: 3 MB of JSON to write and parse).
+    /// The trace's targets.
+    targets: Vec<WireTarget>,
+    /// The trace's stacks.
+    stacks: Vec<WireStack>,
+    /// The stacks' words, each distinct sequence once (a command that writes 3 000 files
+    /// samples 8 192 stacks of a few call paths).
     stack_words: Vec<Vec<u64>>,
-    /// For each of `trace`'s stacks, the index of its words in `stack_words`.
-    stack_of: Vec<u32>,
+}
+
+/// A [`TargetKey`]: major, minor, inode number, life.
+type WireKey = (u32, u32, u64, u32);
+
+/// A [`crate::model::RawStack`]: pid, target, call, instruction pointer, and the index of
+/// its words in [`Ended::stack_words`].
+#[derive(Debug, Serialize, Deserialize)]
+struct WireStack(u32, WireKey, String, u64, u32);
+
+/// A [`Flow`]: calls, bytes, ns, sequential, repeated, direct, synced; first and last
+/// call; the size buckets that are not 0.
+#[derive(Debug, Serialize, Deserialize)]
+struct WireFlow([u64; 7], Option<u64>, Option<u64>, Vec<(usize, u64)>);
+
+/// A [`Target`]: key, kind, path, size, reads, writes; syncs, sync_ns, opens, seeks, mmaps,
+/// mmap_bytes, ring_enters, ring_submissions, errors; the open flags (direct, sync,
+/// dsync, append, trunc, creat); calls (by [`Sys::index`]: calls, errors, ns); by process
+/// (calls, bytes, ns).
+#[derive(Debug, Serialize, Deserialize)]
+struct WireTarget(
+    Option<WireKey>,
+    Option<Kind>,
+    String,
+    u64,
+    WireFlow,
+    WireFlow,
+    [u64; 9],
+    [u64; 6],
+    Vec<(usize, [u64; 3])>,
+    Vec<(u32, [u64; 3])>,
+);
+
+fn wire_key(k: TargetKey) -> WireKey {
+    let TargetKey {
+        major,
+        minor,
+        ino,
+        life,
+    } = k;
+    (major, minor, ino, life)
+}
+
+fn key_of((major, minor, ino, life): WireKey) -> TargetKey {
+    TargetKey {
+        major,
+        minor,
+        ino,
+        life,
+    }
+}
+
+fn wire_flow(f: Flow) -> WireFlow {
+    // Every field named: one added to the model must be added here.
+    let Flow {
+        calls,
+        bytes,
+        ns,
+        sequential,
+        repeated,
+        direct,
+        synced,
+        first_ns,
+        last_ns,
+        sizes,
+    } = f;
+    let counts = [calls, bytes, ns, sequential, repeated, direct, synced];
+    let sizes = (sizes.iter().enumerate())
+        .filter(|&(_, &n)| n > 0)
+        .map(|(k, &n)| (k, n))
+        .collect();
+    WireFlow(counts, first_ns, last_ns, sizes)
+}
+
+fn flow_of(w: WireFlow) -> Flow {
+    let WireFlow(c, first_ns, last_ns, buckets) = w;
+    let mut sizes = [0; SIZE_BUCKETS];
+    for (k, n) in buckets {
+        if let Some(s) = sizes.get_mut(k) {
+            *s = n;
+        }
+    }
+    Flow {
+        calls: c[0],
+        bytes: c[1],
+        ns: c[2],
+        sequential: c[3],
+        repeated: c[4],
+        direct: c[5],
+        synced: c[6],
+        first_ns,
+        last_ns,
+        sizes,
+    }
+}
+
+fn wire_target(t: Target) -> WireTarget {
+    // Every field named: one added to the model must be added here.
+    let Target {
+        key,
+        kind,
+        path,
+        size,
+        read,
+        write,
+        syncs,
+        sync_ns,
+        opens,
+        open_flags,
+        seeks,
+        mmaps,
+        mmap_bytes,
+        ring_enters,
+        ring_submissions,
+        errors,
+        calls,
+        by_process,
+    } = t;
+    let OpenFlags {
+        direct,
+        sync,
+        dsync,
+        append,
+        trunc,
+        creat,
+    } = open_flags;
+    let counts = [
+        syncs,
+        sync_ns,
+        opens,
+        seeks,
+        mmaps,
+        mmap_bytes,
+        ring_enters,
+        ring_submissions,
+        errors,
+    ];
+    let calls = (calls.into_iter())
+        .map(|(sys, CallStat { calls, errors, ns })| (sys.index(), [calls, errors, ns]))
+        .collect();
+    let by_process = (by_process.into_iter())
+        .map(|(pid, Use { calls, bytes, ns })| (pid, [calls, bytes, ns]))
+        .collect();
+    WireTarget(
+        key.map(wire_key),
+        kind,
+        path,
+        size,
+        wire_flow(read),
+        wire_flow(write),
+        counts,
+        [direct, sync, dsync, append, trunc, creat],
+        calls,
+        by_process,
+    )
+}
+
+fn target_of(w: WireTarget) -> Target {
+    let WireTarget(key, kind, path, size, read, write, c, f, calls, by_process) = w;
+    Target {
+        key: key.map(key_of),
+        kind,
+        path,
+        size,
+        read: flow_of(read),
+        write: flow_of(write),
+        syncs: c[0],
+        sync_ns: c[1],
+        opens: c[2],
+        open_flags: OpenFlags {
+            direct: f[0],
+            sync: f[1],
+            dsync: f[2],
+            append: f[3],
+            trunc: f[4],
+            creat: f[5],
+        },
+        seeks: c[3],
+        mmaps: c[4],
+        mmap_bytes: c[5],
+        ring_enters: c[6],
+        ring_submissions: c[7],
+        errors: c[8],
+        calls: (calls.into_iter())
+            .filter_map(|(i, [calls, errors, ns])| {
+                Some((*Sys::ALL.get(i)?, CallStat { calls, errors, ns }))
+            })
+            .collect(),
+        by_process: (by_process.into_iter())
+            .map(|(pid, [calls, bytes, ns])| (pid, Use { calls, bytes, ns }))
+            .collect(),
+    }
 }
 
 impl Ended {
-    /// `trace` and the rest to send, its stacks' words moved to `stack_words`.
+    /// `trace` and the rest to send, its targets and stacks in their compact form.
     fn new(mut trace: Trace, exit: Exit, stop_costs: Option<StopCosts>) -> Ended {
         let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
         let mut stack_words = Vec::new();
-        let stack_of = (trace.seen.stacks.iter_mut())
-            .map(|stack| {
-                let words = std::mem::take(&mut stack.words);
-                *index.entry(words).or_insert_with_key(|words| {
+        let stacks = (std::mem::take(&mut trace.seen.stacks).into_iter())
+            .map(|s| {
+                let RawStack {
+                    pid,
+                    target,
+                    call,
+                    ip,
+                    words,
+                } = s;
+                let words = *index.entry(words).or_insert_with_key(|words| {
                     stack_words.push(words.clone());
                     (stack_words.len() - 1) as u32
-                })
+                });
+                WireStack(pid, wire_key(target), call, ip, words)
             })
             .collect();
+        let targets = std::mem::take(&mut trace.targets);
         Ended {
             trace,
             exit,
@@ -139,21 +347,28 @@ impl Ended {
             setup_ns: 0,
             user_ns: 0,
             stop_costs,
+            targets: targets.into_iter().map(wire_target).collect(),
+            stacks,
             stack_words,
-            stack_of,
         }
     }
 
-    /// The trace as the tracer saw it, its stacks' words put back.
+    /// The trace as the tracer saw it, its targets and stacks put back.
     fn trace(&mut self) -> Trace {
         let mut trace = std::mem::take(&mut self.trace);
-        for (stack, &i) in trace.seen.stacks.iter_mut().zip(&self.stack_of) {
-            stack.words = self
-                .stack_words
-                .get(i as usize)
-                .cloned()
-                .unwrap_or_default();
-        }
+        trace.targets = std::mem::take(&mut self.targets)
+            .into_iter()
+            .map(target_of)
+            .collect();
+        trace.seen.stacks = (std::mem::take(&mut self.stacks).into_iter())
+            .map(|WireStack(pid, target, call, ip, words)| RawStack {
+                pid,
+                target: key_of(target),
+                call,
+                ip,
+                words: (self.stack_words.get(words as usize).cloned()).unwrap_or_default(),
+            })
+            .collect();
         trace
     }
 }
@@ -294,5 +509,62 @@ fn failure_error(command: &Command, failure: Failure) -> Error {
             backend: "ptrace",
             reason,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Place;
+
+    /// A trace whose targets and stacks have every field set: what the tracer sends is
+    /// what iolab reads.
+    #[test]
+    fn the_trace_crosses_whole() {
+        let mut trace = Trace::default();
+        let key = TargetKey::from_stat(0x803, 42).with_life(7);
+        let mut t = Target::new(Some(key), Some(Kind::File), "/tmp/f");
+        t.size = 9;
+        t.read.add(4096, 10, 5, Place::Sequential);
+        t.read.direct = 1;
+        t.read.synced = 2;
+        t.write.add(1, 11, 6, Place::Scattered);
+        t.write.add(1 << 40, 12, 7, Place::Repeated);
+        (t.syncs, t.sync_ns, t.opens, t.seeks) = (1, 2, 3, 4);
+        (
+            t.mmaps,
+            t.mmap_bytes,
+            t.ring_enters,
+            t.ring_submissions,
+            t.errors,
+        ) = (5, 6, 7, 8, 9);
+        t.open_flags
+            .add(libc::O_DIRECT | libc::O_SYNC | libc::O_APPEND);
+        t.open_flags
+            .add(libc::O_DSYNC | libc::O_TRUNC | libc::O_CREAT);
+        t.count(Sys::Pwrite64, 13, true);
+        t.count(Sys::Fsync, 14, false);
+        t.by_process.entry(12).or_default().add(3, 4);
+        t.by_process.entry(13).or_default().add(5, 6);
+        trace.targets.push(t);
+        trace.targets.push(Target::new(None, None, "pipe:[1]"));
+        for (i, words) in [vec![1, 2], vec![3], vec![1, 2]].into_iter().enumerate() {
+            trace.seen.stacks.push(RawStack {
+                pid: i as u32,
+                target: key,
+                call: "write".into(),
+                ip: 100 + i as u64,
+                words,
+            });
+        }
+        trace.warnings.push("w".into());
+        let sent = Message::Ended(Box::new(Ended::new(trace.clone(), Exit::Code(3), None)));
+        let line = serde_json::to_string(&sent).unwrap();
+        let Message::Ended(mut got) = serde_json::from_str(&line).unwrap() else {
+            panic!("{line}");
+        };
+        assert_eq!(got.stack_words.len(), 2, "each sequence of words once");
+        assert_eq!(got.trace(), trace);
+        assert_eq!(got.exit, Exit::Code(3));
     }
 }
