@@ -34,7 +34,7 @@ pub mod stops;
 mod tracer;
 mod witness;
 
-use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufRead, BufReader};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -51,6 +51,46 @@ use crate::model::{
 use crate::signals;
 use crate::syscalls::Sys;
 use stops::{StopCost, StopCosts};
+
+/// A hash of small integer keys (task and process ids, descriptors, inode numbers) that
+/// costs a multiplication a word: the maps below are looked up a dozen times a call. The
+/// keys come from the kernel, not from an adversary.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_ne_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // FxHash's step (rustc's own hasher).
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_i32(&mut self, n: i32) {
+        self.write_u64(u64::from(n as u32));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by small integers, hashed by [`WordHasher`].
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<WordHasher>>;
 
 /// What the per-call times of this backend include when the round trip could not be
 /// measured (the command made no call after the probes).
@@ -321,7 +361,7 @@ fn target_of(w: WireTarget) -> Target {
 impl Ended {
     /// `trace` and the rest to send, its targets and stacks in their compact form.
     fn new(mut trace: Trace, exit: Exit, stop_costs: Option<StopCosts>) -> Ended {
-        let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
+        let mut index: HashMap<Vec<u64>, u32> = HashMap::default();
         let mut stack_words = Vec::new();
         let stacks = (std::mem::take(&mut trace.seen.stacks).into_iter())
             .map(|s| {

@@ -8,10 +8,11 @@
 //!
 //! A call's time leaves out what the tracer's stops add to it ([`super::stops`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Instant;
 
+use super::HashMap;
 use super::stops::{self, Probe, Sched, StopCosts};
 use super::witness::{Before, Call, Witness};
 use crate::launch::child::{PROBE_OFFSET, Probes};
@@ -137,9 +138,9 @@ impl Recorder {
     pub fn new(log: Option<std::fs::File>) -> Recorder {
         Recorder {
             trace: Trace::default(),
-            index: HashMap::new(),
-            procs: HashMap::new(),
-            tasks: HashMap::new(),
+            index: HashMap::default(),
+            procs: HashMap::default(),
+            tasks: HashMap::default(),
             log: log.map(std::io::BufWriter::new),
             started: Instant::now(),
             warned_ptrace: false,
