@@ -1,9 +1,16 @@
-//! The backends' shared vocabulary: their names, what a run hands back, and the settings
-//! they take. The backends themselves are in `engine/`.
+//! The backends' shared vocabulary: their names, what a run hands back, the settings
+//! they take, and what `auto` remembers of the commands it traced ([`History`]). The
+//! backends themselves are in `engine/`.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
+use crate::costs::seconds;
 use crate::model::{Exit, Trace};
 
 iolab::lab::named::named_enum! {
@@ -82,10 +89,278 @@ impl Outcome {
     }
 }
 
+/// What a ptrace trace adds per I/O call on this machine when a command's own was not
+/// measured yet: a stop at the call's entry and one at its exit, the tracer's work between,
+/// and the trace handed over after (the Intel VM, 28 Nov 2026: 11 µs a call for `dd`, 23 µs
+/// for `tar xf` of 3 000 files, 50 µs for `git status`, whose threads stop on many CPUs).
+pub const PTRACE_CALL_GUESS: Duration = Duration::from_micros(25);
+
+/// eBPF's start before one was measured here: loading the program and the kernel's BTF,
+/// the verifier (0.20–0.23 s on the Intel VM, 28 Nov 2026).
+pub const BPF_READY_GUESS: Duration = Duration::from_millis(200);
+
+/// What eBPF adds per I/O call, the maps read after included (about 0.5 µs in the kernel).
+pub const BPF_CALL: Duration = Duration::from_micros(1);
+
+/// Commands a [`History`] keeps: the ones traced last.
+pub const HISTORY_MAX: usize = 256;
+
+/// What `auto` remembers of the commands it traced, by folder and command line, so that
+/// the next trace of one takes the backend that cost it less: eBPF's start (0.2 s) is
+/// worth paying only for a command of thousands of I/O calls. The file is
+/// `trace-history.json` in iolab's cache folder; it keeps no command line, only a hash of
+/// it and of the folder.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct History {
+    /// The machine the costs were measured on (kernel release and cores): another one's
+    /// are not used.
+    pub machine: String,
+    /// eBPF's last start here.
+    pub bpf_ready_ns: Option<u64>,
+    /// By [`History::key`].
+    pub commands: BTreeMap<String, Past>,
+}
+
+/// What the last traces of one command in one folder saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Past {
+    /// The I/O calls of its last trace.
+    pub calls: u64,
+    /// What tracing it under eBPF cost, the last time it ran under eBPF.
+    pub bpf: Option<Cost>,
+    /// What tracing it under ptrace cost, the last time it ran under ptrace.
+    pub ptrace: Option<Cost>,
+    /// When it was traced last (seconds since the epoch): the oldest are forgotten first.
+    pub at: u64,
+}
+
+/// What one trace cost the command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cost {
+    /// The time the trace added: from the backend's start to the trace in hand, less the
+    /// command's time as it would have been untraced ([`Outcome::untraced_wall`]).
+    pub ns: u64,
+    /// The command's I/O calls then.
+    pub calls: u64,
+}
+
+impl Past {
+    /// What ptrace would add to the command: what it added last time in proportion to the
+    /// calls, else the calls at [`PTRACE_CALL_GUESS`].
+    pub fn ptrace_estimate(&self) -> Duration {
+        match self.ptrace {
+            Some(c) if c.calls > 0 => {
+                Duration::from_nanos((c.ns as u128 * self.calls as u128 / c.calls as u128) as u64)
+            }
+            Some(c) => Duration::from_nanos(c.ns),
+            None => PTRACE_CALL_GUESS * self.calls.min(u32::MAX as u64) as u32,
+        }
+    }
+
+    /// What eBPF would add: what it added last time (its start, mostly) and [`BPF_CALL`] a
+    /// call more, else its start here (`ready`, or [`BPF_READY_GUESS`]) and the calls.
+    pub fn bpf_estimate(&self, ready: Option<Duration>) -> Duration {
+        let calls = |n: u64| BPF_CALL * n.min(u32::MAX as u64) as u32;
+        match self.bpf {
+            Some(c) => Duration::from_nanos(c.ns) + calls(self.calls.saturating_sub(c.calls)),
+            None => ready.unwrap_or(BPF_READY_GUESS) + calls(self.calls),
+        }
+    }
+}
+
+impl History {
+    /// The key of `words` run in `folder`: a hash, so that no argument is written down.
+    pub fn key(folder: &Path, words: &[OsString]) -> String {
+        // SipHash with fixed keys: the same key in every run of this build.
+        let mut h = std::hash::DefaultHasher::new();
+        folder.hash(&mut h);
+        words.hash(&mut h);
+        format!("{:016x}", h.finish())
+    }
+
+    /// The backend that cost the command under `key` less, as far as its last traces
+    /// tell, and why; `None` for a command not traced here before.
+    pub fn choose(&self, key: &str) -> Option<(Backend, String)> {
+        let past = self.commands.get(key)?;
+        let ready = self.bpf_ready_ns.map(Duration::from_nanos);
+        let (ptrace, bpf) = (past.ptrace_estimate(), past.bpf_estimate(ready));
+        let guess = |c: Option<Cost>| if c.is_some() { "" } else { "about " };
+        let figures = format!(
+            "{} I/O calls when traced last: ptrace {}{}, eBPF {}{}",
+            past.calls,
+            guess(past.ptrace),
+            seconds(ptrace.as_secs_f64()),
+            guess(past.bpf),
+            seconds(bpf.as_secs_f64())
+        );
+        Some(if ptrace < bpf {
+            (
+                Backend::Ptrace,
+                format!("ptrace costs this command less in this folder; {figures}"),
+            )
+        } else {
+            (
+                Backend::Bpf,
+                format!("eBPF costs this command less in this folder; {figures}"),
+            )
+        })
+    }
+
+    /// Notes what the trace of the command under `key` cost: `outcome`, `took` from the
+    /// backend's start to the trace in hand, at `now` (seconds since the epoch).
+    pub fn note(&mut self, key: &str, outcome: &Outcome, took: Duration, now: u64) {
+        let calls = outcome.trace.total_calls();
+        let added = took.saturating_sub(outcome.untraced_wall());
+        let cost = Some(Cost {
+            ns: added.as_nanos() as u64,
+            calls,
+        });
+        let past = self.commands.entry(key.to_string()).or_default();
+        past.calls = calls;
+        past.at = now;
+        match outcome.backend {
+            Backend::Bpf => {
+                past.bpf = cost;
+                self.bpf_ready_ns = Some(outcome.setup.as_nanos() as u64);
+            }
+            Backend::Ptrace => past.ptrace = cost,
+        }
+        while self.commands.len() > HISTORY_MAX {
+            let oldest = (self.commands.iter())
+                .min_by_key(|(_, p)| p.at)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                self.commands.remove(&k);
+            }
+        }
+    }
+
+    /// The history in `path` when this user wrote it on this `machine`, else an empty one.
+    pub fn load(path: &Path, machine: &str) -> History {
+        use std::os::unix::fs::MetadataExt;
+        let fresh = History {
+            machine: machine.to_string(),
+            ..History::default()
+        };
+        let Ok(text) = std::fs::read(path) else {
+            return fresh;
+        };
+        // SAFETY: geteuid cannot fail.
+        let mine = std::fs::metadata(path).is_ok_and(|m| m.uid() == unsafe { libc::geteuid() });
+        match serde_json::from_slice::<History>(&text) {
+            Ok(h) if mine && h.machine == machine => h,
+            _ => fresh,
+        }
+    }
+
+    /// Writes the history to `path` whole (a file of another user's is left alone).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid cannot fail.
+        if std::fs::metadata(path).is_ok_and(|m| m.uid() != unsafe { libc::geteuid() }) {
+            return Ok(());
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+        std::fs::write(
+            &tmp,
+            serde_json::to_vec(self).map_err(std::io::Error::other)?,
+        )?;
+        std::fs::rename(&tmp, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{Exit, Place, Target};
+
+    fn outcome(backend: Backend, calls: u64, wall_ms: u64, setup_ms: u64) -> Outcome {
+        let mut trace = Trace::default();
+        let mut t = Target::default();
+        for _ in 0..calls {
+            t.count(crate::syscalls::Sys::Close, 0, false);
+        }
+        trace.targets.push(t);
+        Outcome {
+            backend,
+            reason: String::new(),
+            detail: String::new(),
+            trace,
+            exit: Exit::Code(0),
+            wall: Duration::from_millis(wall_ms),
+            setup: Duration::from_millis(setup_ms),
+            interrupted: None,
+            timing_note: String::new(),
+            stop_round_trip: None,
+            user_cpu: Some(Duration::from_millis(5)),
+        }
+    }
+
+    #[test]
+    fn auto_takes_the_backend_that_cost_the_command_less_last_time() {
+        let key = History::key(Path::new("/here"), &["git".into(), "status".into()]);
+        assert_ne!(
+            key,
+            History::key(Path::new("/there"), &["git".into(), "status".into()])
+        );
+        let mut h = History::default();
+        assert_eq!(h.choose(&key), None, "never traced here");
+        // Under eBPF: 3 000 calls, 0.2 s to start; ptrace at the guess would add 75 ms.
+        let bpf = outcome(Backend::Bpf, 3_000, 10, 200);
+        h.note(&key, &bpf, Duration::from_millis(215), 1);
+        assert_eq!(h.bpf_ready_ns, Some(200_000_000));
+        let (chosen, why) = h.choose(&key).unwrap();
+        assert_eq!(chosen, Backend::Ptrace, "{why}");
+        assert!(why.starts_with("ptrace costs this command less"), "{why}");
+        assert!(why.contains("3000 I/O calls"), "{why}");
+        // Measured under ptrace at 0.5 s: eBPF again.
+        let ptrace = outcome(Backend::Ptrace, 3_000, 505, 1);
+        h.note(&key, &ptrace, Duration::from_millis(510), 2);
+        assert_eq!(h.choose(&key).unwrap().0, Backend::Bpf);
+        // A command of 400 000 calls: eBPF, whatever ptrace's guess.
+        let dd = History::key(Path::new("/here"), &["dd".into()]);
+        h.note(
+            &dd,
+            &outcome(Backend::Bpf, 400_000, 500, 200),
+            Duration::from_millis(720),
+            3,
+        );
+        assert_eq!(h.choose(&dd).unwrap().0, Backend::Bpf);
+        // The oldest are forgotten past HISTORY_MAX.
+        for i in 0..HISTORY_MAX as u64 {
+            h.note(&format!("{i}"), &bpf, Duration::from_millis(215), 10 + i);
+        }
+        assert_eq!(h.commands.len(), HISTORY_MAX);
+        assert!(h.choose(&key).is_none() && h.choose(&dd).is_none());
+    }
+
+    #[test]
+    fn a_history_is_read_back_only_on_the_machine_that_wrote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("iolab").join("trace-history.json");
+        assert_eq!(
+            History::load(&path, "m1"),
+            History {
+                machine: "m1".into(),
+                ..History::default()
+            }
+        );
+        let mut h = History::load(&path, "m1");
+        h.note(
+            "k",
+            &outcome(Backend::Bpf, 10, 1, 200),
+            Duration::from_millis(205),
+            1,
+        );
+        h.save(&path).unwrap();
+        assert_eq!(History::load(&path, "m1"), h);
+        assert!(History::load(&path, "m2").commands.is_empty());
+        std::fs::write(&path, b"not json").unwrap();
+        assert!(History::load(&path, "m1").commands.is_empty());
+    }
 
     #[test]
     fn the_untraced_wall_time_leaves_ptraces_stops_out() {

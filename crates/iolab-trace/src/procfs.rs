@@ -31,13 +31,30 @@ pub struct FdFacts {
 /// The facts of descriptor `fd` of task `tid`, or `None` when it is not open (or the task
 /// is gone).
 pub fn fd_facts(tid: i32, fd: i32) -> Option<FdFacts> {
+    fd_facts_with(tid, fd, None)
+}
+
+/// The facts of descriptor `fd` of task `tid` that an open just returned, asked with
+/// `asked` (its flags argument): its offset is 0 and its status flags are the ones asked
+/// (less those only the open reads), so `fdinfo` is not read — two system calls a new
+/// descriptor instead of six. An `O_PATH` open keeps few of the flags asked: `fdinfo` says.
+pub fn opened_fd_facts(tid: i32, fd: i32, asked: i32) -> Option<FdFacts> {
+    if asked & libc::O_PATH != 0 {
+        return fd_facts(tid, fd);
+    }
+    let flags = asked & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOCTTY | libc::O_TRUNC);
+    fd_facts_with(tid, fd, Some((flags, 0)))
+}
+
+/// [`fd_facts`], with the descriptor's (flags, offset) when they are known already.
+fn fd_facts_with(tid: i32, fd: i32, status: Option<(i32, u64)>) -> Option<FdFacts> {
     if fd < 0 {
         return None;
     }
     let link = format!("/proc/{tid}/fd/{fd}");
     let path = std::fs::read_link(&link).ok()?;
     let meta = std::fs::metadata(&link).ok()?;
-    let (flags, pos) = fdinfo(tid, fd).unwrap_or((0, 0));
+    let (flags, pos) = status.or_else(|| fdinfo(tid, fd)).unwrap_or((0, 0));
     let rdev = meta.rdev();
     let kind = Kind::from_mode(meta.mode(), libc::major(rdev));
     Some(FdFacts {
@@ -163,6 +180,34 @@ mod tests {
         );
         assert_eq!(tgid_of(pid), Some(pid));
         assert!(fd_facts(pid, 100_000).is_none());
+    }
+
+    #[test]
+    fn an_open_descriptor_has_the_flags_it_asked_for() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        // SAFETY: getpid cannot fail.
+        let pid = unsafe { libc::getpid() };
+        // The flags iolab reads (model::OpenFlags, the recorder): as fdinfo has them.
+        let read = libc::O_APPEND | libc::O_DSYNC | libc::O_SYNC | libc::O_DIRECT;
+        for custom in [0, libc::O_APPEND, libc::O_DSYNC, libc::O_SYNC, libc::O_EXCL] {
+            let _ = std::fs::remove_file(&path);
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(custom & libc::O_APPEND == 0)
+                .append(custom & libc::O_APPEND != 0)
+                .custom_flags(custom)
+                .open(&path)
+                .unwrap();
+            let fd = file.as_raw_fd();
+            let asked = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | custom;
+            let known = opened_fd_facts(pid, fd, asked).unwrap();
+            let read_back = fd_facts(pid, fd).unwrap();
+            assert_eq!(known.flags & read, read_back.flags & read, "{custom:o}");
+            assert_eq!((known.pos, &known.path), (read_back.pos, &read_back.path));
+        }
     }
 
     #[test]

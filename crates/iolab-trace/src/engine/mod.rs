@@ -8,9 +8,9 @@
 pub mod bpf;
 pub mod ptrace;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::backend::{Backend, Choice, Outcome, RunOptions};
+use crate::backend::{Backend, Choice, History, Outcome, RunOptions};
 use crate::costs::seconds;
 use crate::error::{Error, Result};
 use crate::launch::Command;
@@ -31,9 +31,11 @@ pub fn availability(choice: Choice) -> std::result::Result<(), String> {
     }
 }
 
-/// Runs `command` with the backend `choice` names (or the best one allowed here).
+const ALLOWED: &str = "eBPF is allowed here (root or CAP_BPF with CAP_PERFMON, BTF)";
+
+/// Runs `command` with the backend `choice` names (or, for `auto`, the one that costs it
+/// less here: [`auto`]).
 pub fn run(command: &Command, choice: Choice, options: &RunOptions) -> Result<Outcome> {
-    const ALLOWED: &str = "eBPF is allowed here (root or CAP_BPF with CAP_PERFMON, BTF)";
     const NEEDS_PTRACE: &str = "--log streams every call, which only the ptrace backend does";
     match choice {
         Choice::Bpf => {
@@ -50,26 +52,90 @@ pub fn run(command: &Command, choice: Choice, options: &RunOptions) -> Result<Ou
             bpf::run(command, format!("asked for; {ALLOWED}"))
         }
         Choice::Ptrace => ptrace::run(command, options, "asked for (--backend ptrace)".into()),
-        Choice::Auto => {
-            let why_not = if options.log.is_some() {
-                NEEDS_PTRACE.to_string()
-            } else {
-                match bpf::availability() {
-                    Ok(()) => match bpf::run(command, ALLOWED.to_string()) {
-                        Err(Error::Backend { reason, .. }) => reason,
-                        other => return other,
-                    },
-                    Err(reason) => reason,
-                }
-            };
-            match ptrace::run(command, options, format!("bpf is not available: {why_not}")) {
-                Err(Error::NotPermitted(p)) => {
-                    Err(Error::NotPermitted(format!("bpf: {why_not}; ptrace: {p}")))
+        Choice::Auto if options.log.is_some() => {
+            ptrace_else_refused(command, options, NEEDS_PTRACE.to_string())
+        }
+        Choice::Auto => auto(command, options),
+    }
+}
+
+/// ptrace, when eBPF cannot trace (`why_not`).
+fn ptrace_else_refused(
+    command: &Command,
+    options: &RunOptions,
+    why_not: String,
+) -> Result<Outcome> {
+    match ptrace::run(command, options, format!("bpf is not available: {why_not}")) {
+        Err(Error::NotPermitted(p)) => {
+            Err(Error::NotPermitted(format!("bpf: {why_not}; ptrace: {p}")))
+        }
+        other => other,
+    }
+}
+
+/// `auto`: the backend that cost the command less the last time it was traced in this
+/// folder ([`History`]), else eBPF where it is allowed — for a command never traced here,
+/// eBPF's start (0.2 s) is the most it can cost more than ptrace, where ptrace's stops
+/// can make a long command ten times slower than eBPF — else ptrace. What the trace cost
+/// is noted for the next time.
+fn auto(command: &Command, options: &RunOptions) -> Result<Outcome> {
+    let path = iolab::lab::read::tuning::cache_dir().map(|d| d.join("trace-history.json"));
+    let machine = format!(
+        "{} {} cores",
+        iolab::lab::read::tuning::kernel_release(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let history = (path.as_deref()).map_or_else(History::default, |p| History::load(p, &machine));
+    let folder = std::env::current_dir().unwrap_or_default();
+    let key = History::key(&folder, &command.words);
+    let started = Instant::now();
+    let outcome = match history.choose(&key) {
+        Some((Backend::Ptrace, why)) => {
+            match ptrace::run(command, options, format!("{why} (--backend bpf for eBPF)")) {
+                // Refused before the command ran: eBPF may trace it.
+                Err(Error::NotPermitted(p)) if bpf::availability().is_ok() => {
+                    bpf::run(command, format!("{ALLOWED}; ptrace is not: {p}"))
                 }
                 other => other,
             }
         }
+        chosen => {
+            let why = chosen.map_or(
+                format!("{ALLOWED}; not traced in this folder before, so eBPF, whose start is the most it can cost"),
+                |(_, why)| format!("{why}; {ALLOWED}"),
+            );
+            let why_not = match bpf::availability() {
+                Ok(()) => match bpf::run(command, why) {
+                    Err(Error::Backend { reason, .. }) => reason,
+                    other => return remember(history, path, &key, other, started),
+                },
+                Err(reason) => reason,
+            };
+            ptrace_else_refused(command, options, why_not)
+        }
+    };
+    remember(history, path, &key, outcome, started)
+}
+
+/// Notes in the history what `outcome` cost, from `started`; a run that was interrupted or
+/// failed teaches nothing. The history is a hint: it not being written is no error.
+fn remember(
+    mut history: History,
+    path: Option<std::path::PathBuf>,
+    key: &str,
+    outcome: Result<Outcome>,
+    started: Instant,
+) -> Result<Outcome> {
+    if let (Ok(o), Some(path)) = (&outcome, path)
+        && o.interrupted.is_none()
+    {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        history.note(key, o, started.elapsed(), now);
+        let _ = history.save(&path);
     }
+    outcome
 }
 
 /// The least a ptrace stop has cost per I/O call on the machines measured (the tracer on

@@ -8,10 +8,11 @@
 //!
 //! A call's time leaves out what the tracer's stops add to it ([`super::stops`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Instant;
 
+use super::HashMap;
 use super::stops::{self, Probe, Sched, StopCosts};
 use super::witness::{Before, Call, Witness};
 use crate::launch::child::{PROBE_OFFSET, Probes};
@@ -141,9 +142,9 @@ impl Recorder {
     pub fn new(log: Option<std::fs::File>) -> Recorder {
         Recorder {
             trace: Trace::default(),
-            index: HashMap::new(),
-            procs: HashMap::new(),
-            tasks: HashMap::new(),
+            index: HashMap::default(),
+            procs: HashMap::default(),
+            tasks: HashMap::default(),
             log: log.map(std::io::BufWriter::new),
             started: Instant::now(),
             warned_ptrace: false,
@@ -202,6 +203,16 @@ impl Recorder {
             // A thread that executes takes the leader's id: read its schedstat anew.
             task.schedstat = None;
         }
+    }
+
+    /// The trace so far, leaving an empty one to go on with (its descriptors named anew):
+    /// for the command's end when nothing is left running, where a copy would cost as much
+    /// as sending it.
+    pub fn take_trace(&mut self) -> Trace {
+        self.index.clear();
+        self.procs.clear();
+        self.witness = Witness::default();
+        std::mem::take(&mut self.trace)
     }
 
     /// Processes followed and not seen to exit: those still running.
@@ -407,7 +418,22 @@ impl Recorder {
             return Some(f.clone());
         }
         let facts = procfs::fd_facts(tid, fd)?;
-        let target = self.target(&facts);
+        Some(self.name_fd(tgid, fd, &facts))
+    }
+
+    /// Descriptor `fd` that an open by task `tid` of process `tgid` just returned, asked
+    /// with the flags `asked` when they were an argument (`openat2`'s are not).
+    fn opened_fd(&mut self, tid: i32, tgid: i32, fd: i32, asked: Option<i32>) -> Option<Fd> {
+        let facts = match asked {
+            Some(asked) => procfs::opened_fd_facts(tid, fd, asked),
+            None => procfs::fd_facts(tid, fd),
+        }?;
+        Some(self.name_fd(tgid, fd, &facts))
+    }
+
+    /// Keeps descriptor `fd` of process `tgid` as `facts` names it.
+    fn name_fd(&mut self, tgid: i32, fd: i32, facts: &FdFacts) -> Fd {
+        let target = self.target(facts);
         let entry = Fd {
             target,
             pos: facts.pos,
@@ -419,7 +445,7 @@ impl Recorder {
             .or_default()
             .fds
             .insert(fd, entry.clone());
-        Some(entry)
+        entry
     }
 
     /// Counts one call of `sys` on the target of descriptor `fd`; returns the target.
@@ -653,14 +679,15 @@ impl Recorder {
                     let fd = ret as i32;
                     self.forget_fd(tgid, fd);
                     let asked = if creat {
-                        libc::O_TRUNC | libc::O_CREAT
+                        Some(libc::O_WRONLY | libc::O_TRUNC | libc::O_CREAT)
                     } else {
-                        flags.map_or(0, |i| a[i] as i32)
+                        flags.map(|i| a[i] as i32)
                     };
-                    self.fd(tid, tgid, fd).map(|f| {
+                    self.opened_fd(tid, tgid, fd, asked).map(|f| {
                         let t = &mut self.trace.targets[f.target];
                         t.count(sys, ns, failed);
                         t.opens += 1;
+                        let asked = asked.unwrap_or(0);
                         t.open_flags
                             .add(f.flags | (asked & (libc::O_TRUNC | libc::O_CREAT)));
                         f.target

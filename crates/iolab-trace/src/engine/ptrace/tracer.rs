@@ -288,7 +288,7 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
                     own.apply();
                 }
                 let message = command_ended(
-                    &recorder,
+                    &mut recorder,
                     &child,
                     launch::exit_of(status),
                     ended.duration_since(started).as_nanos() as u64,
@@ -366,7 +366,7 @@ fn on_stop(recorder: &mut Recorder, pinned: &mut Option<CpuSet>, pid: i32, statu
 /// The message for the command's end: the trace so far (noting the processes it left
 /// running), or why it never ran.
 fn command_ended(
-    recorder: &Recorder,
+    recorder: &mut Recorder,
     child: &Child,
     exit: Exit,
     wall_ns: u64,
@@ -381,8 +381,13 @@ fn command_ended(
             _ => Failure::Seccomp(errno),
         });
     }
-    let mut trace = recorder.trace.clone();
     let running = recorder.processes_running();
+    // Nothing left to follow: the recorder's trace is not needed any more.
+    let mut trace = if running == 0 {
+        recorder.take_trace()
+    } else {
+        recorder.trace.clone()
+    };
     if running > 0 {
         trace.warnings.push(format!(
             "followed until the command ended: {running} {} it started {} still running, and \
@@ -392,12 +397,9 @@ fn command_ended(
             if running == 1 { "its" } else { "their" },
         ));
     }
-    Message::Ended(Box::new(Ended {
-        trace,
-        exit,
-        wall_ns,
-        setup_ns,
-        user_ns,
-        stop_costs: recorder.stop_costs(),
-    }))
+    let mut ended = Ended::new(trace, exit, recorder.stop_costs());
+    ended.wall_ns = wall_ns;
+    ended.setup_ns = setup_ns;
+    ended.user_ns = user_ns;
+    Message::Ended(Box::new(ended))
 }

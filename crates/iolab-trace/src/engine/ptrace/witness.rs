@@ -4,10 +4,11 @@
 //! the tracee's memory at the call's exit, where the tracee left them), and sampled stacks
 //! (the words at the stack pointer at the call's exit).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::HashMap;
 use crate::model::events::{Change, MAX_STACKS, Process, RawStack, STACK_WORDS, sampled};
 use crate::model::{Kind, Target, TargetKey, Trace};
 use crate::procfs::normalize;
@@ -46,6 +47,24 @@ pub fn read_memory(tid: i32, address: u64, len: usize) -> Vec<u8> {
     let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
     buf.truncate(n.max(0) as usize);
     buf
+}
+
+/// Reads the words at `address` in task `tid` into `buf`; returns how many it could
+/// (fewer where the memory ends).
+fn read_words(tid: i32, address: u64, buf: &mut [u64]) -> usize {
+    let len = std::mem::size_of_val(buf);
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: address as *mut libc::c_void,
+        iov_len: len,
+    };
+    // SAFETY: the kernel writes at most `len` bytes into `buf` through `local`; `remote`
+    // names the other process's memory, which the kernel checks.
+    let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+    n.max(0) as usize / 8
 }
 
 /// The NUL-terminated string at `address` in task `tid`, read a page at a time (a read
@@ -148,6 +167,8 @@ pub struct Witness {
     /// Calls per (process, target, call), for the stacks' sampling: the first calls of
     /// each kind (a map's `msync` after its `open` and `mmap`).
     calls: HashMap<(i32, usize, Sys), u64>,
+    /// The words of the last stack sampled: one buffer for all samples.
+    stack: Vec<u64>,
 }
 
 /// One finished call, as the witness needs it.
@@ -202,7 +223,10 @@ impl Witness {
                 };
                 b.creat = asked & libc::O_CREAT != 0;
                 b.trunc = asked & libc::O_TRUNC != 0;
+                // O_CREAT | O_EXCL succeeds only where no file was: no need to look.
+                let exclusive = b.creat && asked & libc::O_EXCL != 0;
                 if (b.creat || b.trunc)
+                    && !exclusive
                     && let Some(at) = sys.open_path()
                     && let Some(path) = path_arg(tid, args, at)
                 {
@@ -286,15 +310,19 @@ impl Witness {
             && let Some((ip, sp)) = call.regs
         {
             // As much of the stack as is mapped above the stack pointer (a read across
-            // the end of the mapping fails whole).
-            let bytes = [STACK_WORDS * 8, STACK_WORDS * 2, STACK_WORDS / 4]
+            // the end of the mapping fails whole), into a buffer kept for the next sample.
+            self.stack.resize(STACK_WORDS, 0);
+            let n = [STACK_WORDS, STACK_WORDS / 4, STACK_WORDS / 32]
                 .into_iter()
-                .map(|n| read_memory(call.tid, sp, n))
-                .find(|b| !b.is_empty())
-                .unwrap_or_default();
-            let words = bytes
-                .chunks_exact(8)
-                .map(|w| u64::from_ne_bytes(w.try_into().unwrap_or_default()))
+                .map(|n| read_words(call.tid, sp, &mut self.stack[..n]))
+                .find(|&n| n > 0)
+                .unwrap_or(0);
+            // Only the words in the executable's code can be frames (`stacks` ignores the
+            // others): 8 KiB of words a sample would be 20 MB of trace to hand over for a
+            // command of 3 000 files.
+            let code = trace.seen.process(pid).map_or((0, 0), |p| p.code);
+            let words = (self.stack[..n].iter().copied())
+                .filter(|w| (code.0..code.1).contains(w))
                 .collect();
             let t = &trace.targets[i];
             trace.seen.stacks.push(RawStack {
