@@ -28,7 +28,8 @@ iolab::lab::named::named_enum! {
 iolab::lab::named::named_enum! {
     /// The backend asked for.
     pub enum Choice: "backend" {
-        /// eBPF where it is allowed, ptrace otherwise.
+        /// The backend that cost the command less when it was traced in this folder
+        /// before ([`History`]), else eBPF where it is allowed, ptrace otherwise.
         Auto = "auto",
         /// eBPF only.
         Bpf = "bpf",
