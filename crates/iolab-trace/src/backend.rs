@@ -28,7 +28,8 @@ iolab::lab::named::named_enum! {
 iolab::lab::named::named_enum! {
     /// The backend asked for.
     pub enum Choice: "backend" {
-        /// eBPF where it is allowed, ptrace otherwise.
+        /// The backend that cost the command less when it was traced in this folder
+        /// before ([`History`]), else eBPF where it is allowed, ptrace otherwise.
         Auto = "auto",
         /// eBPF only.
         Bpf = "bpf",
@@ -121,15 +122,20 @@ pub struct History {
     pub commands: BTreeMap<String, Past>,
 }
 
+/// Traces of one command under one backend whose costs a [`Past`] keeps: the least of them
+/// counts, so that one slow run (another program's burst on the machine) does not turn
+/// `auto` from a backend for good, nor one lucky run for longer than this many traces.
+pub const COSTS_KEPT: usize = 3;
+
 /// What the last traces of one command in one folder saw.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Past {
     /// The I/O calls of its last trace.
     pub calls: u64,
-    /// What tracing it under eBPF cost, the last time it ran under eBPF.
-    pub bpf: Option<Cost>,
-    /// What tracing it under ptrace cost, the last time it ran under ptrace.
-    pub ptrace: Option<Cost>,
+    /// What tracing it under eBPF cost, its last [`COSTS_KEPT`] times under eBPF.
+    pub bpf: Vec<Cost>,
+    /// What tracing it under ptrace cost, its last [`COSTS_KEPT`] times under ptrace.
+    pub ptrace: Vec<Cost>,
     /// When it was traced last (seconds since the epoch): the oldest are forgotten first.
     pub at: u64,
 }
@@ -145,26 +151,28 @@ pub struct Cost {
 }
 
 impl Past {
-    /// What ptrace would add to the command: what it added last time in proportion to the
-    /// calls, else the calls at [`PTRACE_CALL_GUESS`].
+    /// What ptrace would add to the command: the least it added in its last traces, in
+    /// proportion to the calls, else the calls at [`PTRACE_CALL_GUESS`].
     pub fn ptrace_estimate(&self) -> Duration {
-        match self.ptrace {
-            Some(c) if c.calls > 0 => {
-                Duration::from_nanos((c.ns as u128 * self.calls as u128 / c.calls as u128) as u64)
-            }
-            Some(c) => Duration::from_nanos(c.ns),
+        let scaled = |c: &Cost| match c.calls {
+            0 => c.ns,
+            n => (c.ns as u128 * self.calls as u128 / n as u128) as u64,
+        };
+        match self.ptrace.iter().map(scaled).min() {
+            Some(ns) => Duration::from_nanos(ns),
             None => PTRACE_CALL_GUESS * self.calls.min(u32::MAX as u64) as u32,
         }
     }
 
-    /// What eBPF would add: what it added last time (its start, mostly) and [`BPF_CALL`] a
-    /// call more, else its start here (`ready`, or [`BPF_READY_GUESS`]) and the calls.
+    /// What eBPF would add: the least it added in its last traces (its start, mostly) and
+    /// [`BPF_CALL`] a call more, else its start here (`ready`, or [`BPF_READY_GUESS`]) and
+    /// the calls.
     pub fn bpf_estimate(&self, ready: Option<Duration>) -> Duration {
         let calls = |n: u64| BPF_CALL * n.min(u32::MAX as u64) as u32;
-        match self.bpf {
-            Some(c) => Duration::from_nanos(c.ns) + calls(self.calls.saturating_sub(c.calls)),
-            None => ready.unwrap_or(BPF_READY_GUESS) + calls(self.calls),
-        }
+        let measured = (self.bpf.iter())
+            .map(|c| Duration::from_nanos(c.ns) + calls(self.calls.saturating_sub(c.calls)))
+            .min();
+        measured.unwrap_or_else(|| ready.unwrap_or(BPF_READY_GUESS) + calls(self.calls))
     }
 }
 
@@ -184,13 +192,13 @@ impl History {
         let past = self.commands.get(key)?;
         let ready = self.bpf_ready_ns.map(Duration::from_nanos);
         let (ptrace, bpf) = (past.ptrace_estimate(), past.bpf_estimate(ready));
-        let guess = |c: Option<Cost>| if c.is_some() { "" } else { "about " };
+        let guess = |c: &[Cost]| if c.is_empty() { "about " } else { "" };
         let figures = format!(
             "{} I/O calls when traced last: ptrace {}{}, eBPF {}{}",
             past.calls,
-            guess(past.ptrace),
+            guess(&past.ptrace),
             seconds(ptrace.as_secs_f64()),
-            guess(past.bpf),
+            guess(&past.bpf),
             seconds(bpf.as_secs_f64())
         );
         Some(if ptrace < bpf {
@@ -211,19 +219,23 @@ impl History {
     pub fn note(&mut self, key: &str, outcome: &Outcome, took: Duration, now: u64) {
         let calls = outcome.trace.total_calls();
         let added = took.saturating_sub(outcome.untraced_wall());
-        let cost = Some(Cost {
+        let cost = Cost {
             ns: added.as_nanos() as u64,
             calls,
-        });
+        };
         let past = self.commands.entry(key.to_string()).or_default();
         past.calls = calls;
         past.at = now;
-        match outcome.backend {
+        let costs = match outcome.backend {
             Backend::Bpf => {
-                past.bpf = cost;
                 self.bpf_ready_ns = Some(outcome.setup.as_nanos() as u64);
+                &mut past.bpf
             }
-            Backend::Ptrace => past.ptrace = cost,
+            Backend::Ptrace => &mut past.ptrace,
+        };
+        costs.push(cost);
+        if costs.len() > COSTS_KEPT {
+            costs.remove(0);
         }
         while self.commands.len() > HISTORY_MAX {
             let oldest = (self.commands.iter())
@@ -316,9 +328,18 @@ mod tests {
         assert_eq!(chosen, Backend::Ptrace, "{why}");
         assert!(why.starts_with("ptrace costs this command less"), "{why}");
         assert!(why.contains("3000 I/O calls"), "{why}");
-        // Measured under ptrace at 0.5 s: eBPF again.
-        let ptrace = outcome(Backend::Ptrace, 3_000, 505, 1);
-        h.note(&key, &ptrace, Duration::from_millis(510), 2);
+        // Measured under ptrace at 0.1 s: ptrace again; one slow run (0.5 s) of it among
+        // its last three does not count.
+        let ptrace = outcome(Backend::Ptrace, 3_000, 105, 1);
+        h.note(&key, &ptrace, Duration::from_millis(110), 2);
+        assert_eq!(h.choose(&key).unwrap().0, Backend::Ptrace);
+        let slow = outcome(Backend::Ptrace, 3_000, 505, 1);
+        h.note(&key, &slow, Duration::from_millis(510), 3);
+        assert_eq!(h.choose(&key).unwrap().0, Backend::Ptrace);
+        // Three slow ones in a row: eBPF again.
+        h.note(&key, &slow, Duration::from_millis(510), 4);
+        h.note(&key, &slow, Duration::from_millis(510), 5);
+        assert_eq!(h.commands[&key].ptrace.len(), COSTS_KEPT);
         assert_eq!(h.choose(&key).unwrap().0, Backend::Bpf);
         // A command of 400 000 calls: eBPF, whatever ptrace's guess.
         let dd = History::key(Path::new("/here"), &["dd".into()]);
