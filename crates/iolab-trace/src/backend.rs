@@ -77,15 +77,44 @@ pub struct Outcome {
 impl Outcome {
     /// The command's wall time as it would have been untraced, as near as can be told.
     /// Under eBPF, whose cost is a fraction of a microsecond per call, the wall time. Under
-    /// ptrace, whose stops can make a run of I/O calls a hundred times longer, the
-    /// command's user CPU time plus the time in its calls (waits included; the stops left
-    /// out), at most the wall time: the stops cost system time and wall time, not user
-    /// time. (It errs short for a command that also waits outside the followed calls.)
+    /// ptrace, whose stops can make a run of I/O calls a hundred times longer, the larger
+    /// of two estimates that err in opposite ways, at most the wall time: the wall time
+    /// less a stop's round trip (measured before the command) for each followed call, long
+    /// when the stops cost more than the probe's; and the command's user CPU time plus the
+    /// time in its followed calls (waits included, the stops left out), short for a command
+    /// that also sleeps, waits for children or faults outside those calls. With the larger,
+    /// a finding's share of the run is the same under both backends, to within the stops'
+    /// error, whether the command works or waits between its calls.
     pub fn untraced_wall(&self) -> Duration {
         if self.backend != Backend::Ptrace {
             return self.wall;
         }
-        let in_calls: u64 = self.trace.targets.iter().map(|t| t.total_ns()).sum();
+        let working = self.untraced_wall_at_least();
+        let calls = self.trace.total_calls().min(u64::from(u32::MAX)) as u32;
+        let unstopped = self
+            .stop_round_trip
+            .map_or(Duration::ZERO, |(together, _)| {
+                self.wall.saturating_sub(together.saturating_mul(calls))
+            });
+        working.max(unstopped)
+    }
+
+    /// The shorter estimate of [`Outcome::untraced_wall`] under ptrace (the command's user
+    /// CPU time and the time in its followed calls, at most the wall time), the wall time
+    /// under eBPF. What a trace cost is its time less this ([`History`]): a loaded machine,
+    /// where the stops cost more than the probe measured, never makes ptrace look cheaper.
+    pub fn untraced_wall_at_least(&self) -> Duration {
+        if self.backend != Backend::Ptrace {
+            return self.wall;
+        }
+        let in_calls: u64 = self
+            .trace
+            .targets
+            .iter()
+            .flat_map(|t| t.calls.values())
+            .chain(self.trace.other_calls.values())
+            .map(|c| c.ns)
+            .sum();
         (self.user_cpu.unwrap_or_default() + Duration::from_nanos(in_calls)).min(self.wall)
     }
 }
@@ -144,7 +173,7 @@ pub struct Past {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cost {
     /// The time the trace added: from the backend's start to the trace in hand, less the
-    /// command's time as it would have been untraced ([`Outcome::untraced_wall`]).
+    /// command's time as it would have been untraced, at least ([`Outcome::untraced_wall_at_least`]).
     pub ns: u64,
     /// The command's I/O calls then.
     pub calls: u64,
@@ -218,7 +247,7 @@ impl History {
     /// backend's start to the trace in hand, at `now` (seconds since the epoch).
     pub fn note(&mut self, key: &str, outcome: &Outcome, took: Duration, now: u64) {
         let calls = outcome.trace.total_calls();
-        let added = took.saturating_sub(outcome.untraced_wall());
+        let added = took.saturating_sub(outcome.untraced_wall_at_least());
         let cost = Cost {
             ns: added.as_nanos() as u64,
             calls,
@@ -287,7 +316,8 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Exit, Place, Target};
+    use crate::model::{Exit, Target};
+    use crate::syscalls::Sys;
 
     fn outcome(backend: Backend, calls: u64, wall_ms: u64, setup_ms: u64) -> Outcome {
         let mut trace = Trace::default();
@@ -387,7 +417,7 @@ mod tests {
     fn the_untraced_wall_time_leaves_ptraces_stops_out() {
         let mut trace = Trace::default();
         let mut t = Target::default();
-        t.write.add(9, 40_000_000, 0, Place::Stream);
+        t.count(Sys::Write, 40_000_000, false);
         trace.targets.push(t);
         let mut o = Outcome {
             backend: Backend::Ptrace,
@@ -403,6 +433,13 @@ mod tests {
             user_cpu: Some(Duration::from_millis(10)),
         };
         // 10 ms of user time and 40 ms in the calls: the rest of the second was stops.
+        assert_eq!(o.untraced_wall(), Duration::from_millis(50));
+        // Unless its one stop, at 10 ms, explains only 10 ms of it: the command waited for
+        // the rest outside its calls.
+        o.stop_round_trip = Some((Duration::from_millis(10), None));
+        assert_eq!(o.untraced_wall(), Duration::from_millis(990));
+        // At 990 ms, the stop explains more than the work leaves: the work is the estimate.
+        o.stop_round_trip = Some((Duration::from_millis(990), None));
         assert_eq!(o.untraced_wall(), Duration::from_millis(50));
         o.wall = Duration::from_millis(30);
         assert_eq!(o.untraced_wall(), Duration::from_millis(30));

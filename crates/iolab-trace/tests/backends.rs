@@ -429,6 +429,32 @@ fn ptrace_times_leave_out_the_tracers_round_trip() {
     );
 }
 
+/// A command that sleeps a second before 300 small writes: the run as it would have been
+/// untraced holds the sleep under both backends (under ptrace, not only the work and the
+/// calls), so that a finding's share of it, and whether it is shown, do not depend on the
+/// backend.
+#[test]
+fn the_untraced_wall_time_keeps_the_commands_own_waits() {
+    let dir = iolab_testkit::scratch();
+    let script = format!(
+        "sleep 1; dd if=/dev/zero of={} bs=512 count=300 status=none",
+        dir.path().join("out").display()
+    );
+    for choice in backends() {
+        let o = trace(choice, &["sh", "-c", &script]);
+        // Half the sleep: the stops taken out at the probe's round trip, each of the ~400
+        // calls, can only take more than they cost when a stop's round trip measured more
+        // than a millisecond.
+        assert!(
+            o.untraced_wall() >= std::time::Duration::from_millis(500),
+            "{choice}: {:?} of {:?}; {}",
+            o.untraced_wall(),
+            o.wall,
+            o.timing_note
+        );
+    }
+}
+
 #[test]
 fn copies_start_at_the_offsets_they_are_given() {
     let Some(python) = python() else { return };
