@@ -57,12 +57,15 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     command.close_before_exec(&options.closed_std_fds);
     command.inherit_signals(options.inherited_signals);
     // Bad results given are refused before the command runs.
-    if let Some(path) = &options.results {
-        bench::Bench::load(Some(path)).map_err(|reason| Error::Results {
-            path: path.clone(),
-            reason,
-        })?;
-    }
+    let given = match &options.results {
+        Some(path) => Some(
+            bench::Bench::load(Some(path)).map_err(|reason| Error::Results {
+                path: path.clone(),
+                reason,
+            })?,
+        ),
+        None => None,
+    };
     // The signals stay caught through the calibration: a Ctrl-C there stops it between
     // samples, and what the trace saw is still reported.
     let _signals = signals::Guard::install();
@@ -80,7 +83,7 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
     if options.calibrate && !calibrate && !analysis.patterns.is_empty() {
         notes.push("interrupted: no calibration, estimates only from iolab bench results".into());
     }
-    let costs = Costs::gather(&analysis.needs(), options.results.as_deref(), calibrate);
+    let costs = Costs::gather(&analysis.needs(), given, calibrate);
     if let Some(signal) = costs.sources.interrupted {
         notes.push(format!(
             "the calibration was interrupted (signal {signal}): the figure it was measuring has fewer samples, the ones after it are missing"

@@ -15,7 +15,7 @@ mod device;
 mod runtime;
 mod sampling;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::model::Kind;
@@ -223,10 +223,10 @@ impl Costs {
         self.figures.iter().find(|(n, _)| n == need).map(|(_, f)| f)
     }
 
-    /// Gathers `needs`: from the results at `results` (a `results.json` or a folder holding
-    /// one; `None`: the newest run under `./iolab-results`), then, when `calibrate`, by
-    /// measuring what is still missing.
-    pub fn gather(needs: &[Need], results: Option<&Path>, calibrate: bool) -> Costs {
+    /// Gathers `needs`: from the results `given` (loaded by the caller from the file it was
+    /// told of; `None`: the newest run under `./iolab-results`, loaded here when some
+    /// figure is needed), then, when `calibrate`, by measuring what is still missing.
+    pub fn gather(needs: &[Need], given: Option<bench::Bench>, calibrate: bool) -> Costs {
         let mut costs = Costs::default();
         let mut left: Vec<Need> = Vec::new();
         for need in needs {
@@ -237,7 +237,7 @@ impl Costs {
         if left.is_empty() {
             return costs;
         }
-        match bench::Bench::load(results) {
+        match given.map_or_else(|| bench::Bench::load(None), Ok) {
             Ok(b) => {
                 costs.sources.results = Some(b.path.clone());
                 left.retain(|need| match b.figure(need) {
