@@ -37,19 +37,7 @@ fn trace(backend: &str) -> Command {
 
 /// The backends that can trace here; prints the skip line for the others.
 fn backends() -> Vec<&'static str> {
-    ["bpf", "ptrace"]
-        .into_iter()
-        .filter(|b| {
-            let out = trace(b).args(["--", "true"]).output().unwrap();
-            if !out.status.success() {
-                common::skip(format!(
-                    "the {b} backend cannot trace here: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-            out.status.success()
-        })
-        .collect()
+    common::trace::cli_backends(trace)
 }
 
 fn python() -> Option<&'static str> {
@@ -258,40 +246,42 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
             .iter()
             .find(|t| t["path"] == out_file.canonicalize().unwrap().display().to_string())
             .unwrap_or_else(|| panic!("no target for the output: {v}"));
-        for key in [
-            "kind",
-            "path",
-            "reads",
-            "read_bytes",
-            "writes",
-            "write_bytes",
-            "syncs",
-        ] {
-            assert!(t.get(key).is_some(), "{key}: {t}");
-        }
+        has_keys(
+            t,
+            &[
+                "kind",
+                "path",
+                "reads",
+                "read_bytes",
+                "writes",
+                "write_bytes",
+                "syncs",
+            ],
+        );
         assert_eq!(t["kind"], "file");
         assert_eq!(t["writes"], 4000);
         assert_eq!(t["write_bytes"], 128_000);
         assert_eq!(t["write_sizes"]["32"], 4000);
         let f = &v["findings"][0];
-        for key in [
-            "kind",
-            "path",
-            "calls",
-            "bytes",
-            "measured_s",
-            "estimated_s",
-            "estimated_fixed_s",
-            "saving_s",
-            "share",
-            "shown",
-            "basis",
-            "warnings",
-            "cli",
-            "library",
-        ] {
-            assert!(f.get(key).is_some(), "{key}: {f}");
-        }
+        has_keys(
+            f,
+            &[
+                "kind",
+                "path",
+                "calls",
+                "bytes",
+                "measured_s",
+                "estimated_s",
+                "estimated_fixed_s",
+                "saving_s",
+                "share",
+                "shown",
+                "basis",
+                "warnings",
+                "cli",
+                "library",
+            ],
+        );
         assert_eq!(f["kind"], "small-writes");
         assert_eq!(v["schema_version"], 3);
         // Which process: dd, with its arguments, in the finding and the run's list.
@@ -301,9 +291,10 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
         assert!(p["calls"].as_u64().unwrap() >= 4000, "{p}");
         let procs = v["processes"].as_array().unwrap();
         assert!(procs.iter().any(|q| q["pid"] == p["pid"]), "{procs:?}");
-        for key in ["lookups", "failed_opens", "events_lost", "page_faults"] {
-            assert!(v.get(key).is_some(), "{key}: {v}");
-        }
+        has_keys(
+            &v,
+            &["lookups", "failed_opens", "events_lost", "page_faults"],
+        );
         assert!(f.get("stacks").is_some() && f.get("risk").is_some(), "{f}");
         // A copy loop: 4000 reads of /dev/zero and 4000 writes.
         assert_eq!(f["calls"], 8000);
@@ -312,6 +303,13 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
         assert!(now > fixed, "{f}");
         assert!(f["measured_s"].as_f64().unwrap() > 0.0, "{f}");
         assert_eq!(f["shown"], true);
+    }
+}
+
+/// Asserts that the JSON object `v` has each of `keys`.
+fn has_keys(v: &serde_json::Value, keys: &[&str]) {
+    for key in keys {
+        assert!(v.get(key).is_some(), "{key}: {v}");
     }
 }
 

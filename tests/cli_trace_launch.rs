@@ -22,19 +22,7 @@ fn trace(backend: &str) -> Command {
 
 /// The backends that can trace here; prints the skip line for the others.
 fn backends() -> Vec<&'static str> {
-    ["bpf", "ptrace"]
-        .into_iter()
-        .filter(|b| {
-            let out = trace(b).args(["--", "true"]).output().unwrap();
-            if !out.status.success() {
-                common::skip(format!(
-                    "the {b} backend cannot trace here: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-            out.status.success()
-        })
-        .collect()
+    common::trace::cli_backends(trace)
 }
 
 /// `sh -c SCRIPT` with `$IOLAB` naming the binary.

@@ -9,32 +9,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command as Process;
 
-use common::{backends, report};
+use common::{backends, build_c, report};
 use iolab_trace::backend::Choice;
 use iolab_trace::report::Report;
 use iolab_trace::rules::{Finding, FindingKind};
-
-/// `c/save.c` built with `cc -g -O0` into `dir`, or `None` (skipped) without a compiler.
-fn build(dir: &Path) -> Option<PathBuf> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/save.c");
-    let exe = dir.join("save");
-    match Process::new("cc")
-        .args(["-g", "-O0", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .status()
-    {
-        Ok(s) if s.success() => Some(exe),
-        Ok(s) => panic!("cc failed on {}: {s}", source.display()),
-        Err(e) => {
-            iolab_testkit::skip(format!("no C compiler (cc: {e})"));
-            None
-        }
-    }
-}
 
 /// Whether `dir` is on a file system that keeps files across a crash (not tmpfs), where
 /// the durability rules speak.
@@ -75,7 +56,9 @@ fn save(exe: &Path, choice: Choice, mode: &str) -> (Report, tempfile::TempDir) {
 #[test]
 fn each_unsafe_save_gets_its_finding_and_the_correct_one_none() {
     let bin = iolab_testkit::scratch();
-    let Some(exe) = build(bin.path()) else { return };
+    let Some(exe) = build_c(bin.path(), "save", "-O0") else {
+        return;
+    };
     if !durable(bin.path()) {
         return;
     }
@@ -120,7 +103,9 @@ fn each_unsafe_save_gets_its_finding_and_the_correct_one_none() {
 #[test]
 fn a_native_debug_build_gets_the_file_and_line_of_its_offending_call() {
     let bin = iolab_testkit::scratch();
-    let Some(exe) = build(bin.path()) else { return };
+    let Some(exe) = build_c(bin.path(), "save", "-O0") else {
+        return;
+    };
     let source =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/save.c"))
             .unwrap();

@@ -6,10 +6,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command as Process;
+use std::path::Path;
 
-use common::{backends, report};
+use common::{backends, build_c, report};
 use iolab_testkit::trace as kit;
 use iolab_trace::rules::FindingKind;
 use iolab_trace::syscalls::Sys;
@@ -17,30 +16,12 @@ use iolab_trace::syscalls::Sys;
 /// Records written and synced.
 const RECORDS: u64 = 2000;
 
-/// `c/msync_records.c` built with `cc -O1` into `dir`, or `None` (skipped) without a
-/// compiler.
-fn build(dir: &Path) -> Option<PathBuf> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/msync_records.c");
-    let exe = dir.join("msync_records");
-    match Process::new("cc")
-        .args(["-g", "-O1", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .status()
-    {
-        Ok(s) if s.success() => Some(exe),
-        Ok(s) => panic!("cc failed on {}: {s}", source.display()),
-        Err(e) => {
-            iolab_testkit::skip(format!("no C compiler (cc: {e})"));
-            None
-        }
-    }
-}
-
 #[test]
 fn each_msync_of_a_part_of_a_shared_map_is_a_sync_of_its_file() {
     let bin = iolab_testkit::scratch();
-    let Some(exe) = build(bin.path()) else { return };
+    let Some(exe) = build_c(bin.path(), "msync_records", "-O1") else {
+        return;
+    };
     let dir = iolab_testkit::scratch();
     let file = dir.path().canonicalize().unwrap().join("records");
     for choice in backends() {

@@ -43,6 +43,20 @@ pub fn backends<C: Copy + Display>(
         .collect()
 }
 
+/// The backends `iolab trace` can trace with here, asked of the binary: `trace(backend)`
+/// is its command line up to `--`, and a backend is kept when it traces `true`; prints the
+/// skip line, with iolab's reason, for the others.
+pub fn cli_backends(trace: impl Fn(&str) -> std::process::Command) -> Vec<&'static str> {
+    backends(["bpf", "ptrace"], |b| {
+        let out = trace(b).args(["--", "true"]).output().unwrap();
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
+    })
+}
+
 /// What `run` makes of the command `w`, under the lock; panics with `{what}: {w:?}: {error}`
 /// when it fails.
 pub fn locked<T, E: Display>(

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::sampling::{
-    ALIGN, BUDGET, DEVICE_BUDGET, MIN_SAMPLES, MIN_SYNCS, Samples, bytes_text, named, room, sample,
-    unnamed,
+    ALIGN, BUDGET, DEVICE_BUDGET, MIN_SAMPLES, MIN_SYNCS, bytes_text, named, room, sample,
+    sample_timed, unnamed,
 };
 use super::{Figure, SyncCall, seconds};
 
@@ -112,12 +112,7 @@ pub(super) fn syncs(dir: &Path, call: SyncCall, record: usize, every: u64) -> io
     let data = vec![b'r'; record];
     let mut end = 0u64;
     let min = if every == 1 { MIN_SYNCS } else { 3 };
-    let mut samples = Vec::new();
-    let started = Instant::now();
-    while (started.elapsed() < BUDGET * 2 || samples.len() < min)
-        && started.elapsed() < DEVICE_BUDGET
-        && crate::signals::interrupted().is_none()
-    {
+    let mut samples = sample_timed(BUDGET * 2, min, DEVICE_BUDGET, || {
         // As for the direct writes: the file never takes more than DIRECT_BYTES of the
         // user's disk (emptied between samples, untimed).
         if end + (every + 1) * record as u64 > DIRECT_BYTES && end > 0 {
@@ -139,13 +134,10 @@ pub(super) fn syncs(dir: &Path, call: SyncCall, record: usize, every: u64) -> io
                 end += record as u64;
             }
         }
-        samples.push(t.elapsed().as_secs_f64() / every as f64);
-    }
-    if samples.is_empty() {
-        return Err(io::Error::other("interrupted before a sample was taken"));
-    }
+        Ok(t.elapsed().as_secs_f64() / every as f64)
+    })?;
     let syncs = samples.len();
-    let per = Samples(samples).median();
+    let per = samples.median();
     let what = if every == 1 {
         format!("an {} per record", call.name())
     } else {
@@ -235,32 +227,23 @@ pub(super) fn churn(dir: &Path) -> io::Result<Figure> {
 /// A file made in `dir`, then `fsync(dir)`: seconds per sync of the folder.
 pub(super) fn dir_syncs(dir: &Path) -> io::Result<Figure> {
     let folder = File::open(dir)?;
-    let mut samples = Vec::new();
-    let started = Instant::now();
-    while (started.elapsed() < BUDGET * 2 || samples.len() < MIN_SYNCS)
-        && started.elapsed() < DEVICE_BUDGET
-        && crate::signals::interrupted().is_none()
-    {
+    let mut samples = sample_timed(BUDGET * 2, MIN_SYNCS, DEVICE_BUDGET, || {
         let name = named(dir, "dirsync");
         let made = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&name);
-        let result = made.and_then(|_| {
+        let timed = made.and_then(|_| {
             let t = Instant::now();
             folder.sync_all()?;
-            samples.push(t.elapsed().as_secs_f64());
-            Ok(())
+            Ok(t.elapsed().as_secs_f64())
         });
         let _ = std::fs::remove_file(&name);
-        result?;
-    }
-    if samples.is_empty() {
-        return Err(io::Error::other("interrupted before a sample was taken"));
-    }
+        timed
+    })?;
     let n = samples.len();
-    let per = Samples(samples).median();
+    let per = samples.median();
     Ok(Figure::new(
         per,
         0.0,
@@ -276,12 +259,7 @@ pub(super) fn dir_syncs(dir: &Path) -> io::Result<Figure> {
 /// the tracer does not follow): seconds per removal.
 pub(super) fn unlinks(dir: &Path, size: u64) -> io::Result<Figure> {
     let data = vec![b'j'; size.clamp(1, 1 << 20) as usize];
-    let mut samples = Vec::new();
-    let started = Instant::now();
-    while (started.elapsed() < BUDGET || samples.len() < MIN_SYNCS)
-        && started.elapsed() < BUDGET * 4
-        && crate::signals::interrupted().is_none()
-    {
+    let mut samples = sample_timed(BUDGET, MIN_SYNCS, BUDGET * 4, || {
         let name = named(dir, "unlink");
         let made = OpenOptions::new()
             .write(true)
@@ -291,15 +269,13 @@ pub(super) fn unlinks(dir: &Path, size: u64) -> io::Result<Figure> {
             .and_then(|f| f.write_all_at(&data, 0));
         let t = Instant::now();
         let removed = std::fs::remove_file(&name);
-        samples.push(t.elapsed().as_secs_f64());
+        let took = t.elapsed().as_secs_f64();
         made?;
         removed?;
-    }
-    if samples.is_empty() {
-        return Err(io::Error::other("interrupted before a sample was taken"));
-    }
+        Ok(took)
+    })?;
     let n = samples.len();
-    let per = Samples(samples).median();
+    let per = samples.median();
     Ok(Figure::new(
         per,
         0.0,

@@ -42,6 +42,21 @@ pub(super) fn sample(
     units: f64,
     mut op: impl FnMut() -> io::Result<()>,
 ) -> io::Result<Samples> {
+    sample_timed(budget, min, cap, || {
+        let t = Instant::now();
+        op()?;
+        Ok(t.elapsed().as_secs_f64() / units)
+    })
+}
+
+/// As [`sample`], for an `op` that times the part of its work that counts and returns its
+/// seconds (the set-up around it untimed).
+pub(super) fn sample_timed(
+    budget: Duration,
+    min: usize,
+    cap: Duration,
+    mut op: impl FnMut() -> io::Result<f64>,
+) -> io::Result<Samples> {
     let started = Instant::now();
     let mut samples = Vec::new();
     loop {
@@ -52,9 +67,7 @@ pub(super) fn sample(
         if crate::signals::interrupted().is_some() {
             break;
         }
-        let t = Instant::now();
-        op()?;
-        samples.push(t.elapsed().as_secs_f64() / units);
+        samples.push(op()?);
     }
     if samples.is_empty() {
         return Err(io::Error::other("interrupted before a sample was taken"));

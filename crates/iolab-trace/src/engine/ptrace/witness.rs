@@ -34,18 +34,8 @@ pub struct Before {
 /// Reads `len` bytes at `address` in task `tid`; fewer where the memory ends.
 pub fn read_memory(tid: i32, address: u64, len: usize) -> Vec<u8> {
     let mut buf = vec![0u8; len];
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: len,
-    };
-    let remote = libc::iovec {
-        iov_base: address as *mut libc::c_void,
-        iov_len: len,
-    };
-    // SAFETY: the kernel writes at most `len` bytes into `buf` through `local`; `remote`
-    // names the other process's memory, which the kernel checks.
-    let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
-    buf.truncate(n.max(0) as usize);
+    let n = read_into(tid, address, &mut buf);
+    buf.truncate(n);
     buf
 }
 
@@ -53,18 +43,27 @@ pub fn read_memory(tid: i32, address: u64, len: usize) -> Vec<u8> {
 /// (fewer where the memory ends).
 fn read_words(tid: i32, address: u64, buf: &mut [u64]) -> usize {
     let len = std::mem::size_of_val(buf);
+    // SAFETY: the bytes of `buf` are `len` initialised bytes of one allocation, borrowed
+    // mutably for the view's life; every byte pattern is a valid `u64`.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), len) };
+    read_into(tid, address, bytes) / 8
+}
+
+/// Reads `buf.len()` bytes at `address` in task `tid` into `buf`; returns how many it
+/// could (fewer where the memory ends).
+fn read_into(tid: i32, address: u64, buf: &mut [u8]) -> usize {
     let local = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
-        iov_len: len,
+        iov_len: buf.len(),
     };
     let remote = libc::iovec {
         iov_base: address as *mut libc::c_void,
-        iov_len: len,
+        iov_len: buf.len(),
     };
-    // SAFETY: the kernel writes at most `len` bytes into `buf` through `local`; `remote`
-    // names the other process's memory, which the kernel checks.
+    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf` through `local`;
+    // `remote` names the other process's memory, which the kernel checks.
     let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
-    n.max(0) as usize / 8
+    n.max(0) as usize
 }
 
 /// The NUL-terminated string at `address` in task `tid`, read a page at a time (a read
