@@ -29,7 +29,8 @@ pub struct Args {
     /// a folder of runs: its newest) [default: the newest run under ./iolab-results].
     #[arg(long, value_name = "DIR")]
     results: Option<PathBuf>,
-    /// The tracer: auto (eBPF where allowed, else ptrace), bpf or ptrace.
+    /// The tracer: auto (the one that cost this command less in this folder the last times;
+    /// eBPF for a new command where allowed, else ptrace), bpf or ptrace.
     #[arg(long, default_value = "auto", value_parser = super::parse_named::<Choice>)]
     backend: Choice,
     /// Stream every traced call to FILE, one line each (the ptrace backend).
