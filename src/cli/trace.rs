@@ -11,6 +11,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use iolab::lab::generate::{AtomicOptions, GenerateError, write_file_atomically};
 use iolab_trace::backend::Choice;
 use iolab_trace::report::{json, summary};
 
@@ -269,10 +270,7 @@ impl JsonOutput {
                 } else {
                     "nothing was written"
                 };
-                anyhow::anyhow!(
-                    "cannot write the JSON to {shown}: {}; {kept}",
-                    iolab::lab::error::describe_io(&e)
-                )
+                anyhow::anyhow!("cannot write the JSON to {shown}: {e}; {kept}")
             }),
         }
     }
@@ -292,24 +290,15 @@ fn probe_folder(target: &Path, shown: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes `text` into a temporary file beside `target`, with the old file's mode, flushed
-/// to the disk, then renamed over `target`; on failure the temporary file is removed and
-/// `target` is untouched.
-fn replace(target: &Path, text: &str) -> io::Result<()> {
-    let (mut file, temporary) = create_beside(target)?;
-    let written = (|| {
-        if let Ok(old) = std::fs::metadata(target) {
-            file.set_permissions(old.permissions())?;
-        }
-        file.write_all(text.as_bytes())?;
-        // Durable before the rename, so that a crash leaves one run or the other whole.
-        file.sync_data()?;
-        std::fs::rename(&temporary, target)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
+/// Writes `text` in place of `target`, whole or not at all: a temporary file beside it,
+/// with the old file's permissions, synced, renamed over it, the folder synced; on failure
+/// the temporary file is removed and `target` is untouched.
+fn replace(target: &Path, text: &str) -> std::result::Result<(), GenerateError> {
+    let options = AtomicOptions::new().overwrite(true).keep_permissions(true);
+    write_file_atomically(target, &options, |out| {
+        out.write_all(text.as_bytes())
+            .map_err(|e| iolab::Error::io("cannot write", e).into())
+    })
 }
 
 /// Writes on stderr; a closed or broken stderr is not worth a panic or an error (the

@@ -401,6 +401,38 @@ fn atomic_write_of_small_writes_and_empty_files() {
 }
 
 #[test]
+fn a_replaced_file_keeps_its_permissions_only_when_asked() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("settings.json");
+    let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let write = |options: AtomicOptions, text: &'static str| {
+        write_file_atomically(&path, &options, |out| {
+            out.write_all(text.as_bytes())
+                .map_err(|e| Error::io("cannot write", e).into())
+        })
+        .unwrap();
+    };
+    write(AtomicOptions::new(), "one");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o604)).unwrap();
+    write(
+        AtomicOptions::new().overwrite(true).keep_permissions(true),
+        "two",
+    );
+    assert_eq!(
+        (fs::read_to_string(&path).unwrap(), mode(&path)),
+        ("two".into(), 0o604)
+    );
+    write(AtomicOptions::new().overwrite(true), "three");
+    assert_ne!(
+        mode(&path),
+        0o604,
+        "the default mode (0604 would need a umask of 062), not the old file's"
+    );
+    assert_eq!(common::names_in(dir.path()), ["settings.json"]);
+}
+
+#[test]
 fn a_failed_write_leaves_nothing_behind() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("data.txt");

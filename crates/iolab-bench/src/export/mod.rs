@@ -10,6 +10,8 @@ pub mod terminal;
 
 use std::path::Path;
 
+use iolab::lab::generate::{AtomicOptions, write_file_atomically};
+
 use crate::error::{Error, Result};
 use crate::results::Results;
 use crate::suite::Suite;
@@ -32,35 +34,27 @@ pub fn all() -> Vec<Box<dyn Exporter>> {
     ]
 }
 
-/// Writes every format into `dir` (created if needed); each file is written to a temporary
-/// name of this process's own (created with `O_EXCL`, so no file of anyone else's is ever
-/// written or removed) and renamed, so a reader never sees half a file.
+/// Writes every format into `dir` (created if needed); each file is written whole or not
+/// at all ([`write_file_atomically`]: a temporary file of this process's own, synced and
+/// renamed over the old one), so a reader never sees half a file.
 pub fn write_all(
     results: &Results,
     suites: &[Suite],
     dir: &Path,
 ) -> Result<Vec<std::path::PathBuf>> {
-    use std::io::Write;
     std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the results folder", e))?;
     let mut written = Vec::new();
     for exporter in all() {
         let path = dir.join(exporter.file_name());
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            exporter.file_name(),
-            std::process::id()
-        ));
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Error::io("cannot write results", e))?;
-        file.write_all(exporter.render(results, suites).as_bytes())
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                Error::io("cannot write results", e)
-            })?;
+        let text = exporter.render(results, suites);
+        write_file_atomically(&path, &AtomicOptions::new().overwrite(true), |out| {
+            out.write_all(text.as_bytes())
+                .map_err(|e| iolab::Error::io("cannot write", e).into())
+        })
+        .map_err(|e| Error::Generate {
+            path: path.clone(),
+            source: e,
+        })?;
         written.push(path);
     }
     Ok(written)

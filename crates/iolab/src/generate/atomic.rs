@@ -15,8 +15,9 @@
 //! (`f_bavail`); a disk that fills up anyway is reported as
 //! [`GenerateError::NoSpaceWhileGenerating`]. Where the
 //! file system does not support `RENAME_NOREPLACE`, "do not overwrite" is checked just
-//! before a plain rename, which leaves a small race. A replaced file's permissions and
-//! owner are not carried over: the new file has the default mode (0666 less the umask).
+//! before a plain rename, which leaves a small race. A replaced file's owner is not carried
+//! over, nor its permissions unless asked ([`AtomicOptions::keep_permissions`]): the new
+//! file has the default mode (0666 less the umask).
 //!
 //! A named temporary file is used rather than `O_TMPFILE` so the same code works on every
 //! file system and overwriting stays a plain rename.
@@ -44,6 +45,7 @@ const TEMP_NAME_ATTEMPTS: u32 = 100;
 pub struct AtomicOptions {
     expected_size: u64,
     overwrite: bool,
+    keep_permissions: bool,
 }
 
 impl AtomicOptions {
@@ -64,6 +66,14 @@ impl AtomicOptions {
     /// by the final rename.
     pub fn overwrite(mut self, overwrite: bool) -> AtomicOptions {
         self.overwrite = overwrite;
+        self
+    }
+
+    /// Whether a replaced file's permissions carry over to the new one (a user's file
+    /// that iolab replaces keeps the mode its owner gave it). Default `false`: the new
+    /// file has the default mode (0666 less the umask).
+    pub fn keep_permissions(mut self, keep: bool) -> AtomicOptions {
+        self.keep_permissions = keep;
         self
     }
 }
@@ -102,6 +112,12 @@ pub fn write_file_atomically<T>(
         path: dir.join(&temp_name),
         dir: dir.to_path_buf(),
     };
+    if options.keep_permissions
+        && let Ok(old) = fs::metadata(path)
+        && let Err(e) = file.set_permissions(old.permissions())
+    {
+        return Err(temp.fail(Error::io("cannot set the permissions of", e).into()));
+    }
     let mut writer = BufWriter::with_capacity(WRITE_BUFFER_LEN, file);
     let value = match write(&mut writer) {
         Ok(value) => value,

@@ -542,12 +542,16 @@ fn write(tuning: Tuning) -> std::io::Result<Option<PathBuf>> {
     };
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(FILE_NAME);
-    let tmp = dir.join(format!(".{FILE_NAME}.tmp-{}", std::process::id()));
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(&tuning).expect("tuning serializes"),
-    )?;
-    std::fs::rename(&tmp, &path)?;
+    let json = serde_json::to_vec_pretty(&tuning).expect("tuning serializes");
+    crate::generate::write_file_atomically(
+        &path,
+        &crate::generate::AtomicOptions::new().overwrite(true),
+        |out| {
+            out.write_all(&json)
+                .map_err(|e| crate::Error::io("cannot write", e).into())
+        },
+    )
+    .map_err(std::io::Error::other)?;
     Ok(Some(path))
 }
 
