@@ -6,6 +6,8 @@
 //! - small writes: `write(2)` of the traced size into a pipe read by another thread, into
 //!   a pseudo-terminal drained by another thread, or into a file in the page cache; the
 //!   buffered fix: the same sinks, 64 KiB per `write(2)`;
+//! - a pipe's reader: the CPU time per read of a thread reading, 128 KiB at a time (`cat`'s
+//!   buffer), what another thread writes into a pipe in pieces of the traced size;
 //! - `O_DIRECT` writes of the traced size, and of 1 MiB, appending to a file **in the traced
 //!   file's folder** (its device decides what they cost);
 //! - reads: `pread(2)` of the traced size, and of 1 MiB, over a cached 64 MiB file;
@@ -36,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::device::{churn, dir_syncs, direct_writes, syncs, unlinks};
-use super::sampling::{BUDGET, MIN_SAMPLES, bytes_text, named, room, sample, unnamed};
+use super::sampling::{BUDGET, MIN_SAMPLES, Samples, bytes_text, named, room, sample, unnamed};
 use super::{Figure, Need, rate, seconds};
 use crate::model::Kind;
 
@@ -125,6 +127,89 @@ fn sink(kind: Kind, dir: &Path) -> io::Result<(OwnedFd, Option<std::thread::Join
     }
 }
 
+/// The reader's buffer in [`pipe_reads`]: `cat`'s 128 KiB.
+const READER_BUFFER: usize = 128 << 10;
+
+/// This thread's CPU time (user and system), in seconds.
+fn thread_cpu() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// The CPU time per read of this thread reading what another thread writes into a pipe in
+/// pieces of `size` bytes, as they come: the reads of a pipe's reader that keeps up, each
+/// with its sleep on the empty pipe and its wake-up (CPU time, so the waits for the writer
+/// are left out), and per byte at the pace of a writer that writes as fast as its calls
+/// allow. Median of batches of 64 reads, for at least [`BUDGET`].
+fn pipe_reads(size: usize) -> io::Result<Figure> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors owned by nobody else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let piece = vec![b'x'; size];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && write_fd(w.as_raw_fd(), &piece).is_ok()
+            {}
+        })
+    };
+    let mut buf = vec![0u8; READER_BUFFER];
+    let (mut samples, mut reads, mut bytes) = (Vec::new(), 0u64, 0u64);
+    let started = Instant::now();
+    let mut result = Ok(());
+    while (samples.len() < MIN_SAMPLES || started.elapsed() < BUDGET)
+        && started.elapsed() < BUDGET * 4
+    {
+        if crate::signals::interrupted().is_some() && !samples.is_empty() {
+            break;
+        }
+        let cpu = thread_cpu();
+        for _ in 0..64 {
+            // SAFETY: reads into a live buffer.
+            let n = unsafe { libc::read(r.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                result = Err(io::Error::last_os_error());
+                break;
+            }
+            reads += 1;
+            bytes += n as u64;
+        }
+        if result.is_err() {
+            break;
+        }
+        samples.push((thread_cpu() - cpu) / 64.0);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(r);
+    let _ = writer.join();
+    result?;
+    let per_read = Samples(samples).median();
+    // Per byte: the same CPU time over the bytes a read took here, at the pace of a
+    // writer that writes as fast as its calls allow (the most a read finds).
+    let per_byte = per_read * reads as f64 / bytes.max(1) as f64;
+    Ok(Figure::new(
+        per_read,
+        per_byte,
+        format!(
+            "calibrated here: {reads} reads of a pipe another thread wrote {} at a time into, taken as they came ({} a read on average): {} of the reader's CPU time each",
+            iolab::lab::units::format_bytes(size as u64),
+            iolab::lab::units::format_bytes(bytes / reads.max(1)),
+            seconds(per_read)
+        ),
+    ))
+}
+
 fn where_(kind: Kind) -> &'static str {
     match kind {
         Kind::Pipe => "into a pipe read by another thread",
@@ -210,6 +295,7 @@ impl Calibration {
                 self.writes(*kind, (*size).clamp(1, BIG as u64) as usize, false)
             }
             Need::BufferedWrite { kind, .. } => self.writes(*kind, BUFFER, true),
+            Need::PipeRead { size } => pipe_reads((*size).clamp(1, BIG as u64) as usize),
             Need::DirectWrite { dir, size } => direct_writes(dir, (*size).clamp(1, BIG as u64)),
             Need::SmallRead { size } => self.reads((*size).clamp(1, BIG as u64) as usize, false),
             Need::BigRead => self.reads(BIG, true),

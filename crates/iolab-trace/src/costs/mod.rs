@@ -67,6 +67,14 @@ pub enum Need {
         /// Bytes per write.
         size: u64,
     },
+    /// One read of a pipe another thread writes pieces of `size` bytes into, read as they
+    /// come (a reader that keeps up, as `cat` does): the reader's CPU time per read, its
+    /// sleep and wake-up included, its waits for the writer left out; per byte, the same
+    /// over the bytes a read took when the writer wrote as fast as its calls allowed.
+    PipeRead {
+        /// Bytes per piece written.
+        size: u64,
+    },
     /// Records of `size` bytes written through a 64 KiB buffer (a buffered writer's
     /// writes to a target of `kind`): per record and per byte.
     BufferedWrite {
