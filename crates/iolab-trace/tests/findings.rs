@@ -152,7 +152,7 @@ fn a_pipes_reader_counts_in_the_saving_when_traced_and_is_said_when_not() {
         f.basis
             .iter()
             .any(|b| b.contains("reads of the pipe by its reader")
-                && b.contains("of its writes on to /dev/null")),
+                && b.contains("each written on to /dev/null")),
         "{choice}: {:?}",
         f.basis
     );

@@ -399,7 +399,10 @@ fn pipe_of_small_writes(reader: bool) -> Target {
 #[test]
 fn a_pipes_reader_counts_its_calibrated_reads_not_its_waits() {
     let a = Analysis::new(&trace(vec![pipe_of_small_writes(true)]), true);
-    let read = Need::PipeRead { size: 2 };
+    let read = Need::PipeRead {
+        size: 2,
+        onward: false,
+    };
     assert!(a.needs().contains(&read), "{:?}", a.needs());
     // Without the reader's figure: told of, not counted.
     let f = &findings(&a, &Costs::default(), Duration::from_secs(2))[0];
@@ -471,7 +474,10 @@ fn a_pipes_untraced_reader_is_said_and_not_counted() {
             Figure::new(0.0, 0.0, "made up"),
         ),
         (
-            Need::PipeRead { size: 2 },
+            Need::PipeRead {
+                size: 2,
+                onward: false,
+            },
             Figure::new(2e-6, 4e-7, "made up: 2 µs a read"),
         ),
     ]);

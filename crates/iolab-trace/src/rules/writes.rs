@@ -302,7 +302,7 @@ pub(super) fn needs(p: &Pattern, groups: &[Group]) -> Vec<Need> {
             }
             n.extend(runtime_need(p, t));
             if kind == Kind::Pipe && t.read.calls > 0 {
-                n.push(Need::PipeRead { size });
+                n.push(pipe_read(p, groups));
             }
             n
         }
@@ -448,28 +448,34 @@ fn reader(e: &mut Estimate<'_>, p: &Pattern, groups: &[Group]) {
     }
 }
 
+/// The figure of the reads of `p`'s pipe by its reader, each with its write on
+/// ([`Pattern::downstream`]) unless that makes a `small-writes` finding of its own (`cat >
+/// file`), which counts it.
+fn pipe_read(p: &Pattern, groups: &[Group]) -> Need {
+    Need::PipeRead {
+        size: groups[p.group].target.write.average().round() as u64,
+        onward: p
+            .downstream
+            .is_some_and(|d| !written_small(&groups[d].target)),
+    }
+}
+
 /// The reader's calls the fix removes with the writes, when the pipe's reader was traced:
 /// with 64 KiB writes it reads 64 KiB at a time, so all its reads but one per
-/// [`FIX_BUFFER`] go, each with its sleep on the empty pipe and its wake-up (the reader's
-/// CPU time per read, calibrated: [`Need::PipeRead`]; its waits for the writer are left
-/// out; at most as many reads as the calibration's reader made of the same bytes), and so
-/// do the writes it copied each piece on with ([`Pattern::downstream`]: their measured
-/// time and a round trip each, at most a small write into a pipe's; unless they make a
-/// `small-writes` finding of their own, `cat > file`, which counts them). Its own work on
-/// the bytes stays: a reader that works per line works per line whatever it reads at a
-/// time.
-///
-/// The run's wall time holds the reader's CPU time when the CPUs are busy (the two shared
-/// vCPUs of docs/trace.md's "Do the estimates hold?"); with a CPU to spare the reader runs
-/// beside the writer, and this part saves CPU time more than wall time.
+/// [`FIX_BUFFER`] go, each with its sleep on the empty pipe, its wake-up and its write on
+/// ([`pipe_read`]), as the calibration measured them ([`Need::PipeRead`]): the reader's CPU
+/// time per read (its waits for the writer left out), times the share of it the writer
+/// beside it waited for a CPU (the reader's work is the run's wall clock only where it
+/// takes the writer's CPU: with one free, it runs beside); at most as many reads as the
+/// calibration's reader made of the same bytes. Its own work on the bytes stays: a reader
+/// that works per line works per line whatever it reads at a time.
 pub(super) fn reader_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Option<(f64, String)> {
     let t = &groups[p.group].target;
     let r = &t.read;
     if t.kind_or_other() != Kind::Pipe || r.calls == 0 {
         return None;
     }
-    let size = t.write.average().round() as u64;
-    let figure = costs.get(&Need::PipeRead { size })?;
+    let figure = costs.get(&pipe_read(p, groups))?;
     // A tracer slows the writer, so the traced reader found less in the pipe at each read
     // than it would untraced: its reads count at most as many as the calibration's reader
     // made of the same bytes, at the pace of a writer as fast as its calls allow.
@@ -479,39 +485,13 @@ pub(super) fn reader_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Optio
         f64::INFINITY
     };
     let reads = ((r.calls as f64).min(at_pace) as u64).saturating_sub(r.bytes.div_ceil(FIX_BUFFER));
-    let mut saved = reads as f64 * figure.per_call_s;
-    let mut basis = format!(
+    let saved = reads as f64 * figure.per_call_s;
+    let basis = format!(
         "{}; the fix removes {reads} reads of the pipe by its reader, which made {} (the fewer of those and the calibration's reads of the same bytes, less one per {}: a tracer slows the writer, so the traced reader found less at each read)",
         figure.basis,
         r.calls,
         iolab::lab::units::format_bytes(FIX_BUFFER)
     );
-    // Writes on to a target written small enough for a finding of its own (`cat > file`)
-    // are that finding's saving.
-    if let Some(d) = p.downstream.filter(|&d| !written_small(&groups[d].target)) {
-        let down = &groups[d].target;
-        let w = &down.write;
-        // One per read: as many as the reads counted.
-        let writes = w.calls.min(reads);
-        let round_trip = costs.get(&Need::Syscall).map_or(0.0, |f| f.per_call_s);
-        let measured = w.ns as f64 * 1e-9 / w.calls.max(1) as f64 + round_trip;
-        // Under ptrace a call's time keeps some of the tracer's stops: at most what the
-        // writer's own small writes into a pipe cost the calibration.
-        let bound = costs
-            .get(&Need::SmallWrite {
-                kind: Kind::Pipe,
-                size,
-            })
-            .map_or(f64::INFINITY, |f| f.per_call_s);
-        let each = measured.min(bound);
-        saved += writes as f64 * each;
-        basis.push_str(&format!(
-            "; and {writes} of its writes on to {}, {} each (the smaller of their measured time with a round trip, {}, and a small write into a pipe's)",
-            down.path,
-            seconds(each),
-            seconds(measured)
-        ));
-    }
     Some((saved, basis))
 }
 
