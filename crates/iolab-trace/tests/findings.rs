@@ -119,6 +119,71 @@ fn small_writes_of_an_unbuffered_python_into_a_pipe() {
     }
 }
 
+/// The small-writes finding of `r`.
+fn small_writes(r: &Report) -> &iolab_trace::rules::Finding {
+    r.findings
+        .iter()
+        .find(|f| f.kind == FindingKind::SmallWrites)
+        .unwrap_or_else(|| panic!("{:?}", kinds(r)))
+}
+
+#[test]
+fn a_pipes_reader_counts_in_the_saving_when_traced_and_is_said_when_not() {
+    let Some(python) = python() else { return };
+    let Some(&choice) = backends().first() else {
+        return;
+    };
+    let print = format!("{python} -u -c 'for i in range(3000): print(i)'");
+    // `cat` reads the pipe, in the traced command: its reads, and its writes of each piece
+    // on to /dev/null, go with the fix too.
+    let r = report(
+        choice,
+        &["sh", "-c", &format!("{print} | cat > /dev/null")],
+        true,
+        None,
+    );
+    let f = small_writes(&r);
+    assert!(
+        f.evidence.contains("its reader took them in"),
+        "{}",
+        f.evidence
+    );
+    assert!(
+        f.basis
+            .iter()
+            .any(|b| b.contains("reads of the pipe by its reader")
+                && b.contains("each written on to /dev/null")),
+        "{choice}: {:?}",
+        f.basis
+    );
+    // A FIFO this test reads, outside the trace: nothing is added, and the evidence says so.
+    let dir = iolab_testkit::scratch();
+    let fifo = dir.path().join("fifo");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap().len())
+    };
+    let w = format!("{print} > {}", fifo.display());
+    let r = report(choice, &["sh", "-c", &w], true, None);
+    assert!(reader.join().unwrap() > 3000);
+    let f = small_writes(&r);
+    assert!(
+        f.evidence.ends_with(
+            "its reader was not traced: the reads the fix would save it are not counted"
+        ),
+        "{choice}: {}",
+        f.evidence
+    );
+    assert!(
+        !f.basis.iter().any(|b| b.contains("reader")),
+        "{:?}",
+        f.basis
+    );
+}
+
 #[test]
 fn a_sync_per_record_from_dd_with_dsync_and_python_with_fsync() {
     let dir = iolab_testkit::scratch();

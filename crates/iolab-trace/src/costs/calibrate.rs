@@ -6,6 +6,8 @@
 //! - small writes: `write(2)` of the traced size into a pipe read by another thread, into
 //!   a pseudo-terminal drained by another thread, or into a file in the page cache; the
 //!   buffered fix: the same sinks, 64 KiB per `write(2)`;
+//! - a pipe's reader: the CPU time per read of a thread reading, 128 KiB at a time (`cat`'s
+//!   buffer), what another thread writes into a pipe in pieces of the traced size;
 //! - `O_DIRECT` writes of the traced size, and of 1 MiB, appending to a file **in the traced
 //!   file's folder** (its device decides what they cost);
 //! - reads: `pread(2)` of the traced size, and of 1 MiB, over a cached 64 MiB file;
@@ -36,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::device::{churn, dir_syncs, direct_writes, syncs, unlinks};
-use super::sampling::{BUDGET, MIN_SAMPLES, bytes_text, named, room, sample, unnamed};
+use super::sampling::{BUDGET, MIN_SAMPLES, Samples, bytes_text, named, room, sample, unnamed};
 use super::{Figure, Need, rate, seconds};
 use crate::model::Kind;
 
@@ -125,6 +127,129 @@ fn sink(kind: Kind, dir: &Path) -> io::Result<(OwnedFd, Option<std::thread::Join
     }
 }
 
+/// The reader's buffer in [`pipe_reads`]: `cat`'s 128 KiB.
+const READER_BUFFER: usize = 128 << 10;
+
+/// This thread's CPU time (user and system), in seconds.
+fn thread_cpu() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// The CPU time per read of this thread reading what another thread writes into a pipe in
+/// pieces of `size` bytes, as they come (with `onward`, writing each read on to
+/// `/dev/null`, as `cat > /dev/null` does): the reads of a pipe's reader that keeps up, each
+/// with its sleep on the empty pipe and its wake-up (CPU time, so the waits for the writer
+/// are left out), and per byte at the pace of a writer that writes as fast as its calls
+/// allow; both times the share of it the writer waited for a CPU meanwhile (what of the
+/// reader's work fell on the writer's wall clock: none with a CPU free for the reader).
+/// Median of batches of 64 reads, for at least [`BUDGET`].
+fn pipe_reads(size: usize, onward: bool) -> io::Result<Figure> {
+    let null = if onward {
+        Some(File::options().write(true).open("/dev/null")?)
+    } else {
+        None
+    };
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors owned by nobody else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let piece = vec![b'x'; size];
+            let delay = run_delay();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && write_fd(w.as_raw_fd(), &piece).is_ok()
+            {}
+            Some(run_delay()? - delay?)
+        })
+    };
+    let mut buf = vec![0u8; READER_BUFFER];
+    let (mut samples, mut reads, mut bytes) = (Vec::new(), 0u64, 0u64);
+    let started = Instant::now();
+    let reader_cpu = thread_cpu();
+    let mut result = Ok(());
+    while (samples.len() < MIN_SAMPLES || started.elapsed() < BUDGET)
+        && started.elapsed() < BUDGET * 4
+    {
+        if crate::signals::interrupted().is_some() && !samples.is_empty() {
+            break;
+        }
+        let cpu = thread_cpu();
+        for _ in 0..64 {
+            // SAFETY: reads into a live buffer.
+            let n = unsafe { libc::read(r.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                result = Err(io::Error::last_os_error());
+                break;
+            }
+            reads += 1;
+            bytes += n as u64;
+            if let Some(null) = &null {
+                write_fd(null.as_raw_fd(), &buf[..n as usize])?;
+            }
+        }
+        if result.is_err() {
+            break;
+        }
+        samples.push((thread_cpu() - cpu) / 64.0);
+    }
+    let reader_cpu = thread_cpu() - reader_cpu;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(r);
+    let waited = writer.join().ok().flatten();
+    result?;
+    let cpu = Samples(samples).median();
+    // The reader's CPU time is the writer's wall clock only as far as the writer waited
+    // for a CPU meanwhile: with one free, the reader runs beside it.
+    let (share, why) = match waited {
+        Some(w) => (
+            (w / reader_cpu.max(1e-9)).clamp(0.0, 1.0),
+            format!("the writer beside it waited {} for a CPU", seconds(w)),
+        ),
+        None => (1.0, "no scheduler statistics: all of it counts".into()),
+    };
+    let per_read = cpu * share;
+    // Per byte: the same over the bytes a read took here, at the pace of a writer that
+    // writes as fast as its calls allow (the most a read finds).
+    let per_byte = per_read * reads as f64 / bytes.max(1) as f64;
+    Ok(Figure::new(
+        per_read,
+        per_byte,
+        format!(
+            "calibrated here: {reads} reads of a pipe another thread wrote {} at a time into, taken as they came{} ({} a read on average): {} of the reader's CPU time each ({} in all; {why}): {} each on the writer's wall clock",
+            iolab::lab::units::format_bytes(size as u64),
+            if onward {
+                ", each written on to /dev/null"
+            } else {
+                ""
+            },
+            iolab::lab::units::format_bytes(bytes / reads.max(1)),
+            seconds(cpu),
+            seconds(reader_cpu),
+            seconds(per_read)
+        ),
+    ))
+}
+
+/// How long this thread has waited on a run queue for a CPU, in seconds
+/// (`/proc/thread-self/schedstat`'s second field); `None` without scheduler statistics.
+fn run_delay() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(ns as f64 * 1e-9)
+}
+
 fn where_(kind: Kind) -> &'static str {
     match kind {
         Kind::Pipe => "into a pipe read by another thread",
@@ -210,6 +335,9 @@ impl Calibration {
                 self.writes(*kind, (*size).clamp(1, BIG as u64) as usize, false)
             }
             Need::BufferedWrite { kind, .. } => self.writes(*kind, BUFFER, true),
+            Need::PipeRead { size, onward } => {
+                pipe_reads((*size).clamp(1, BIG as u64) as usize, *onward)
+            }
             Need::DirectWrite { dir, size } => direct_writes(dir, (*size).clamp(1, BIG as u64)),
             Need::SmallRead { size } => self.reads((*size).clamp(1, BIG as u64) as usize, false),
             Need::BigRead => self.reads(BIG, true),

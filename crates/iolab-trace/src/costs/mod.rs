@@ -67,6 +67,19 @@ pub enum Need {
         /// Bytes per write.
         size: u64,
     },
+    /// One read of a pipe another thread writes pieces of `size` bytes into, read as they
+    /// come (a reader that keeps up, as `cat` does): the reader's CPU time per read, its
+    /// sleep and wake-up included, its waits for the writer left out, times the share of
+    /// it the writer waited for a CPU meanwhile (what fell on the writer's wall clock);
+    /// per byte, the same over the bytes a read took when the writer wrote as fast as its
+    /// calls allowed.
+    PipeRead {
+        /// Bytes per piece written.
+        size: u64,
+        /// Whether the reader writes each read on (`cat > /dev/null`): the calibration's
+        /// reader writes it to `/dev/null`.
+        onward: bool,
+    },
     /// Records of `size` bytes written through a 64 KiB buffer (a buffered writer's
     /// writes to a target of `kind`): per record and per byte.
     BufferedWrite {

@@ -25,7 +25,9 @@
 //! removes counts too ([`add_own`]): an interpreter's work around each flush (Python's,
 //! calibrated with its own interpreter, at most the time between its calls:
 //! [`writes::own_work`]), SQLite's work between the calls of each transaction and the
-//! removal of its journal ([`lookups`]). docs/trace.md, "Estimates".
+//! removal of its journal ([`lookups`]); a pipe's reader's reads (and its writes of each
+//! piece on), when the reader was traced ([`writes::reader_work`]). docs/trace.md,
+//! "Estimates".
 //!
 //! A finding is shown in the summary when its saving is at least [`SHOWN_SHARE`] of the
 //! run's wall time; the others are in the JSON (`shown: false`). The durability findings
@@ -476,6 +478,11 @@ impl Analysis {
         if let Some((own_s, basis)) = own {
             add_own(&mut f, own_s, basis, wall);
         }
+        if p.kind == FindingKind::SmallWrites
+            && let Some((reader_s, basis)) = writes::reader_work(p, &self.groups, costs)
+        {
+            add_own(&mut f, reader_s, basis, wall);
+        }
         if let Some(fix) = &p.fix {
             f.fix.clone_from(fix);
         }
@@ -501,8 +508,9 @@ impl Analysis {
     }
 }
 
-/// Adds the program's own work that the fix removes with the calls (`own_s` seconds; how
-/// it was counted in `basis`): the calls cost that much more here, and the fix saves it.
+/// Adds work that the fix removes with the calls beyond their own time (`own_s` seconds;
+/// how it was counted in `basis`): the program's own work, a pipe's reader's calls. The
+/// calls cost that much more here, and the fix saves it.
 fn add_own(f: &mut Finding, own_s: f64, basis: String, wall: Duration) {
     if own_s <= 0.0 || !own_s.is_finite() {
         return;

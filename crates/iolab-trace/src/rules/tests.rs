@@ -382,20 +382,29 @@ fn a_saving_counts_at_most_what_the_calibration_says_when_the_calls_waited() {
     assert!(f.warnings[0].contains("25.0× longer"), "{:?}", f.warnings);
 }
 
-#[test]
-fn a_pipes_reader_is_told_of_but_not_counted() {
-    // 1500 writes of 2 bytes, 1 µs each; the reader took them in 600 reads, one of which
-    // waited 2 s while the writer slept before it closed the pipe. The reader runs beside
-    // the writer: its calls are not the writes' cost.
+/// A pipe written in 1500 writes of 2 bytes, 1 µs each; with `reader`, read in 600 reads
+/// of 5 bytes, one of which waited 2 s while the writer slept before it closed the pipe.
+fn pipe_of_small_writes(reader: bool) -> Target {
     let mut pipe = target(Kind::Pipe, "pipe:[1]", 1);
     for i in 0..1500 {
         pipe.write.add(2, 1000, i, Place::Stream);
     }
-    for i in 0..600 {
+    for i in (0..600).filter(|_| reader) {
         let ns = if i == 599 { 2_000_000_000 } else { 1000 };
         pipe.read.add(5, ns, i, Place::Stream);
     }
-    let a = Analysis::new(&trace(vec![pipe]), true);
+    pipe
+}
+
+#[test]
+fn a_pipes_reader_counts_its_calibrated_reads_not_its_waits() {
+    let a = Analysis::new(&trace(vec![pipe_of_small_writes(true)]), true);
+    let read = Need::PipeRead {
+        size: 2,
+        onward: false,
+    };
+    assert!(a.needs().contains(&read), "{:?}", a.needs());
+    // Without the reader's figure: told of, not counted.
     let f = &findings(&a, &Costs::default(), Duration::from_secs(2))[0];
     assert_eq!((f.kind, f.calls), (FindingKind::SmallWrites, 1500));
     assert!((f.measured_s - 0.0015).abs() < 1e-9, "{f:?}");
@@ -407,6 +416,79 @@ fn a_pipes_reader_is_told_of_but_not_counted() {
         "{}",
         f.evidence
     );
+    // With it: 2 µs of the reader's CPU time a read, 5 bytes a read at the calibration's
+    // pace (as the traced reader). All reads but one go (3000 bytes: one 64 KiB read), at
+    // 2 µs each, not their measured 2 s.
+    let figures = |per_byte: f64| {
+        Costs::with_figures(vec![
+            (
+                Need::BufferedWrite {
+                    kind: Kind::Pipe,
+                    size: 2,
+                },
+                Figure::new(0.0, 0.0, "made up"),
+            ),
+            (
+                read.clone(),
+                Figure::new(2e-6, per_byte, "made up: 2 µs a read"),
+            ),
+        ])
+    };
+    let f = &findings(&a, &figures(2e-6 / 5.0), Duration::from_secs(2))[0];
+    let reader = 599.0 * 2e-6;
+    assert!((f.estimated_s - (0.0015 + reader)).abs() < 1e-9, "{f:?}");
+    assert!(
+        (f.saving_s.unwrap() - (0.0015 + reader)).abs() < 1e-9,
+        "{f:?}"
+    );
+    let basis = f.basis.last().unwrap();
+    assert!(basis.starts_with("made up: 2 µs a read"), "{basis}");
+    assert!(
+        basis.contains("the fix removes 599 reads of the pipe by its reader, which made 600"),
+        "{basis}"
+    );
+    // A calibration whose reader took 20 bytes a read: the traced reader, slowed with its
+    // writer by the tracer, made more reads than it would have untraced; 150 count.
+    let f = &findings(&a, &figures(2e-6 / 20.0), Duration::from_secs(2))[0];
+    let reader = 149.0 * 2e-6;
+    assert!(
+        (f.saving_s.unwrap() - (0.0015 + reader)).abs() < 1e-9,
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_pipes_untraced_reader_is_said_and_not_counted() {
+    let a = Analysis::new(&trace(vec![pipe_of_small_writes(false)]), true);
+    assert!(
+        !a.needs().iter().any(|n| matches!(n, Need::PipeRead { .. })),
+        "{:?}",
+        a.needs()
+    );
+    let costs = Costs::with_figures(vec![
+        (
+            Need::BufferedWrite {
+                kind: Kind::Pipe,
+                size: 2,
+            },
+            Figure::new(0.0, 0.0, "made up"),
+        ),
+        (
+            Need::PipeRead {
+                size: 2,
+                onward: false,
+            },
+            Figure::new(2e-6, 4e-7, "made up: 2 µs a read"),
+        ),
+    ]);
+    let f = &findings(&a, &costs, Duration::from_secs(2))[0];
+    assert!((f.saving_s.unwrap() - 0.0015).abs() < 1e-9, "{f:?}");
+    assert!(
+        f.evidence.ends_with(writes::UNTRACED_READER),
+        "{}",
+        f.evidence
+    );
+    assert_eq!(f.basis, ["made up"], "nothing of the reader's");
 }
 
 #[test]

@@ -5,8 +5,10 @@
 //! - `small-writes`: the calls' time is what the fix removes, except waiting (a slow reader
 //!   of a pipe), so the saving counts at most what the calibration says the same writes
 //!   cost; the fix costs a buffered writer's 64 KiB writes of the same bytes (and, for a
-//!   copy, 1 MiB reads of them). A pipe's reads count at most a write's time each: a read
-//!   of an empty pipe waits for the writer, whatever the writer does meanwhile.
+//!   copy, 1 MiB reads of them). A pipe's reader, when traced, makes fewer reads with
+//!   the fix too ([`reader_work`]): its reads count the reader's calibrated CPU time each,
+//!   not their measured time (a read of an empty pipe waits for the writer, whatever the
+//!   writer does meanwhile).
 //! - `small-direct-writes`: `O_DIRECT` is kept (the program chose it); the fix costs
 //!   writes of [`FIX_BLOCK`] with `O_DIRECT` in the same folder.
 //! - `open-churn`: the opens, closes, `dup`s and `fcntl`s of the file (and, in the same
@@ -48,6 +50,10 @@ const CHURN_CALLS: [Sys; 7] = [
 /// Words of a `small-writes` finding's evidence (read by [`super::programs`]): the process
 /// that writes the file did not open it (a shell did: its standard output or error).
 pub const INHERITED: &str = "a file it did not open (its standard output or error)";
+/// Likewise, for a pipe: no traced process read it, so the reader's calls the fix would
+/// remove too are not counted.
+pub const UNTRACED_READER: &str =
+    "its reader was not traced: the reads the fix would save it are not counted";
 /// Likewise: the process that writes it loaded Python's `logging` package.
 pub const LOGGING: &str = "its process loaded Python's logging module";
 /// Likewise, for `open-churn`: each open truncated the file (a replace, not an append).
@@ -233,18 +239,22 @@ fn churned(trace: &Trace, group: &Group) -> bool {
     })
 }
 
+/// Whether `t` is written in small pieces: a `small-writes` finding of its own.
+fn written_small(t: &Target) -> bool {
+    let w = &t.write;
+    matches!(t.kind_or_other(), Kind::File | Kind::Pipe | Kind::Tty)
+        && w.calls >= MIN_CALLS
+        && w.share_below(SMALL_WRITE) >= SMALL_SHARE
+        && !syncs_per_record(t)
+        && !direct(t)
+}
+
 pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
     for (g, group) in groups.iter().enumerate() {
         let t = &group.target;
         let kind = t.kind_or_other();
         let w = &t.write;
-        let small = w.share_below(SMALL_WRITE) >= SMALL_SHARE;
-        if matches!(kind, Kind::File | Kind::Pipe | Kind::Tty)
-            && w.calls >= MIN_CALLS
-            && small
-            && !syncs_per_record(t)
-            && !direct(t)
-        {
+        if written_small(t) {
             let mut p = Pattern::new(FindingKind::SmallWrites, g);
             p.partners.extend(copy_source(groups, g));
             if kind == Kind::Pipe {
@@ -291,6 +301,9 @@ pub(super) fn needs(p: &Pattern, groups: &[Group]) -> Vec<Need> {
                 n.push(Need::BigRead);
             }
             n.extend(runtime_need(p, t));
+            if kind == Kind::Pipe && t.read.calls > 0 {
+                n.push(pipe_read(p, groups));
+            }
             n
         }
         FindingKind::OpenChurn => vec![Need::Churn {
@@ -403,7 +416,7 @@ pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) 
         e.cli = "iolab write --method bufwriter | READER".into();
         e.library = snippet::write(WriteMethod::Bufwriter, None);
     }
-    if kind == Kind::Pipe && t.read.calls > 0 {
+    if kind == Kind::Pipe {
         reader(&mut e, p, groups);
     }
     if let Some(l) = buffered.and_then(|f| f.library.as_ref()) {
@@ -414,13 +427,13 @@ pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) 
 }
 
 /// Says how the reader of a pipe written in small pieces took them: one by one (and
-/// perhaps copying each on to another target, `cat > file`). With the fix it reads 64 KiB
-/// at a time too, but the estimate leaves its calls out: the reader is another process,
-/// on another CPU, and what its calls cost runs beside the writer's, not after them (the
-/// run's end waits for the slower of the two, here the writer: measured with
-/// `tools/trace_estimates.py`, `python-unbuffered`).
+/// perhaps copying each on to another target, `cat > file`), or that it was not traced.
 fn reader(e: &mut Estimate<'_>, p: &Pattern, groups: &[Group]) {
     let r = &groups[p.group].target.read;
+    if r.calls == 0 {
+        e.evidence.push_str(&format!("; {UNTRACED_READER}"));
+        return;
+    }
     e.evidence.push_str(&format!(
         "; its reader took them in {}",
         calls_text(r.calls, "read", r.bytes)
@@ -433,6 +446,53 @@ fn reader(e: &mut Estimate<'_>, p: &Pattern, groups: &[Group]) {
             calls_text(down.write.calls, "write", down.write.bytes)
         ));
     }
+}
+
+/// The figure of the reads of `p`'s pipe by its reader, each with its write on
+/// ([`Pattern::downstream`]) unless that makes a `small-writes` finding of its own (`cat >
+/// file`), which counts it.
+fn pipe_read(p: &Pattern, groups: &[Group]) -> Need {
+    Need::PipeRead {
+        size: groups[p.group].target.write.average().round() as u64,
+        onward: p
+            .downstream
+            .is_some_and(|d| !written_small(&groups[d].target)),
+    }
+}
+
+/// The reader's calls the fix removes with the writes, when the pipe's reader was traced:
+/// with 64 KiB writes it reads 64 KiB at a time, so all its reads but one per
+/// [`FIX_BUFFER`] go, each with its sleep on the empty pipe, its wake-up and its write on
+/// ([`pipe_read`]), as the calibration measured them ([`Need::PipeRead`]): the reader's CPU
+/// time per read (its waits for the writer left out), times the share of it the writer
+/// beside it waited for a CPU (the reader's work is the run's wall clock only where it
+/// takes the writer's CPU: with one free, it runs beside); at most as many reads as the
+/// calibration's reader made of the same bytes. Its own work on the bytes stays: a reader
+/// that works per line works per line whatever it reads at a time.
+pub(super) fn reader_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Option<(f64, String)> {
+    let t = &groups[p.group].target;
+    let r = &t.read;
+    if t.kind_or_other() != Kind::Pipe || r.calls == 0 {
+        return None;
+    }
+    let figure = costs.get(&pipe_read(p, groups))?;
+    // A tracer slows the writer, so the traced reader found less in the pipe at each read
+    // than it would untraced: its reads count at most as many as the calibration's reader
+    // made of the same bytes, at the pace of a writer as fast as its calls allow.
+    let at_pace = if figure.per_byte_s > 0.0 {
+        (r.bytes as f64 * figure.per_byte_s / figure.per_call_s).round()
+    } else {
+        f64::INFINITY
+    };
+    let reads = ((r.calls as f64).min(at_pace) as u64).saturating_sub(r.bytes.div_ceil(FIX_BUFFER));
+    let saved = reads as f64 * figure.per_call_s;
+    let basis = format!(
+        "{}; the fix removes {reads} reads of the pipe by its reader, which made {} (the fewer of those and the calibration's reads of the same bytes, less one per {}: a tracer slows the writer, so the traced reader found less at each read)",
+        figure.basis,
+        r.calls,
+        iolab::lab::units::format_bytes(FIX_BUFFER)
+    );
+    Some((saved, basis))
 }
 
 pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs, exact: bool) -> Estimate<'a> {
