@@ -215,7 +215,8 @@ pub struct Flow {
     pub sizes: [u64; SIZE_BUCKETS],
     /// The program's own work before these calls: for each call, the nanoseconds since its
     /// task's previous followed call ended (its user-space work, and calls not followed,
-    /// in between), summed over the calls that had one ([`Flow::gaps`]).
+    /// in between), summed over the calls that had one ([`Flow::gaps`]). eBPF only: under
+    /// ptrace the work between two stops runs slower by the tracer's switch (0).
     #[serde(default)]
     pub gap_ns: u64,
     /// Calls that had a previous followed call in their task: those `gap_ns` sums.

@@ -61,8 +61,6 @@ struct Pending {
     copy_at: [Option<u64>; 2],
     /// What the entry saw that the exit needs (did the file exist, its size).
     before: Before,
-    /// The task's own work since its previous followed call ended (`Flow::gap_ns`).
-    gap: Option<u64>,
 }
 
 /// The arguments of a copy that point at its offsets (`loff_t *`), for its reading and
@@ -102,8 +100,6 @@ struct Task {
     schedstat: Option<Option<std::fs::File>>,
     /// Whether its last call that did not wait ran with the tracer on another CPU.
     apart: bool,
-    /// When its last followed call's exit stop was, and its CPU time then.
-    gap_from: Option<(Instant, Option<Sched>)>,
 }
 
 /// Folds calls into a [`Trace`].
@@ -174,7 +170,6 @@ impl Recorder {
                 pending: None,
                 schedstat: None,
                 apart: false,
-                gap_from: None,
             },
         );
     }
@@ -296,17 +291,7 @@ impl Recorder {
         // Last, so that the tracer's own work before the resume is not timed.
         let sched0 = self.sched_of(tid);
         let t0 = Instant::now();
-        let costs = self.stop_costs;
         if let Some(task) = self.tasks.get_mut(&tid) {
-            // From the last exit stop to this entry stop: a resume and a stop, as in a
-            // call, so the same arithmetic leaves them out; counted only when the task ran
-            // all along (switched in once, for the resume), as under eBPF.
-            let gap = task.gap_from.and_then(|(t1, sched1)| {
-                let wall = t0.duration_since(t1).as_nanos() as u64;
-                let cpu = stops::cpu_without_wait(sched1, sched0)?;
-                let mut apart = task.apart;
-                Some(costs.map_or(cpu, |c| c.call_time(wall, Some(cpu), &mut apart)))
-            });
             task.pending = Some(Pending {
                 sys,
                 args,
@@ -315,7 +300,6 @@ impl Recorder {
                 probe,
                 copy_at,
                 before,
-                gap,
             });
         }
     }
@@ -338,22 +322,12 @@ impl Recorder {
             self.probes.push((wall, cpu));
             return;
         }
-        if let Some(task) = self.tasks.get_mut(&tid) {
-            task.gap_from = Some((now, sched1));
-        }
         let ns = match (self.stop_costs, self.tasks.get_mut(&tid)) {
             (Some(costs), Some(task)) => costs.call_time(wall, cpu, &mut task.apart),
             _ => wall,
         };
         let at = call.t0.duration_since(self.started).as_nanos() as u64;
         let target = self.apply(tid, tgid, &call, ret, ns, at);
-        if let (Some(gap), Some(t), true) = (call.gap, target, ret >= 0) {
-            match call.sys.role() {
-                Role::Read { .. } => self.trace.targets[t].read.add_gap(gap),
-                Role::Write { .. } => self.trace.targets[t].write.add_gap(gap),
-                _ => {}
-            }
-        }
         let written = match call.sys.role() {
             Role::Write { fd, .. } => Some(call.args[fd]),
             Role::Copy { to, .. } => Some(call.args[to]),
