@@ -223,29 +223,45 @@ fn transactions(trace: &Trace, groups: &[Group], s: &Sqlite, p: &mut Pattern) {
     let mean_gap = flow_gap_ns as f64 / flow_calls.max(1) as f64;
     let own_ns = flow_gap_ns as f64 + calls.saturating_sub(flow_calls) as f64 * mean_gap;
     let per = |x: f64| x / n as f64;
+    let own_text = if flow_calls == 0 {
+        "SQLite's own work between them not measured".to_string()
+    } else {
+        format!(
+            "{} of SQLite's own work between them",
+            seconds(per(own_ns) * 1e-9)
+        )
+    };
     p.note = format!(
         "{}: per transaction {:.0} calls on the database, its journal and its folder, lookups \
-         included ({} in them), and {} of SQLite's own work between them; {}",
+         included ({} in them), and {own_text}; {}",
         s.text(groups),
         per(calls as f64),
         seconds(per(ns as f64) * 1e-9),
-        seconds(per(own_ns) * 1e-9),
         p.note
     );
     p.count = (calls as f64 * share).round() as u64;
     p.ns = (ns as f64 * share).round() as u64;
-    p.own = Some((
-        own_ns * 1e-9 * share,
-        format!(
-            "seen here: SQLite's own work before each call it made for the transactions, {} \
+    p.own = Some(if flow_calls == 0 {
+        (
+            0.0,
+            "SQLite's own work between its calls: not counted (not measured: the ptrace \
+             backend measures no time between calls)"
+                .to_string(),
+        )
+    } else {
+        (
+            own_ns * 1e-9 * share,
+            format!(
+                "seen here: SQLite's own work before each call it made for the transactions, {} \
              (the mean time from the call before, measured on its {flow_calls} reads and writes \
              of the database and its journals), {} per transaction, in the {} transactions one \
              removes",
-            seconds(mean_gap * 1e-9),
-            seconds(per(own_ns) * 1e-9),
-            n - 1
-        ),
-    ));
+                seconds(mean_gap * 1e-9),
+                seconds(per(own_ns) * 1e-9),
+                n - 1
+            ),
+        )
+    });
     p.fix = Some(super::programs::sqlite_fix(s.level, s.transactions));
     p.partners = vec![s.journal];
 }
