@@ -10,6 +10,7 @@
 //! pieces are gathered into few, large system calls, and nothing scans them for newlines
 //! as Rust's stdout does. The benchmark feeds it [`RECORD_SIZE`]-byte records, so its
 //! figures include the copy into the buffer that `raw-fd` does not make.
+//! Into a pipe, by default, the buffer is not written but lent ([`super::lend`]).
 //! **Limits**: one more copy of every byte than `raw-fd`; output is only visible when the
 //! buffer fills or the writer is flushed (not after each line, which an interactive
 //! program may want).
@@ -33,6 +34,11 @@ pub const RECORD_SIZE: usize = 128;
 
 /// A buffered writer on standard output that is not line-buffered.
 ///
+/// - Into a pipe, by default, its buffers' pages are lent to the pipe with `vmsplice`
+///   rather than copied into it, from a ring of buffers 4 × the pipe's capacity, each
+///   reused only after the pipe has moved past it ([`super::lend`]: why that is safe, what a
+///   reader that `tee`s or `splice`s onward sees, and [`WriteOptions::lend_pages`](super::WriteOptions::lend_pages) to turn
+///   it off). The rest of this list is how it writes elsewhere, or with lending off.
 /// - Its capacity follows what standard output is (a pipe's capacity; 128 KiB for files,
 ///   or the size `iolab bench write` measured beating it on this machine;
 ///   [`StdoutWriter::why`] says which), or is given with [`StdoutWriter::with_capacity`].

@@ -9,10 +9,12 @@
 //! |---|---|---|
 //! | `stdout` | [`stdout`] | `write` through Rust's `std::io::stdout().lock()` (line-buffered) |
 //! | `raw-fd` | [`raw_fd`] | `write` of a whole buffer straight to fd 1 |
-//! | `bufwriter` | [`bufwriter`] | small records copied into a [`StdoutWriter`], one `write` per full buffer |
+//! | `bufwriter` | [`bufwriter`] | small records copied into a [`StdoutWriter`]: into a pipe, its buffers' pages lent with `vmsplice` ([`lend`]); elsewhere one `write` per full buffer |
 //! | `vmsplice` | [`vmsplice`] | `vmsplice`: the buffer's pages are handed to the pipe, not copied |
 //!
-//! For programs that print, [`StdoutWriter`] is the library's answer: not line-buffered,
+//! For programs that print, [`StdoutWriter`] is the library's answer: into a pipe it lends
+//! the pages of a ring of buffers to the pipe instead of copying them ([`lend`], with what a
+//! reader that `tee`s sees); otherwise it is not line-buffered,
 //! sized by [`default_buffer_size`], EINTR and short writes handled, `EPIPE`, `ENOSPC` and a
 //! closed descriptor turned into clear [`Error`]s, flushed on drop.
 //!
