@@ -106,13 +106,19 @@ pub fn run(args: Args) -> Result<i32> {
                         pct(lb)
                     )
                 });
+                // Read back by `iolab bench write` too (`lent pages`).
+                let lent = match done.lent {
+                    0 => String::new(),
+                    n => format!("; lent pages: {n} bytes by vmsplice"),
+                };
                 super::report(&format!(
-                    "wrote {} bytes with {}, buffer {}, into {into}{adaptive}",
+                    "wrote {} bytes with {}, buffer {}, into {into}{adaptive}{lent}",
                     done.bytes,
                     done.method,
                     format_bytes(done.buffer_size as u64)
                 ));
-                if args.buffer.is_none() && args.method != write::Method::Vmsplice {
+                if args.buffer.is_none() && args.method != write::Method::Vmsplice && done.lent == 0
+                {
                     super::report(&format!("buffer: {}", write::default_buffer(d).1));
                 }
             }

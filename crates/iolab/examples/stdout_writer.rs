@@ -6,7 +6,12 @@
 //! ```text
 //! cargo run --release --example stdout_writer -- FILE > numbered.txt
 //! cargo run --release --example stdout_writer -- FILE | head -1
+//! cargo run --release --example stdout_writer -- --records 4G | pv -q > /dev/null
 //! ```
+//!
+//! With `--records BYTES` it prints that many bytes of its own numbered 128-byte records
+//! instead (the last one cut short): into a pipe, `StdoutWriter` lends its buffers' pages to
+//! the pipe rather than copying them (docs/findings/write.md, "Lending pages").
 //!
 //! A one-line summary goes to stderr, so it never mixes with the output.
 
@@ -19,8 +24,19 @@ use iolab::StdoutWriter;
 
 fn main() -> ExitCode {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    if let [flag, bytes] = args.as_slice()
+        && flag.as_os_str() == "--records"
+    {
+        return match records(&bytes.to_string_lossy()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("stdout_writer: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let [path] = args.as_slice() else {
-        eprintln!("usage: stdout_writer FILE");
+        eprintln!("usage: stdout_writer FILE | stdout_writer --records BYTES");
         return ExitCode::FAILURE;
     };
     if let Err(e) = run(path) {
@@ -52,5 +68,45 @@ fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let written = out.written();
     out.finish()?;
     eprintln!("{number} lines, {written} bytes written through a {capacity}-byte buffer");
+    Ok(())
+}
+
+/// Prints `bytes` (`4G`, `512M`, `1000`) of numbered 128-byte records: `record ` and the
+/// number in 20 digits, spaces, a newline.
+fn records(bytes: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let (digits, unit) = bytes.split_at(bytes.trim_end_matches(['K', 'M', 'G']).len());
+    let shift = match unit {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("not a size: {bytes}").into()),
+    };
+    let total = digits.parse::<u64>()? << shift;
+    let mut record = [b' '; 128];
+    record[..7].copy_from_slice(b"record ");
+    record[7..27].fill(b'0');
+    record[127] = b'\n';
+    let mut out = StdoutWriter::new()?.exit_quietly_on_broken_pipe();
+    let mut left = total;
+    while left > 0 {
+        let n = left.min(record.len() as u64) as usize;
+        out.write_all(&record[..n])?;
+        left -= n as u64;
+        // The next number, counted up in place in its digits.
+        for d in record[7..27].iter_mut().rev() {
+            *d = if *d == b'9' { b'0' } else { *d + 1 };
+            if *d != b'0' {
+                break;
+            }
+        }
+    }
+    out.flush()?;
+    eprintln!(
+        "{total} bytes of records, {} by lent pages: {}",
+        out.lent(),
+        out.why()
+    );
+    out.finish()?;
     Ok(())
 }

@@ -209,6 +209,53 @@ fn stdout_writer_into_a_pipe_closed_early_exits_0_quietly() {
     assert!(stderr.is_empty(), "not quiet: {stderr}");
 }
 
+/// `--records` into a pipe lends its pages; with `vmsplice` refused (`EINVAL`, as a seccomp
+/// filter or an odd kernel may), the same bytes go out with `write`.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn stdout_writer_records_are_the_same_bytes_with_vmsplice_refused() {
+    let records = || {
+        let mut cmd = Command::new(example_path("stdout_writer"));
+        cmd.args(["--records", "8M"]);
+        cmd
+    };
+    let lent = records().output().unwrap();
+    let refusal = common::seccomp::deny(&[libc::SYS_vmsplice], libc::EINVAL);
+    let Some(written) = common::seccomp::output_under(records(), refusal) else {
+        return;
+    };
+    for out in [&lent, &written] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout.len(), 8 << 20);
+    }
+    assert!(
+        lent.stdout == written.stdout,
+        "lent and written bytes differ"
+    );
+    assert!(lent.stdout.starts_with(b"record 00000000000000000000 "));
+    assert!(lent.stdout.ends_with(b" \n"));
+    let says = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        says(&lent).contains("8388608 by lent pages"),
+        "{}",
+        says(&lent)
+    );
+    assert!(
+        says(&written).contains(", 0 by lent pages"),
+        "{}",
+        says(&written)
+    );
+    assert!(
+        says(&written).contains("pages not lent"),
+        "{}",
+        says(&written)
+    );
+}
+
 #[test]
 fn edit_in_place_replaces_every_comma_and_keeps_the_length() {
     let dir = common::scratch();

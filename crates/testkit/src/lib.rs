@@ -21,6 +21,7 @@ pub mod count;
 pub mod differential;
 #[cfg(target_arch = "x86_64")]
 pub mod seccomp;
+pub mod stdout;
 pub mod trace;
 
 use std::ffi::OsStr;

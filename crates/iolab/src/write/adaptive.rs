@@ -172,6 +172,8 @@ pub enum Sizing {
 pub(crate) struct Run {
     pub(crate) sizing: Sizing,
     pub(crate) written: u64,
+    /// Of `written`, the bytes whose pages were lent to the pipe ([`super::lend`]).
+    pub(crate) lent: u64,
 }
 
 impl Sizing {

@@ -10,6 +10,7 @@
 //! pieces are gathered into few, large system calls, and nothing scans them for newlines
 //! as Rust's stdout does. The benchmark feeds it [`RECORD_SIZE`]-byte records, so its
 //! figures include the copy into the buffer that `raw-fd` does not make.
+//! Into a pipe, by default, the buffer is not written but lent ([`super::lend`]).
 //! **Limits**: one more copy of every byte than `raw-fd`; output is only visible when the
 //! buffer fills or the writer is flushed (not after each line, which an interactive
 //! program may want).
@@ -21,6 +22,7 @@ use std::fmt;
 use std::io::{self, Write};
 
 use super::adaptive::{Adaptive, Run, Sizing};
+use super::lend::{Lender, MIN_LEND};
 use super::raw_fd::SizedStdout;
 use super::{DestinationKind, Error, PAGE_ALIGN, default_buffer, probe_stdout};
 use crate::buf::AlignedBuf;
@@ -32,6 +34,11 @@ pub const RECORD_SIZE: usize = 128;
 
 /// A buffered writer on standard output that is not line-buffered.
 ///
+/// - Into a pipe, by default, its buffers' pages are lent to the pipe with `vmsplice`
+///   rather than copied into it, from a ring of buffers 4 × the pipe's capacity, each
+///   reused only after the pipe has moved past it ([`super::lend`]: why that is safe, what a
+///   reader that `tee`s or `splice`s onward sees, and [`WriteOptions::lend_pages`](super::WriteOptions::lend_pages) to turn
+///   it off). The rest of this list is how it writes elsewhere, or with lending off.
 /// - Its capacity follows what standard output is (a pipe's capacity; 128 KiB for files,
 ///   or the size `iolab bench write` measured beating it on this machine;
 ///   [`StdoutWriter::why`] says which), or is given with [`StdoutWriter::with_capacity`].
@@ -83,6 +90,8 @@ pub struct StdoutWriter {
     exit_on_broken_pipe: bool,
     /// Why its buffer has its size.
     why: String,
+    /// Into a pipe, by default: the ring its buffers are lent from ([`super::lend`]).
+    lender: Option<Lender>,
 }
 
 impl StdoutWriter {
@@ -91,16 +100,56 @@ impl StdoutWriter {
     ///
     /// Fails with [`Error::StdoutClosed`] when descriptor 1 is not open for writing.
     pub fn new() -> Result<StdoutWriter, Error> {
-        let destination = probe_stdout()?;
-        Ok(StdoutWriter::sized_for(&destination))
+        let mut destination = probe_stdout()?;
+        Ok(StdoutWriter::sized_for(&mut destination, true))
     }
 
-    /// The default writer for `destination`.
-    fn sized_for(destination: &super::Destination) -> StdoutWriter {
+    /// The default writer for `destination`: into a pipe, lending its pages when `lend` and
+    /// the kernel allow (which may enlarge the pipe: `destination` then says so).
+    pub(crate) fn sized_for(destination: &mut super::Destination, lend: bool) -> StdoutWriter {
+        let lender = match lend && destination.kind == DestinationKind::Pipe {
+            true => Some(Lender::for_stdout(destination, None)),
+            false => None,
+        };
         let (capacity, why) = default_buffer(destination);
-        let mut writer = StdoutWriter::unchecked(capacity, default_sizing(destination, capacity));
-        writer.why = why;
+        match lender {
+            Some(Ok(lender)) => StdoutWriter::lending(lender),
+            refused => {
+                let mut writer =
+                    StdoutWriter::unchecked(capacity, default_sizing(destination, capacity));
+                writer.why = match refused {
+                    Some(Err(reason)) => format!("{why}; pages not lent: {reason}"),
+                    _ => why,
+                };
+                writer
+            }
+        }
+    }
+
+    /// A writer whose buffers are lent to the pipe by `lender`.
+    pub(crate) fn lending(lender: Lender) -> StdoutWriter {
+        let chunk = lender.chunk();
+        let mut writer = StdoutWriter::unchecked(0, Sizing::Fixed(chunk));
+        writer.buf = lender.first_buffer();
+        writer.why = format!(
+            "lends its pages to the pipe (vmsplice), {} at a time, reused after {} × the \
+             pipe's capacity",
+            crate::units::format_bytes(chunk as u64),
+            super::lend::RING_DEPTH
+        );
+        writer.lender = Some(lender);
+        writer.update_due();
         writer
+    }
+
+    /// Whether its buffers are being lent to a pipe.
+    fn lends(&self) -> bool {
+        self.lender.as_ref().is_some_and(Lender::active)
+    }
+
+    /// Bytes whose pages were lent to the pipe rather than copied into it.
+    pub fn lent(&self) -> u64 {
+        self.lender.as_ref().map_or(0, Lender::bytes)
     }
 
     /// Why its buffer has its size: the caller's, the size `iolab bench write` measured
@@ -128,6 +177,7 @@ impl StdoutWriter {
             written: 0,
             exit_on_broken_pipe: false,
             why: "chosen by the caller".into(),
+            lender: None,
         };
         writer.update_due();
         writer
@@ -181,6 +231,22 @@ impl StdoutWriter {
     /// Writes everything buffered, in pieces sized by the sizing. On a failure the bytes
     /// not written move to the front of the buffer and stay there.
     fn write_buffered(&mut self) -> io::Result<()> {
+        if self.len >= MIN_LEND
+            && let Some(lender) = self.lender.as_mut().filter(|l| l.active())
+        {
+            // What was not lent comes back at the front of a buffer the pipe does not hold.
+            let (done, result) = lender.lend(&mut self.buf, self.len);
+            self.written += done as u64;
+            self.len -= done;
+            if let Some(stopped) = lender.stopped() {
+                self.why = format!("{}; {stopped}", self.why);
+            }
+            if done > 0 || lender.active() {
+                self.update_due();
+                return result;
+            }
+            // Refused before it took anything: the bytes go out with `write` below.
+        }
         let (done, result) = write_out(&mut self.out, &self.buf[..self.len]);
         self.written += done as u64;
         self.buf.copy_within(done..self.len, 0);
@@ -191,10 +257,30 @@ impl StdoutWriter {
 
     /// Writes `data` straight to the descriptor, bypassing the buffer (which is empty).
     fn write_through(&mut self, data: &[u8]) -> io::Result<()> {
+        if self.lends() {
+            // The caller's memory is theirs to change: it is copied, then lent.
+            return self.lend_through(data);
+        }
         let (done, result) = write_out(&mut self.out, data);
         self.written += done as u64;
         self.update_due();
         result
+    }
+
+    /// [`StdoutWriter::write_through`] while lending: `data` in buffer-sized pieces, each
+    /// copied into the (empty) buffer and lent. On a failure what was not lent stays
+    /// buffered, as after a failed write of the buffer.
+    fn lend_through(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            data = self.top_up(data);
+            if let Err(e) = self.write_buffered() {
+                // As a failed `write` takes nothing of its piece, nothing unlent is kept.
+                self.len = 0;
+                self.update_due();
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// [`Write::write_all`] of a piece that does not fit before the buffer is due: tops the
@@ -232,7 +318,7 @@ impl StdoutWriter {
             // Left over from a failed write.
             self.write_buffered().map_err(|e| self.fail(e))?;
         }
-        if self.len == 0 && data.len() >= self.due {
+        if self.len == 0 && data.len() >= self.due && !self.lends() {
             let n = self.out.write(data).map_err(|e| self.fail(e))?;
             self.written += n as u64;
             self.update_due();
@@ -345,13 +431,15 @@ impl fmt::Debug for StdoutWriter {
 
 impl super::WriteOptions {
     /// A [`StdoutWriter`] with these options: a buffer of [`WriteOptions::buffer_size`]
-    /// bytes written out whole, or the default's size and adaptive pieces; the pipe on
-    /// standard output resized first when [`WriteOptions::pipe_capacity`] asks.
+    /// bytes written out whole (lent with [`WriteOptions::lend_pages`]`(true)`), or the
+    /// default's (into a pipe, lent unless [`WriteOptions::lend_pages`]`(false)`); the pipe
+    /// on standard output resized first when [`WriteOptions::pipe_capacity`] asks.
     ///
     /// Fails with [`Error::StdoutClosed`] when descriptor 1 is not open for writing.
     ///
     /// [`WriteOptions::buffer_size`]: super::WriteOptions::buffer_size
     /// [`WriteOptions::pipe_capacity`]: super::WriteOptions::pipe_capacity
+    /// [`WriteOptions::lend_pages`]: super::WriteOptions::lend_pages
     pub fn stdout(&self) -> Result<StdoutWriter, Error> {
         let mut destination = probe_stdout()?;
         if let Some(bytes) = self.pipe_capacity
@@ -361,9 +449,18 @@ impl super::WriteOptions {
                 .map_err(|e| Error::io("cannot resize the pipe on standard output", e))?;
             destination = probe_stdout()?;
         }
-        Ok(match self.buffer_size {
-            Some(bytes) => StdoutWriter::unchecked(bytes, Sizing::Fixed(bytes)),
-            None => StdoutWriter::sized_for(&destination),
+        let lend = destination.kind == DestinationKind::Pipe;
+        Ok(match (self.buffer_size, self.lend_pages) {
+            (Some(bytes), Some(true)) if lend => {
+                match super::lend::Lender::for_stdout(&mut destination, Some(bytes)) {
+                    Ok(lender) => StdoutWriter::lending(lender),
+                    Err(_) => StdoutWriter::unchecked(bytes, Sizing::Fixed(bytes)),
+                }
+            }
+            (Some(bytes), _) => StdoutWriter::unchecked(bytes, Sizing::Fixed(bytes)),
+            (None, lend_pages) => {
+                StdoutWriter::sized_for(&mut destination, lend_pages != Some(false))
+            }
         })
     }
 }
@@ -379,14 +476,26 @@ pub(crate) fn default_sizing(destination: &super::Destination, capacity: usize) 
 
 /// Writes `bytes` zero bytes as [`RECORD_SIZE`]-byte records (the last one shorter) into a
 /// [`StdoutWriter`] of `buffer_size` bytes whose writes are sized by `sizing` (which it
-/// hands back updated).
-pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result<()> {
-    let Run { sizing, written } = run;
+/// hands back updated), or that lends its buffers with `lender`.
+pub(crate) fn write(
+    bytes: u64,
+    buffer_size: usize,
+    lender: Option<Lender>,
+    run: &mut Run,
+) -> io::Result<()> {
+    let Run {
+        sizing,
+        written,
+        lent,
+    } = run;
     // Opaque to the optimizer, as a program's own records are: a constant record of zeros
     // let the compiler store zeros instead of copying it, and whether it did moved with
     // unrelated code (1.4x on this loop between two builds, 26 Nov 2026).
     let record = std::hint::black_box([0u8; RECORD_SIZE]);
-    let mut out = StdoutWriter::unchecked(buffer_size, sizing.clone());
+    let mut out = match lender {
+        Some(lender) => StdoutWriter::lending(lender),
+        None => StdoutWriter::unchecked(buffer_size, sizing.clone()),
+    };
     let result = (|| {
         for _ in 0..bytes / RECORD_SIZE as u64 {
             out.write_all(&record)?;
@@ -395,6 +504,7 @@ pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result
         out.flush()
     })();
     *written = out.written();
+    *lent = out.lent();
     *sizing = out.sizing().clone();
     result
 }

@@ -9,10 +9,12 @@
 //! |---|---|---|
 //! | `stdout` | [`stdout`] | `write` through Rust's `std::io::stdout().lock()` (line-buffered) |
 //! | `raw-fd` | [`raw_fd`] | `write` of a whole buffer straight to fd 1 |
-//! | `bufwriter` | [`bufwriter`] | small records copied into a [`StdoutWriter`], one `write` per full buffer |
+//! | `bufwriter` | [`bufwriter`] | small records copied into a [`StdoutWriter`]: into a pipe, its buffers' pages lent with `vmsplice` ([`lend`]); elsewhere one `write` per full buffer |
 //! | `vmsplice` | [`vmsplice`] | `vmsplice`: the buffer's pages are handed to the pipe, not copied |
 //!
-//! For programs that print, [`StdoutWriter`] is the library's answer: not line-buffered,
+//! For programs that print, [`StdoutWriter`] is the library's answer: into a pipe it lends
+//! the pages of a ring of buffers to the pipe instead of copying them ([`lend`], with what a
+//! reader that `tee`s sees); otherwise it is not line-buffered,
 //! sized by [`default_buffer_size`], EINTR and short writes handled, `EPIPE`, `ENOSPC` and a
 //! closed descriptor turned into clear [`Error`]s, flushed on drop.
 //!
@@ -37,6 +39,7 @@
 pub mod adaptive;
 pub mod bufwriter;
 pub mod destination;
+pub mod lend;
 pub mod raw_fd;
 pub mod stdout;
 pub mod vmsplice;
@@ -116,6 +119,7 @@ impl Method {
 pub struct WriteOptions {
     buffer_size: Option<usize>,
     pipe_capacity: Option<usize>,
+    lend_pages: Option<bool>,
 }
 
 impl WriteOptions {
@@ -146,6 +150,22 @@ impl WriteOptions {
         self.pipe_capacity = Some(bytes.max(1));
         self
     }
+
+    /// Whether the writer lends its buffers' pages to a pipe on standard output
+    /// (`vmsplice`, [`lend`]) instead of copying them into it (`write`). Ignored when
+    /// standard output is not a pipe; a kernel that refuses `vmsplice` gets `write`s.
+    ///
+    /// Lending is safe for a reader that `read`s or `splice`s the pipe; one that moves many
+    /// pages on into other pipes or a socket (`tee(2)`, `splice(2)` beyond 3 × the pipe's
+    /// capacity) may see later bytes in them: see [`lend`]'s module docs, and turn lending
+    /// off for such a reader.
+    ///
+    /// By default, on into a pipe when no [`WriteOptions::buffer_size`] is given (it was
+    /// faster into every reader measured: docs/findings/write.md), off with one.
+    pub fn lend_pages(mut self, lend: bool) -> WriteOptions {
+        self.lend_pages = Some(lend);
+        self
+    }
 }
 
 /// What [`write_zeros`] did.
@@ -162,6 +182,8 @@ pub struct Written {
     /// With adaptive write sizes (the default into a pipe): the small and the large size
     /// and the bytes each wrote.
     pub adaptive: Option<[(usize, u64); 2]>,
+    /// Bytes whose pages were lent to the pipe (`bufwriter`'s default into a pipe, [`lend`]).
+    pub lent: u64,
 }
 
 /// The buffer size iolab picks for `destination`: a pipe's capacity, else its
@@ -257,14 +279,24 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
             destination.pipe_capacity = Some(capacity);
         }
     }
+    // `StdoutWriter::new()`'s default into a pipe: its buffers lent, not copied.
+    let lender = (method == Method::Bufwriter
+        && pipe
+        && options.buffer_size.is_none()
+        && options.lend_pages != Some(false))
+    .then(|| lend::Lender::for_stdout(&mut destination, None).ok())
+    .flatten();
     let buffer_size = options.buffer_size.unwrap_or_else(|| match method {
         Method::Vmsplice => vmsplice::default_chunk(&destination),
+        _ if lender.is_some() => lender.as_ref().map_or(0, lend::Lender::chunk),
         _ => default_buffer(&destination).0,
     });
     // Explicit sizes are kept; the default into a pipe measures (`adaptive`), except
     // vmsplice's, whose pages are not copied and whose best size does not move.
     let sizing = match options.buffer_size {
-        None if method != Method::Vmsplice => bufwriter::default_sizing(&destination, buffer_size),
+        None if method != Method::Vmsplice && lender.is_none() => {
+            bufwriter::default_sizing(&destination, buffer_size)
+        }
         _ => Sizing::Fixed(buffer_size),
     };
     // Where a regular file's position stands, so that what std's line buffer never got
@@ -272,14 +304,22 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
     let start = (method == Method::Stdout && destination.kind == DestinationKind::RegularFile)
         .then(stdout_position)
         .flatten();
-    let mut run = adaptive::Run { sizing, written: 0 };
+    let mut run = adaptive::Run {
+        sizing,
+        written: 0,
+        lent: 0,
+    };
     let result = match method {
         Method::Stdout => stdout::write(bytes, buffer_size, &mut run),
         Method::RawFd => raw_fd::write(bytes, buffer_size, &mut run),
-        Method::Bufwriter => bufwriter::write(bytes, buffer_size, &mut run),
+        Method::Bufwriter => bufwriter::write(bytes, buffer_size, lender, &mut run),
         Method::Vmsplice => vmsplice::write(bytes, buffer_size, &mut run.written),
     };
-    let adaptive::Run { sizing, written } = run;
+    let adaptive::Run {
+        sizing,
+        written,
+        lent,
+    } = run;
     result.map_err(|e| match method {
         Method::Stdout => std_buffered(
             from_write(e, written),
@@ -296,6 +336,7 @@ pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result
             Sizing::Adaptive(a) => Some(a.report()),
             Sizing::Fixed(_) => None,
         },
+        lent,
     })
 }
 

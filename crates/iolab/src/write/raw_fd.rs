@@ -71,7 +71,9 @@ impl Write for SizedStdout {
 /// Writes `bytes` zero bytes from a buffer of `buffer_size`, each `write` sized by `sizing`,
 /// counting in `written` what the kernel accepted (so a failure can say how far it got).
 pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result<()> {
-    let Run { sizing, written } = run;
+    let Run {
+        sizing, written, ..
+    } = run;
     let buf = zeroed_buffer(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));
     while *written < bytes {
         let want = usize::try_from(bytes - *written)

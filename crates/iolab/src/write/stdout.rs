@@ -30,7 +30,9 @@ use super::zeroed_buffer;
 /// Writes `bytes` zero bytes through the locked standard output, in pieces of at most
 /// `buffer_size` sized by `sizing`.
 pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result<()> {
-    let Run { sizing, written } = run;
+    let Run {
+        sizing, written, ..
+    } = run;
     let buf = zeroed_buffer(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));
     let mut out = io::stdout().lock();
     while *written < bytes {

@@ -123,8 +123,13 @@ fn default_note(
         );
         return (note, Some(most));
     }
+    let lends = reports.iter().any(|r| r.contains("; lent pages: "));
     let buffer = match entry.method {
-        Some(Method::Vmsplice) if destination.kind == DestinationKind::Pipe => {
+        // `StdoutWriter::new()` into a pipe lends its pages in vmsplice's chunks.
+        Some(Method::Vmsplice | Method::Bufwriter)
+            if destination.kind == DestinationKind::Pipe
+                && (lends || entry.method == Some(Method::Vmsplice)) =>
+        {
             let capacity = facts.pipe_max.map_or(destination.pipe_capacity, |m| {
                 Some(m.min(write::vmsplice::DEFAULT_PIPE_CAPACITY))
             });
@@ -135,8 +140,12 @@ fn default_note(
         }
         _ => write::default_buffer(destination).0,
     };
+    let how = match lends {
+        true => "pages lent to the pipe (vmsplice), ",
+        false => "",
+    };
     (
-        format!("iolab default: buffer {}", format_bytes(buffer as u64)),
+        format!("iolab default: {how}buffer {}", format_bytes(buffer as u64)),
         Some(buffer),
     )
 }
