@@ -35,7 +35,9 @@
 //! three significant digits), merged over the threads.
 
 pub use crate::file::auto;
-pub mod batch;
+/// How many queued reads a ring hands over per `io_uring_enter(2)` (shared with the
+/// library's batch reads, so it lives beside the ring).
+pub use crate::read::batching as batch;
 mod depth;
 mod library_default;
 pub mod mmap;
@@ -67,11 +69,7 @@ pub const DEFAULT_BLOCK: usize = 4096;
 pub const MIN_BLOCK: usize = 512;
 /// The largest block: 1 MiB.
 pub const MAX_BLOCK: usize = 1 << 20;
-/// The io_uring methods' queue depth when neither the options nor this machine's profile
-/// give one: 32, fio's common setting and the random suite's.
-pub const DEFAULT_QUEUE_DEPTH: usize = 32;
-/// The deepest queue: 256 reads in flight per thread.
-pub const MAX_QUEUE_DEPTH: usize = 256;
+pub use crate::file::auto::{DEFAULT_QUEUE_DEPTH, MAX_QUEUE_DEPTH};
 /// Reads per run when neither a count nor a duration is given.
 pub const DEFAULT_READS: u64 = 100_000;
 /// On a file of someone else's bytes, one read in this many is kept and re-read to check it.
