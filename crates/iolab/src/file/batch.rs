@@ -17,6 +17,13 @@
 //! - `pread`, a loop of `pread(2)`s, where io_uring cannot run here (an old kernel, a
 //!   seccomp filter, `kernel.io_uring_disabled`).
 //!
+//! **When it wins**: cold or beyond memory, where one call keeps the device's depth busy:
+//! 200 000 random 4 KiB lookups of a 4 GiB file, cold, through `examples/random_batch.rs`
+//! ran at 1.00× `fio --ioengine=io_uring --iodepth=32 --direct=1` (medians of 8 interleaved
+//! rounds, 28 Nov: docs/findings/random.md). Warm, it copies from the map as `read` does,
+//! one call for many. Hand it many requests per call (hundreds or more): the ring drains
+//! at each call's end.
+//!
 //! **Queue depth**: the one [`super::RandomAccessOptions::queue_depth`] asks, else the
 //! depth `iolab bench random --sweep` measured fastest on this machine for the file's size
 //! class, else [`super::auto::DEFAULT_QUEUE_DEPTH`] (32). The ring is one per thread,
