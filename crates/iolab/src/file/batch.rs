@@ -27,7 +27,7 @@
 //! **Queue depth**: the one [`super::RandomAccessOptions::queue_depth`] asks, else the
 //! depth `iolab bench random --sweep` measured fastest on this machine for the file's size
 //! class, else [`super::auto::DEFAULT_QUEUE_DEPTH`] (32). The ring is one per thread,
-//! made lazily and kept ([`super::batch_ring`]).
+//! made lazily and kept (`file/batch_ring.rs`).
 //!
 //! **Every byte is the file's**: a block is `len` bytes at `offset`, fewer where the file
 //! ended at open, none (an empty slice) for a request at or past that end. Under
@@ -36,7 +36,7 @@
 //! (the reads end where the file now does), or, from a map, [`Error::FileShrank`]; never
 //! another file's bytes or zeros.
 //!
-//! **Limits**: a request longer than [`super::batch_ring::MAX_SPAN`] (1 MiB) is read by
+//! **Limits**: a request longer than 1 MiB (`batch_ring::MAX_SPAN`) is read by
 //! `pread` before the others; the blocks lent are valid only during the callback (copy
 //! what is kept). Errors of one read are that request's `Err`, naming the file; the call's
 //! own `Err` (a ring that cannot be set up, a failed submission) means the requests not
