@@ -153,9 +153,35 @@ fn auto_reads_through_the_librarys_default_and_says_why() {
         why.starts_with("trial ") && why.contains(" serves"),
         "{why}"
     );
+    // A queue: the library's batch call, every read verified, and why it read so.
+    let out = iolab()
+        .args([
+            "random",
+            "--method",
+            "auto",
+            "--queue-depth",
+            "4",
+            "--reads",
+            "3000",
+        ])
+        .args(["--json", "-v"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&v["verified"], &v["reads"]), (&true.into(), &3000.into()));
+    let why = v["why"].as_str().unwrap();
+    let backings = ["map:", "uring-direct at", "uring at", "pread:"];
+    assert!(backings.iter().any(|b| why.starts_with(b)), "{why}");
+    assert!(
+        stderr.contains("RandomAccessFile::read_batch: "),
+        "{stderr}"
+    );
     // One read at a time: a queue is refused in one line.
     let out = iolab()
-        .args(["random", "--method", "auto", "--queue-depth", "4"])
+        .args(["random", "--method", "pread", "--queue-depth", "4"])
         .arg(&path)
         .output()
         .unwrap();

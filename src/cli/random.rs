@@ -21,8 +21,9 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     block: Option<usize>,
     /// Reads in flight per thread, 1 to 256 (uring and uring-direct; by default the depth
-    /// `iolab bench random --sweep` measured fastest here, else 32; the others read one at
-    /// a time).
+    /// `iolab bench random --sweep` measured fastest here, else 32; auto above 1 reads
+    /// through the library's batch call, `RandomAccessFile::read_batch`; the others read one
+    /// at a time).
     #[arg(long, value_name = "N")]
     queue_depth: Option<usize>,
     /// Threads, 1 to the available cores.
@@ -118,10 +119,12 @@ pub fn run(args: Args) -> Result<i32> {
                 file.why()
             }
         };
-        super::report(&format!(
-            "{}: RandomAccessFile::open: {why}",
-            args.file.display()
-        ));
+        let call = if queue_depth > 1 {
+            "RandomAccessFile::read_batch"
+        } else {
+            "RandomAccessFile::open"
+        };
+        super::report(&format!("{}: {call}: {why}", args.file.display()));
         super::report(&format!("queue depth {queue_depth}: {depth_why}"));
     }
     let (p50, p99, p999) = (

@@ -11,7 +11,7 @@
 //! | edit a file in place | [`replace_byte`]`(path, b',', b';')?`, [`truncate_after_first_line`]`(path)?` | [`EditOptions`] |
 //! | append small records | [`AppendFile::create`]`(path)?` | [`AppendOptions`] |
 //! | durable appends, group commit | [`Log::open`]`(path)?` | [`LogOptions`] |
-//! | random block reads | [`RandomAccessFile::open`]`(path)?` | [`RandomAccessOptions`] |
+//! | random block reads | [`RandomAccessFile::open`]`(path)?`, then [`RandomAccessFile::read_batch`] for many at once | [`RandomAccessOptions`] |
 //!
 //! Every call returns [`Result`], with one [`Error`] whose [`Error::kind`] a program can
 //! match and whose message names the path and the cause; `?` converts it to and from
@@ -69,7 +69,7 @@ pub use edit::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use file::{
-    AppendFile, AppendOptions, Backing, Creation, MapLimiter, RandomAccessFile,
+    AppendFile, AppendOptions, Backing, BatchBacking, Creation, MapLimiter, RandomAccessFile,
     RandomAccessOptions, SequentialFile,
 };
 pub use input::{FileKind, Input};

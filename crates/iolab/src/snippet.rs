@@ -223,6 +223,24 @@ pub fn random(
             "let file = iolab::RandomAccessFile::open(path)?;\n\
              file.read_at(0, &mut vec![0u8; {block}])?;"
         ),
+        // Many reads in flight: the library's batch call, the caller's own blocks.
+        RandomMethod::Auto => {
+            let open = if queue_depth == crate::file::auto::DEFAULT_QUEUE_DEPTH as u64 {
+                "iolab::RandomAccessFile::open(path)?".to_string()
+            } else {
+                format!("iolab::RandomAccessOptions::new().queue_depth({queue_depth}).open(path)?")
+            };
+            let share = if threads > 1 {
+                format!(" // share `file` among {threads} threads")
+            } else {
+                String::new()
+            };
+            format!(
+                "let file = {open};{share}\n\
+                 let requests: Vec<(u64, usize)> = (0..1024).map(|k| (k * 7919 % 4096 * {block}, {block})).collect();\n\
+                 file.read_batch(&requests, |i, block| {{ let _ = (i, block); }})?;"
+            )
+        }
         m => {
             let mut options = format!(
                 "iolab::lab::random::Options::new().block({block}).queue_depth({queue_depth})"
@@ -370,7 +388,11 @@ pub fn all() -> Vec<(String, String)> {
         add(format!("durable {p:?}"), durable(p));
     }
     for m in RandomMethod::ALL {
-        for (qd, threads, pattern) in [(1, 1, Pattern::Uniform), (32, 2, Pattern::Zipf)] {
+        for (qd, threads, pattern) in [
+            (1, 1, Pattern::Uniform),
+            (16, 1, Pattern::Uniform),
+            (32, 2, Pattern::Zipf),
+        ] {
             add(
                 format!("random {m} qd {qd}"),
                 random(m, 4096, qd, threads, pattern),

@@ -18,13 +18,14 @@ use std::time::Duration;
 use iolab::lab::generate::{CsvSpec, blocks, write_csv};
 
 /// Every example, by the name `iolab bench`'s verdict gives it.
-const EXAMPLES: [&str; 6] = [
+const EXAMPLES: [&str; 7] = [
     "count_lines",
     "stdout_writer",
     "edit_in_place",
     "append_records",
     "durable_log",
     "random_reads",
+    "random_batch",
 ];
 
 /// The most any example may take here (the random reads create 64 MiB and read 100 000
@@ -414,6 +415,32 @@ fn random_reads_makes_its_file_when_missing_and_reads_any_file() {
     let other = dir.path().join("text.txt");
     fs::write(&other, text()).unwrap();
     assert_random_reads(&run_ok("random_reads", &other), false);
+}
+
+#[test]
+fn random_batch_serves_every_lookup_whole_through_the_batch_call() {
+    let dir = common::scratch();
+    let file = dir.path().join("blocks.bin");
+    let mut data = Vec::new();
+    blocks::write_blocks(&mut data, (1 << 20) + 1000).unwrap();
+    fs::write(&file, &data).unwrap();
+    let out = run("random_batch", &[&file, Path::new("5000")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with("5000 lookups of 4096 bytes in "),
+        "{stdout}"
+    );
+    assert!(
+        lines[0].ends_with(&format!(" lookups/s, {} bytes, 0 failed", 5000 * 4096)),
+        "{stdout}"
+    );
+    assert!(lines[1].starts_with("how: "), "{stdout}");
+    let missing = run("random_batch", &[&dir.path().join("missing")]);
+    assert_one_line_error("random_batch", &missing, "missing");
 }
 
 #[test]

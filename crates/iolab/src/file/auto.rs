@@ -18,6 +18,10 @@
 //! no system call), any other on `pread` (a map's faults and read-ahead are wasted there:
 //! CIDR 2022). Evidence: docs/findings/random.md, docs/findings/defaults.md.
 //!
+//! **Queue depth** of io_uring reads ([`queue_depth`], for [`crate::RandomAccessFile::read_batch`]
+//! and `iolab random`): the depth `iolab bench random --sweep` measured fastest here for the
+//! file's size class (the profile's `random_depth`), else [`DEFAULT_QUEUE_DEPTH`].
+//!
 //! **System calls**: a read of `/proc/meminfo` and of the small tuning file, and the
 //! residency question.
 
@@ -120,5 +124,41 @@ fn class_of(len: u64, available: Option<u64>) -> &'static str {
     match available {
         Some(m) if len > m => "beyond-memory",
         _ => "warm",
+    }
+}
+
+/// The queue depth of io_uring random reads when neither the caller nor this machine's
+/// profile gives one: 32, fio's common setting and the random suite's.
+pub const DEFAULT_QUEUE_DEPTH: usize = 32;
+/// The deepest queue: 256 reads in flight per thread.
+pub const MAX_QUEUE_DEPTH: usize = 256;
+
+/// The queue depth for io_uring random reads with `method` (`uring`, `uring-direct`) of a
+/// file of `len` bytes, and why: the depth `iolab bench random --sweep` measured fastest
+/// here for the file's size class, beyond the noise of [`DEFAULT_QUEUE_DEPTH`], else that
+/// depth (fio's and the suite's 32).
+pub fn queue_depth(method: &str, len: u64) -> (usize, String) {
+    let class = size_class(len);
+    let rule = DEFAULT_QUEUE_DEPTH;
+    let measured = tuning::load_checked().map(|t| {
+        t.random_depth
+            .into_iter()
+            .find(|d| d.method == method && d.size_class == class)
+    });
+    match measured {
+        Ok(Some(d)) => (
+            d.queue_depth.clamp(1, MAX_QUEUE_DEPTH),
+            format!(
+                "the {class} depth `iolab bench random --sweep` measured fastest here on {} \
+                 ({:.0} IOPS)",
+                d.measured_at.get(..10).unwrap_or(&d.measured_at),
+                d.iops
+            ),
+        ),
+        Ok(None) => (
+            rule,
+            format!("the rule, {rule} (no {class} depth for {method} measured beyond the noise)"),
+        ),
+        Err(why) => (rule, format!("the rule, {rule} ({why})")),
     }
 }

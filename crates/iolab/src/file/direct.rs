@@ -51,6 +51,16 @@ impl DirectReader {
         Ok(DirectReader { file, align })
     }
 
+    /// The `O_DIRECT` descriptor, for a ring's reads.
+    pub(crate) fn fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// The alignment its reads need.
+    pub(crate) fn alignment(&self) -> DirectAlignment {
+        self.align
+    }
+
     /// Copies up to `buf.len()` bytes at `offset` into `buf`, stopping at `end` (the
     /// file's size at open), and returns how many.
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8], end: u64) -> Result<usize> {

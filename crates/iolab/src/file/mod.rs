@@ -5,7 +5,7 @@
 //! | type | module | system calls |
 //! |---|---|---|
 //! | [`SequentialFile`] | [`sequential`] | `read` into a 64 KiB buffer; `lseek` to skip |
-//! | [`RandomAccessFile`] | [`random_access`] | `pread`, or one `mmap` while a map slot is free |
+//! | [`RandomAccessFile`] | [`random_access`] | `pread`, or one `mmap` while a map slot is free; batches ([`batch`]): io_uring, `O_DIRECT` |
 //! | [`AppendFile`] | [`append`] | `open(O_APPEND)`; `write` of whole 64 KiB buffers (`writev` of buffer + data for appends of 64 KiB or more); `fdatasync` |
 //!
 //! # What is durable after which call
@@ -36,6 +36,8 @@
 
 pub mod append;
 pub mod auto;
+pub mod batch;
+mod batch_ring;
 mod direct;
 pub mod map_cost;
 pub mod measured;
@@ -45,6 +47,7 @@ pub mod sequential;
 use std::io;
 
 pub use append::{AppendFile, AppendOptions, Creation};
+pub use batch::BatchBacking;
 pub use random_access::{Backing, MapLimiter, RandomAccessFile, RandomAccessOptions};
 pub use sequential::SequentialFile;
 
@@ -56,3 +59,20 @@ pub(crate) fn open_error(op: &'static str, source: io::Error) -> Error {
 }
 
 pub(crate) use crate::sys::retry_eintr;
+
+/// `pread` from `file` at `offset` until `buf` is full or the file ends; how many bytes.
+pub(crate) fn pread_full(file: &std::fs::File, offset: u64, buf: &mut [u8]) -> Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        let Some(at) = offset.checked_add(done as u64) else {
+            break;
+        };
+        match retry_eintr(|| file.read_at(&mut buf[done..], at)) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) => return Err(Error::from_io("cannot read", e, 0)),
+        }
+    }
+    Ok(done)
+}

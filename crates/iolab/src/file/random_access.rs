@@ -19,6 +19,12 @@
 //! and its `unsafe` [`RandomAccessOptions::mmap`] asks for an unguarded map whose slices
 //! are returned as they are.
 //!
+//! **Many reads at once**: [`RandomAccessFile::read_batch`] takes a list of `(offset, len)`
+//! requests and lends each block to a callback as it lands, with io_uring at the measured
+//! queue depth (`O_DIRECT` for a file not in the page cache), the map for one that is, or
+//! `pread` where io_uring cannot run ([`super::batch`]; [`RandomAccessFile::batch_why`]).
+//! Cold, it is what reaches the device's depth: one call per block waits for each.
+//!
 //! **Map slots**: every map costs address space and a kernel VMA, and a process has at
 //! most `vm.max_map_count` (65530 by default) of them, so the live maps are capped by a
 //! [`MapLimiter`], a shared atomic counter. The global one allows [`DEFAULT_MMAP_LIMIT`]
@@ -45,7 +51,6 @@
 //! reading at or past the end returns 0 bytes, not an error.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -54,6 +59,7 @@ use std::time::Instant;
 use memmap2::Mmap;
 
 use super::auto::Choice;
+use super::batch::{BatchBacking, Batcher, ReadInto, Target};
 use super::direct::DirectReader;
 use super::map_cost::MapTurn;
 use super::measured::{self, Measured};
@@ -139,6 +145,8 @@ pub struct RandomAccessOptions {
     backing: Option<Backing>,
     mmap: bool,
     limiter: &'static MapLimiter,
+    batch: Option<BatchBacking>,
+    queue_depth: Option<usize>,
 }
 
 impl Default for RandomAccessOptions {
@@ -147,6 +155,8 @@ impl Default for RandomAccessOptions {
             backing: None,
             mmap: false,
             limiter: MapLimiter::global(),
+            batch: None,
+            queue_depth: None,
         }
     }
 }
@@ -195,6 +205,30 @@ impl RandomAccessOptions {
         self
     }
 
+    /// How [`RandomAccessFile::read_batch`] reads: [`BatchBacking::Map`] (needs the map
+    /// the default or [`Backing::Mmap`] makes), [`BatchBacking::Pread`],
+    /// [`BatchBacking::Uring`] or [`BatchBacking::UringDirect`]; a batch by one that cannot
+    /// run here fails with [`Error::Unavailable`] and the reason.
+    ///
+    /// By default, measured: the map for a file in the page cache, io_uring with
+    /// `O_DIRECT` for one that is not, buffered io_uring where `O_DIRECT` is refused,
+    /// `pread` where io_uring is unavailable ([`RandomAccessFile::batch_why`] says which and
+    /// why; [`super::batch`]).
+    pub fn batch_backing(mut self, backing: BatchBacking) -> RandomAccessOptions {
+        self.batch = Some(backing);
+        self
+    }
+
+    /// Reads in flight at once in a [`RandomAccessFile::read_batch`] through io_uring, from
+    /// 1 to 256.
+    ///
+    /// By default, the depth `iolab bench random --sweep` measured fastest on this machine
+    /// for the file's size class, else 32.
+    pub fn queue_depth(mut self, depth: usize) -> RandomAccessOptions {
+        self.queue_depth = Some(depth);
+        self
+    }
+
     /// Opens `path` for reading at offsets. A failure names `path`.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<RandomAccessFile> {
         let path = path.as_ref();
@@ -216,6 +250,7 @@ impl RandomAccessOptions {
             direct: None,
             choice: None,
             measured: None,
+            batch: Batcher::new(self.batch, self.queue_depth, len),
         };
         // Only a regular, non-empty file can be mapped (a zero-length map is invalid).
         if !meta.is_file() || len == 0 {
@@ -322,6 +357,8 @@ pub struct RandomAccessFile {
     choice: Option<super::auto::Choice>,
     /// The measured default's trials (`None` as for `choice`).
     measured: Option<Measured>,
+    /// How batches read, and why.
+    batch: Batcher,
 }
 
 impl RandomAccessFile {
@@ -493,6 +530,63 @@ impl RandomAccessFile {
         }
     }
 
+    /// Reads many blocks in one call: each request `(offset, len)` of `requests` is read
+    /// and its bytes lent to `each` with the request's index, as it lands — in any order,
+    /// each exactly once — through io_uring with up to the queue depth in flight, a map, or
+    /// `pread`, as measured ([`RandomAccessOptions::batch_backing`];
+    /// [`RandomAccessFile::batch_why`] says which and why).
+    ///
+    /// A block is `len` bytes, fewer where the file ended when opened, and empty for a
+    /// request at or past that end; any offset and length work, `O_DIRECT` included (the
+    /// aligned range around it is read). The slice lent is valid during the call to
+    /// `each`: copy what is kept. A read that fails is that request's `Err`, naming the
+    /// file; a file that shrank since open gives short or empty blocks (or, from a map,
+    /// [`Error::FileShrank`]), never wrong bytes. The call returns `Err` only when reading
+    /// could not go on (a ring that cannot be set up, a failed submission); requests not
+    /// answered by then get no call.
+    ///
+    /// ```no_run
+    /// let table = iolab::RandomAccessFile::open("table.sst")?;
+    /// let requests = [(0, 4096), (1 << 20, 4096), (123_456, 100)];
+    /// let mut sizes = [0; 3];
+    /// table.read_batch(&requests, |i, block| {
+    ///     if let Ok(block) = block {
+    ///         sizes[i] = block.len();
+    ///     }
+    /// })?;
+    /// # Ok::<(), iolab::Error>(())
+    /// ```
+    pub fn read_batch(
+        &self,
+        requests: &[(u64, usize)],
+        mut each: impl FnMut(usize, Result<&[u8]>),
+    ) -> Result<()> {
+        let map = |offset, buf: &mut [u8]| self.read_by(Backing::Mmap, offset, buf, Some(self.len));
+        let target = Target {
+            file: &self.file,
+            end: self.len,
+            map: self.map.as_ref().map(|_| &map as &ReadInto<'_>),
+            direct: self.direct.as_ref(),
+        };
+        let path = &self.path;
+        let mut lend = |i: usize, block: Result<&[u8]>| each(i, block.map_err(|e| e.at(path)));
+        self.batch
+            .read(&target, requests, &mut lend)
+            .map_err(|e| e.at(path))
+    }
+
+    /// Which backing the last [`RandomAccessFile::read_batch`] read by, and why (with the
+    /// queue depth of a ring and where it came from).
+    pub fn batch_why(&self) -> String {
+        self.batch.why()
+    }
+
+    /// The backing the last [`RandomAccessFile::read_batch`] read by; `None` before the
+    /// first.
+    pub fn batch_backing(&self) -> Option<BatchBacking> {
+        self.batch.serving()
+    }
+
     /// The file's size when it was opened: the default and a map read up to this size;
     /// with `pread` asked for, bytes appended later can be read too.
     pub fn len(&self) -> u64 {
@@ -516,18 +610,7 @@ impl RandomAccessFile {
 
     /// `pread` until `buf` is full or the file ends.
     fn pread_full(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        let mut done = 0;
-        while done < buf.len() {
-            let Some(at) = offset.checked_add(done as u64) else {
-                break;
-            };
-            match retry_eintr(|| self.file.read_at(&mut buf[done..], at)) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) => return Err(Error::from_io("cannot read", e, 0)),
-            }
-        }
-        Ok(done)
+        super::pread_full(&self.file, offset, buf)
     }
 }
 

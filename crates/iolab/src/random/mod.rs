@@ -9,7 +9,7 @@
 //! | `mmap-random` | [`mmap_random`] | the same map with `madvise(MADV_RANDOM)`: no read-ahead |
 //! | `uring` | [`uring`] | io_uring `READ`s, buffered, up to the queue depth in flight |
 //! | `uring-direct` | [`uring_direct`] | io_uring `READ_FIXED`s with `O_DIRECT` into registered buffers |
-//! | `auto` | `library_default` | [`crate::file::RandomAccessFile::open`]: the measured backing of those that read one block at a time |
+//! | `auto` | `library_default` | [`crate::file::RandomAccessFile::open`]: the measured backing of those that read one block at a time; at a queue depth above 1, [`crate::file::RandomAccessFile::read_batch`] |
 //!
 //! The debate they settle is Crotty, Leis and Pavlo, "Are You Sure You Want to Use MMAP in
 //! Your Database Management System?" (CIDR 2022): maps win while the data fits in memory
@@ -31,11 +31,15 @@
 //! with a second `pread(2)` of the same block. The checks run outside the latency timer.
 //!
 //! **Latency** of each read — from the call to its return, or for io_uring from the
-//! submission to the completion of that read — goes into an HDR histogram (nanoseconds,
+//! submission to the completion of that read (for `auto`'s batches, which do not show when
+//! a read was submitted, from the landing of the block `queue depth` places before it,
+//! when its slot was freed for it) — goes into an HDR histogram (nanoseconds,
 //! three significant digits), merged over the threads.
 
 pub use crate::file::auto;
-pub mod batch;
+/// How many queued reads a ring hands over per `io_uring_enter(2)` (shared with the
+/// library's batch reads, so it lives beside the ring).
+pub use crate::read::batching as batch;
 mod depth;
 mod library_default;
 pub mod mmap;
@@ -67,11 +71,7 @@ pub const DEFAULT_BLOCK: usize = 4096;
 pub const MIN_BLOCK: usize = 512;
 /// The largest block: 1 MiB.
 pub const MAX_BLOCK: usize = 1 << 20;
-/// The io_uring methods' queue depth when neither the options nor this machine's profile
-/// give one: 32, fio's common setting and the random suite's.
-pub const DEFAULT_QUEUE_DEPTH: usize = 32;
-/// The deepest queue: 256 reads in flight per thread.
-pub const MAX_QUEUE_DEPTH: usize = 256;
+pub use crate::file::auto::{DEFAULT_QUEUE_DEPTH, MAX_QUEUE_DEPTH};
 /// Reads per run when neither a count nor a duration is given.
 pub const DEFAULT_READS: u64 = 100_000;
 /// On a file of someone else's bytes, one read in this many is kept and re-read to check it.
@@ -97,7 +97,8 @@ crate::named_enum! {
         Uring = "uring",
         /// io_uring, `O_DIRECT`, registered buffers.
         UringDirect = "uring-direct",
-        /// `RandomAccessFile::open`, the library's default: its measured backing.
+        /// `RandomAccessFile::open`, the library's default: its measured backing; at a
+        /// queue depth above 1, its batch call (`read_batch`).
         Auto = "auto",
     }
 }
@@ -117,9 +118,15 @@ impl Method {
         }
     }
 
-    /// Whether it keeps several reads in flight per thread (`--queue-depth`).
+    /// Whether it keeps several reads in flight per thread by default (`--queue-depth`).
     pub fn queues(self) -> bool {
         matches!(self, Method::Uring | Method::UringDirect)
+    }
+
+    /// Whether it takes a queue depth above 1: the io_uring methods, and `auto`, which
+    /// then reads through the library's batch call.
+    pub fn takes_depth(self) -> bool {
+        self.queues() || self == Method::Auto
     }
 
     /// Whether it bypasses the page cache.
@@ -216,10 +223,10 @@ impl Options {
                 self.queue_depth
             ));
         }
-        if self.queue_depth > 1 && !method.queues() {
+        if self.queue_depth > 1 && !method.takes_depth() {
             return bad(format!(
                 "method '{method}' makes one read at a time per thread; a queue depth above 1 \
-                 needs uring or uring-direct (or use --threads)"
+                 needs uring, uring-direct or auto (or use --threads)"
             ));
         }
         let cores = cores();
@@ -269,7 +276,8 @@ pub struct Report {
     /// Reads whose bytes were compared with the truth (every read for [`Check::Generated`]).
     pub checked: u64,
     /// For `auto`: the backing that served at the end and why
-    /// ([`crate::file::RandomAccessFile::why`]).
+    /// ([`crate::file::RandomAccessFile::why`]; at a queue depth above 1,
+    /// [`crate::file::RandomAccessFile::batch_why`]).
     pub why: Option<String>,
 }
 
@@ -490,6 +498,12 @@ pub fn run(method: Method, path: &Path, options: &Options) -> Result<Report> {
             let source = mmap_random::open(file, len)?;
             let out = timed(|| run_source(&plan, &source))?;
             source.check()?;
+            out
+        }
+        Method::Auto if options.queue_depth > 1 => {
+            let file = library_default::open_batched(path, options.queue_depth)?;
+            let out = timed(|| library_default::run_batches(&plan, &file))?;
+            why = Some(file.batch_why());
             out
         }
         Method::Auto => {

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use io_uring::types;
 
-use super::batch::Batching;
+use super::batch::{Batching, flush};
 use super::{Plan, Tally, run_threads};
 use crate::buf::AlignedBuf;
 use crate::error::Result;
@@ -151,13 +151,4 @@ fn reap(
         unchecked.push((read.buffer, read.offset, slot.want, n, ns));
     })?;
     Ok(now)
-}
-
-/// Hands every queued read to the kernel, and tells `batching` how many completed inline.
-fn flush(ring: &mut DeepRing, batching: &mut Batching) -> Result<()> {
-    let before = ring.ready();
-    let submitted = ring.submit()?;
-    let inline = ring.ready().saturating_sub(before);
-    batching.submitted(submitted, inline);
-    Ok(())
 }

@@ -26,6 +26,7 @@
 //! does: docs/findings/count.md.
 
 pub mod auto;
+pub mod batching;
 pub mod bufread_chunks;
 pub mod bufread_lines;
 pub mod direct;

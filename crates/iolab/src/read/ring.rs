@@ -78,15 +78,26 @@ pub(crate) enum RingSetup {
     Private,
 }
 
-/// A read completed in full or in part: the bytes are in [`DeepRing::buffer`]`(buffer)`.
+/// A read completed in full or in part: the bytes are in [`DeepRing::buffer`]`(buffer)`,
+/// where the read was queued to land.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Completed {
     /// The buffer the read went into.
     pub buffer: usize,
     /// Where in the file it read.
     pub offset: u64,
-    /// The bytes it read: the buffer's length, or fewer at the end of the file.
+    /// The bytes it read: what it asked for, or fewer at the end of the file.
     pub bytes: usize,
+}
+
+/// A read queued or in flight: at `offset` of file `fd`, into `len` bytes of its buffer
+/// from `start`.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    fd: types::Fd,
+    offset: u64,
+    start: usize,
+    len: usize,
 }
 
 /// A ring with up to its queue depth of reads in flight, each into a buffer of its own.
@@ -99,8 +110,8 @@ pub(crate) struct DeepRing {
     buffers: ManuallyDrop<Vec<AlignedBuf>>,
     fd: types::Fd,
     registered: bool,
-    /// Per buffer, the offset of the read queued or in flight into it.
-    reads: Vec<Option<u64>>,
+    /// Per buffer, the read queued or in flight into it.
+    reads: Vec<Option<Span>>,
     in_flight: usize,
     depth: usize,
     /// Completions taken from the ring and not yet settled: (user data, result).
@@ -163,31 +174,57 @@ impl DeepRing {
     ///
     /// When a read is already in flight into that buffer.
     pub(crate) fn queue(&mut self, buffer: usize, offset: u64) -> Result<()> {
+        let len = self.buffers[buffer].len();
+        self.queue_range_of(self.fd, buffer, (0, len), offset)
+    }
+
+    /// Queues a read of `len` bytes at `offset` of `fd` (the ring's own, or any other the
+    /// caller keeps open until the read is reaped) into buffer `buffer` from `start` on
+    /// (`(start, len)`, within the buffer); the next submission hands it over.
+    ///
+    /// # Panics
+    ///
+    /// When a read is already in flight into that buffer, or the range is not in it.
+    pub(crate) fn queue_range_of(
+        &mut self,
+        fd: types::Fd,
+        buffer: usize,
+        (start, len): (usize, usize),
+        offset: u64,
+    ) -> Result<()> {
         assert!(
             self.reads[buffer].is_none(),
             "buffer {buffer} is being read"
         );
+        assert!(start.saturating_add(len) <= self.buffers[buffer].len());
         debug_assert!(
             self.in_flight < self.depth,
             "more reads than the queue depth"
         );
-        self.push(buffer, offset)?;
-        self.reads[buffer] = Some(offset);
+        let span = Span {
+            fd,
+            offset,
+            start,
+            len,
+        };
+        self.push(buffer, span)?;
+        self.reads[buffer] = Some(span);
         self.in_flight += 1;
         Ok(())
     }
 
-    fn push(&mut self, buffer: usize, offset: u64) -> Result<()> {
-        let buf = &mut self.buffers[buffer];
+    fn push(&mut self, buffer: usize, span: Span) -> Result<()> {
+        let buf = &mut self.buffers[buffer][span.start..span.start + span.len];
         let entry = ring_support::read_entry(
-            self.fd,
+            span.fd,
             buf.as_mut_ptr(),
-            buf.len() as u32,
+            span.len as u32,
             buffer as u16,
-            offset,
+            span.offset,
             self.registered,
         );
-        // SAFETY: the ring owns `buf` and hands it out again only once this read's
+        // SAFETY: the ring owns `buf` (a range of a buffer registered whole, when
+        // registered) and hands it out again only once this read's
         // completion is reaped (`reads` marks it until then); if the ring cannot be drained
         // it is leaked, never freed. The ring has at least `depth` entries, and no more
         // reads than that are queued or in flight.
@@ -250,41 +287,49 @@ impl DeepRing {
         failed: &'static str,
         mut done: impl FnMut(Completed),
     ) -> Result<()> {
-        let mut reaped = std::mem::take(&mut self.reaped);
         let mut error = None;
+        self.settle_each(|read, result| match result {
+            Ok(_) if error.is_some() => {}
+            Ok(_) => done(read),
+            Err(e) => {
+                error.get_or_insert_with(|| Error::io(failed, e));
+            }
+        });
+        error.map_or(Ok(()), Err)
+    }
+
+    /// Settles the completions collected, each on its own: a read interrupted (`EINTR`,
+    /// `EAGAIN`) is queued again; every other frees its buffer and goes to `done` with its
+    /// result (the bytes read, also in [`Completed::bytes`], or the error).
+    pub(crate) fn settle_each(&mut self, mut done: impl FnMut(Completed, std::io::Result<usize>)) {
+        let mut reaped = std::mem::take(&mut self.reaped);
         for &(user_data, result) in &reaped {
             let buffer = user_data as usize;
-            let Some(offset) = self.reads.get(buffer).copied().flatten() else {
+            let Some(span) = self.reads.get(buffer).copied().flatten() else {
                 continue;
             };
-            if error.is_none() && (result == -libc::EINTR || result == -libc::EAGAIN) {
+            let mut outcome = match result {
+                r if r >= 0 => Ok(r as usize),
+                r => Err(std::io::Error::from_raw_os_error(-r)),
+            };
+            if result == -libc::EINTR || result == -libc::EAGAIN {
                 // Queued again; the next submission hands it over.
-                match self.push(buffer, offset) {
+                match self.push(buffer, span) {
                     Ok(()) => continue,
-                    Err(e) => error = Some(e),
+                    Err(_) => outcome = Err(std::io::Error::other("submission queue is full")),
                 }
             }
             self.reads[buffer] = None;
             self.in_flight -= 1;
-            if error.is_some() {
-                continue;
-            }
-            if result < 0 {
-                error = Some(Error::io(
-                    failed,
-                    std::io::Error::from_raw_os_error(-result),
-                ));
-                continue;
-            }
-            done(Completed {
+            let read = Completed {
                 buffer,
-                offset,
-                bytes: result as usize,
-            });
+                offset: span.offset,
+                bytes: *outcome.as_ref().unwrap_or(&0),
+            };
+            done(read, outcome);
         }
         reaped.clear();
         self.reaped = reaped;
-        error.map_or(Ok(()), Err)
     }
 
     /// [`DeepRing::collect`] then [`DeepRing::settle`].

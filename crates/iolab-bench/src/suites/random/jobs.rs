@@ -90,18 +90,20 @@ pub(super) fn patterns(state: State, quick: bool) -> Vec<Pattern> {
 }
 
 /// The (queue depth, threads) pairs `method` runs at: a queueing method at [`DEEP_QUEUE`],
-/// a synchronous one at 1, one thread. `--sweep` adds [`SWEEP_QUEUE_DEPTHS`] for a queueing
-/// method, and the same depth with a thread per core for every method (when there are
-/// several cores).
+/// a synchronous one at 1, `auto` at both (one block per call, and the batch call
+/// `read_batch` at [`DEEP_QUEUE`]), one thread. `--sweep` adds [`SWEEP_QUEUE_DEPTHS`] for a
+/// queueing method, and the same depth with a thread per core for every method (when
+/// there are several cores).
 fn grid(method: Method, sweep: bool, cores: usize) -> Vec<(usize, usize)> {
     let depth = if method.queues() { DEEP_QUEUE } else { 1 };
+    let batch = (method == Method::Auto).then_some((DEEP_QUEUE, 1));
     if !sweep {
-        return vec![(depth, 1)];
+        return [(depth, 1)].into_iter().chain(batch).collect();
     }
     let mut out: Vec<(usize, usize)> = if method.queues() {
         SWEEP_QUEUE_DEPTHS.iter().map(|&qd| (qd, 1)).collect()
     } else {
-        vec![(1, 1)]
+        [(1, 1)].into_iter().chain(batch).collect()
     };
     if cores > 1 {
         out.push((depth, cores));
@@ -170,6 +172,12 @@ mod tests {
     fn the_default_grid_is_one_point_and_the_sweep_adds_depths_and_threads() {
         assert_eq!(grid(Method::Pread, false, 2), vec![(1, 1)]);
         assert_eq!(grid(Method::UringDirect, false, 2), vec![(DEEP_QUEUE, 1)]);
+        assert_eq!(
+            grid(Method::Auto, false, 2),
+            vec![(1, 1), (DEEP_QUEUE, 1)],
+            "auto one block per call, and its batch call"
+        );
+        assert!(grid(Method::Auto, true, 2).contains(&(DEEP_QUEUE, 1)));
         assert_eq!(grid(Method::Pread, true, 2), vec![(1, 1), (1, 2)]);
         assert_eq!(grid(Method::Pread, true, 1), vec![(1, 1)]);
         let swept = grid(Method::Uring, true, 4);

@@ -265,13 +265,19 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     Ok(rows.into())
 }
 
-/// Whether `row` is what `RandomAccessFile::open` reads with: the `auto` method (the
-/// library's default through its own code, measured backing included), one read at a
-/// time on one thread.
+/// Whether `row` is the library's default for its condition: the `auto` method (the
+/// library's own code, measured backing included) on one thread — warm, one read per call
+/// (`RandomAccessFile::read_at`); cold and beyond memory (Zipf too), the batch call
+/// (`RandomAccessFile::read_batch`) at [`DEEP_QUEUE`], what a program with many lookups to
+/// serve calls there.
 fn is_default(row: &Row) -> bool {
+    let depth = match row.extra.get("state").and_then(Value::as_str) {
+        Some("warm") | None => 1,
+        Some(_) => DEEP_QUEUE,
+    };
     !row.baseline
         && row.method == Method::Auto.name()
-        && row.queue_depth() == Some(1)
+        && row.queue_depth() == Some(depth as u64)
         && row.threads() == Some(1)
 }
 
@@ -293,6 +299,22 @@ pub(crate) fn keys(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_is_one_block_per_call_warm_and_the_batch_call_cold_and_beyond_memory() {
+        let row = |state: State, method: Method, qd: usize| Row {
+            method: method.name().into(),
+            extra: keys(Pattern::Uniform, state, (qd, 1)),
+            ..Row::default()
+        };
+        assert!(is_default(&row(State::Warm, Method::Auto, 1)));
+        assert!(!is_default(&row(State::Warm, Method::Auto, DEEP_QUEUE)));
+        for state in [State::Cold, State::BeyondMemory] {
+            assert!(is_default(&row(state, Method::Auto, DEEP_QUEUE)));
+            assert!(!is_default(&row(state, Method::Auto, 1)));
+            assert!(!is_default(&row(state, Method::UringDirect, DEEP_QUEUE)));
+        }
+    }
 
     #[test]
     fn the_suite_alone_takes_every_round_and_among_others_at_most_max_rounds() {

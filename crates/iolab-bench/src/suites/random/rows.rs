@@ -59,16 +59,9 @@ pub(super) fn rows(
                 .filter(|&(_, n)| n > 1)
                 .map(|(k, n)| format!("{k}={n}"))
                 .collect();
-            if j.queue_depth > 1 || j.threads > 1 {
-                // Not `RandomAccessFile`'s job, which reads one block per call.
-                row.extra.insert(
-                    crate::results::keys::NARROWER.into(),
-                    json!(format!(
-                        "it keeps {} reads in flight, which a caller reading one block at a \
-                         time cannot",
-                        j.queue_depth * j.threads
-                    )),
-                );
+            if let Some(why) = narrower(j, state) {
+                row.extra
+                    .insert(crate::results::keys::NARROWER.into(), json!(why));
             }
             if !variant.is_empty() {
                 row.extra.insert("variant".into(), json!(variant.join(" ")));
@@ -116,6 +109,29 @@ pub(super) fn rows(
         .collect()
 }
 
+/// Why job `j` does a narrower job than the default row of `state`, if it does: more
+/// threads than the default's one, or, warm (where the default reads one block per call),
+/// more reads in flight. Cold and beyond memory the default is the batch call
+/// (`RandomAccessFile::read_batch`), which keeps [`super::DEEP_QUEUE`] in flight too.
+fn narrower(j: &RandomJob, state: State) -> Option<String> {
+    let in_flight = j.queue_depth * j.threads;
+    if j.threads > 1 {
+        return Some(format!(
+            "it reads on {} threads ({in_flight} reads in flight); the default reads on one",
+            j.threads
+        ));
+    }
+    (j.queue_depth > 1
+        && state == State::Warm
+        && j.method != iolab::lab::random::Method::Auto.name())
+    .then(|| {
+        format!(
+            "it keeps {in_flight} reads in flight, which the warm default, one block per \
+                 call, does not"
+        )
+    })
+}
+
 /// A row's figure.
 pub(crate) fn figure(row: &Row, key: &str) -> Option<f64> {
     row.extra.get(key).and_then(Value::as_f64)
@@ -135,7 +151,15 @@ pub(super) fn compare_with_fio(ctx: &mut Context<'_>, state: State, rows: &[Row]
         let Ok(method) = r.method.parse::<iolab::lab::random::Method>() else {
             continue;
         };
-        let Some((engine, direct)) = super::fio::engine(method) else {
+        // The batch call's twin is fio's io_uring with O_DIRECT, what it reads by cold.
+        let batch = method == iolab::lab::random::Method::Auto
+            && figure(r, "queue_depth").is_some_and(|qd| qd > 1.0);
+        let engine = if batch {
+            Some(("io_uring", true))
+        } else {
+            super::fio::engine(method)
+        };
+        let Some((engine, direct)) = engine else {
             continue;
         };
         let twin = super::fio::name(engine, direct);

@@ -61,6 +61,38 @@ fn usage(row: &Row) -> Usage {
             }
         ),
         library,
-        example: "random_reads",
+        // The batch call has an example of its own.
+        example: if row.method == Method::Auto.name() && qd > 1 {
+            "random_batch"
+        } else {
+            "random_reads"
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_rows_library_call_is_the_stable_surfaces_batch_call() {
+        let row = Row {
+            method: "auto".into(),
+            extra: super::super::keys(Pattern::Zipf, super::super::State::BeyondMemory, (32, 1)),
+            ..Row::default()
+        };
+        let usage = usage(&row);
+        assert!(
+            usage.library.contains(".read_batch(&requests"),
+            "{}",
+            usage.library
+        );
+        assert!(!usage.library.contains("iolab::lab::"), "{}", usage.library);
+        assert_eq!(usage.example, "random_batch");
+        assert!(
+            usage.cli.contains("--method auto --queue-depth 32"),
+            "{}",
+            usage.cli
+        );
     }
 }

@@ -14,6 +14,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::ring::DeepRing;
+use crate::error::Result;
+
 /// The batch sizes tried while reads go to the device (capped at the queue depth).
 pub const CANDIDATES: [usize; 4] = [1, 2, 4, 8];
 
@@ -129,6 +132,16 @@ impl Batching {
             }
         }
     }
+}
+
+/// Hands every queued read of `ring` to the kernel, and tells `batching` how many
+/// completed inline.
+pub(crate) fn flush(ring: &mut DeepRing, batching: &mut Batching) -> Result<()> {
+    let before = ring.ready();
+    let submitted = ring.submit()?;
+    let inline = ring.ready().saturating_sub(before);
+    batching.submitted(submitted, inline);
+    Ok(())
 }
 
 #[cfg(test)]
