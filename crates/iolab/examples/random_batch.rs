@@ -10,6 +10,7 @@
 //!
 //! LOOKUPS defaults to 200 000. Prints the lookups per second.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -44,12 +45,11 @@ fn usage() -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn run(path: &std::path::Path, lookups: usize) -> iolab::Result<()> {
+fn run(path: &std::path::Path, lookups: usize) -> Result<(), Box<dyn std::error::Error>> {
     let file = RandomAccessFile::open(path)?;
     let blocks = file.len() / BLOCK as u64;
     if blocks == 0 {
-        eprintln!("random_batch: {}: smaller than one block", path.display());
-        return Ok(());
+        return Err(format!("{}: smaller than one block", path.display()).into());
     }
     // A small xorshift: the lookups' block numbers, the same on every run.
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
@@ -76,11 +76,14 @@ fn run(path: &std::path::Path, lookups: usize) -> iolab::Result<()> {
         served += n;
     }
     let seconds = start.elapsed().as_secs_f64();
-    println!(
+    // A reader that went away (`| head -1`) is no error of the lookups'.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
         "{served} lookups of {BLOCK} bytes in {seconds:.3} s: {:.0} lookups/s, {bytes} bytes, \
-         {failed} failed",
-        served as f64 / seconds
+         {failed} failed\nhow: {}",
+        served as f64 / seconds,
+        file.batch_why()
     );
-    println!("how: {}", file.batch_why());
     Ok(())
 }
