@@ -10,8 +10,10 @@
 //! every other method beyond the noise ([`crate::stats::beats`], the rule of `iolab
 //! compare`); otherwise the methods within its noise are `tied`, and when the default
 //! (the row marked `default`: what a library call with no options does) is among them, the
-//! command and the library call given are the default's. The default is judged too: tied
-//! with the winner or not, and its speed as a fraction of the winner's.
+//! command and the library call given are the default's. The default is judged too, against
+//! the winner itself: tied with it or not, and its speed as a fraction of the winner's;
+//! where the winner does a job the default cannot (a narrower one: zeros from one buffer,
+//! more threads), the verdict says why beside that ratio, and no other row stands in.
 
 use crate::results::Row;
 pub use crate::results::Verdict;
@@ -83,11 +85,11 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
                 .unwrap_or(f64::MAX)
                 .total_cmp(&b.median_s.unwrap_or(f64::MAX))
         });
-    let judged = judge_default(condition, &best, fastest);
+    let judged = judge_default(condition, fastest);
     // On a tie that includes the default, the command and call to give are the default's:
     // no other is faster beyond the noise.
     let used = match &judged {
-        Some(j) if tied.len() > 1 && j.tied && j.against.is_none() => j.row,
+        Some(j) if tied.len() > 1 && j.tied => j.row,
         _ => fastest,
     };
     let usage = (condition.usage)(used);
@@ -122,7 +124,10 @@ pub fn decide(condition: &Condition<'_>) -> Option<Verdict> {
         default: judged.as_ref().map(|j| j.row.method.clone()),
         default_tied: judged.as_ref().map(|j| j.tied),
         default_vs_winner: judged.as_ref().and_then(|j| j.ratio),
-        default_judged_against: judged.and_then(|j| j.against),
+        default_judged_against: None,
+        winner_narrower: judged
+            .filter(|j| !std::ptr::eq(j.row, fastest))
+            .and_then(|_| fastest.narrower().map(str::to_string)),
         section: Some(fastest.section(condition.section_keys)),
     })
 }
@@ -136,22 +141,17 @@ fn usable(r: &Row) -> bool {
 struct Judged<'a> {
     /// The default row.
     row: &'a Row,
-    /// Within the noise of the row it is judged against.
+    /// Within the noise of the winner.
     tied: bool,
-    /// Its speed as a fraction of that row's (its median over the default's).
+    /// Its speed as a fraction of the winner's (the winner's median over the default's).
     ratio: Option<f64>,
-    /// That row's method, when it is not the fastest (the fastest does a narrower job).
-    against: Option<String>,
 }
 
 /// The condition's default row (marked `default`, or, in results from before the marks,
-/// `auto`) judged against the fastest row, or, when the fastest does a narrower job
-/// ([`Row::narrower`]), against the fastest row of the default's own job.
-fn judge_default<'a>(
-    condition: &Condition<'a>,
-    best: &[&'a Row],
-    fastest: &'a Row,
-) -> Option<Judged<'a>> {
+/// `auto`) judged against the fastest row, whatever that row's job: where the winner does
+/// a narrower one, the verdict says so beside the ratio ([`Verdict::winner_narrower`]),
+/// and no other row stands in for it.
+fn judge_default<'a>(condition: &Condition<'a>, fastest: &'a Row) -> Option<Judged<'a>> {
     let marked: Vec<&Row> = condition
         .rows
         .iter()
@@ -167,23 +167,13 @@ fn judge_default<'a>(
                 .find(|r| !r.baseline && r.method == DEFAULT_METHOD)
         })
         .copied()?;
-    let reference = if fastest.narrower().is_some() && row.narrower().is_none() {
-        best.iter().copied().find(|r| r.narrower().is_none())?
-    } else {
-        fastest
-    };
     let stats = |r: &Row| r.stats.clone().expect("usable rows have statistics");
-    let tied = std::ptr::eq(row, reference) || !beats(&stats(reference), &stats(row));
-    let ratio = match (reference.median_s, row.median_s) {
+    let tied = std::ptr::eq(row, fastest) || !beats(&stats(fastest), &stats(row));
+    let ratio = match (fastest.median_s, row.median_s) {
         (Some(w), Some(d)) if d > 0.0 => Some((w / d).min(1.0)),
         _ => None,
     };
-    Some(Judged {
-        row,
-        tied,
-        ratio,
-        against: (!std::ptr::eq(reference, fastest)).then(|| reference.method.clone()),
-    })
+    Some(Judged { row, tied, ratio })
 }
 
 /// The verdict of each group of [`group`], with the same usage and figure.
@@ -346,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn a_default_beaten_by_a_narrower_job_is_judged_against_its_own_job() {
+    fn a_default_beaten_by_a_narrower_job_is_judged_against_the_winner_and_says_why() {
         let mut gift = row("gift", false, &[0.5, 0.5, 0.5]);
         gift.extra.insert(
             crate::results::keys::NARROWER.into(),
@@ -358,9 +348,20 @@ mod tests {
             default_row("plain", &[1.25, 1.25, 1.25]),
         ]);
         assert_eq!(v.winner.as_deref(), Some("gift"));
-        assert_eq!(v.default_judged_against.as_deref(), Some("copy"));
-        assert!((v.default_vs_winner.unwrap() - 0.8).abs() < 1e-9);
-        assert_eq!(v.default_cell(), "0.80× (plain vs copy)");
+        assert_eq!(v.default_tied, Some(false));
+        assert!((v.default_vs_winner.unwrap() - 0.4).abs() < 1e-9);
+        assert_eq!(v.default_cell(), "0.40× (plain)");
+        assert_eq!(v.winner_narrower.as_deref(), Some("gives its pages away"));
+        assert_eq!(
+            v.default_note().as_deref(),
+            Some(
+                "count warm: the default (plain) is 0.40× the winner, and cannot do the winner's \
+                 job: gives its pages away"
+            )
+        );
+        // A default that is the winner, or ties it, needs no note.
+        let v = verdict(&[default_row("plain", &[1.0, 1.0, 1.0])]);
+        assert_eq!((v.default_note(), v.winner_narrower), (None, None));
     }
 
     #[test]

@@ -362,14 +362,19 @@ pub struct Verdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_tied: Option<bool>,
     /// The default's speed as a fraction of the winner's: 1.0 when it is the winner, 0.8
-    /// when it takes 1.25× the winner's time. Where the winner does a narrower job
-    /// ([`Row::narrower`]), against the best row of the default's own job.
+    /// when it takes 1.25× the winner's time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_vs_winner: Option<f64>,
-    /// The method the default was judged against, when it is not the winner because the
-    /// winner does a narrower job.
+    /// In results from before 28 Nov 2026: the method the default was judged against
+    /// instead of a winner that did a narrower job. The default is judged against the
+    /// winner itself now, and [`Verdict::winner_narrower`] says why it may trail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_judged_against: Option<String>,
+    /// Why the winner's speed is out of the default's reach, when the default trails a
+    /// winner that does a narrower job ([`Row::narrower`]: zeros written from one
+    /// unchanging buffer, reads on more threads than the default's one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner_narrower: Option<String>,
     /// The table section of the condition's rows (for the compact terminal output).
     #[serde(skip)]
     pub section: Option<String>,
@@ -396,6 +401,22 @@ impl Verdict {
     pub fn limit_cell(&self) -> String {
         self.of_limit
             .map_or("—".into(), |f| format!("{:.0}%", f * 100.0))
+    }
+
+    /// Why the default trails the winner, when the winner does a job it cannot:
+    /// `random cold: auto is 0.32× the winner, which reads on 4 threads (…)`.
+    pub fn default_note(&self) -> Option<String> {
+        let (default, why) = (self.default.as_ref()?, self.winner_narrower.as_ref()?);
+        if self.default_tied == Some(true) || self.winner.as_ref() == Some(default) {
+            return None;
+        }
+        let ratio = self
+            .default_vs_winner
+            .map_or(String::new(), |x| format!(" is {x:.2}× the winner, and"));
+        Some(format!(
+            "{} {}: the default ({default}){ratio} cannot do the winner's job: {why}",
+            self.suite, self.condition
+        ))
     }
 
     /// The default cell: `= winner`, `tied (auto)`, `0.87× (prealloc)`, `—`.

@@ -20,6 +20,9 @@ impl Exporter for Markdown {
         let mut out = String::new();
         let _ = writeln!(out, "# iolab results\n");
         out.push_str(&table::verdict_table(results, true).render(Markup::Markdown));
+        for note in results.verdict.iter().filter_map(|v| v.default_note()) {
+            out.push_str(&format!("\n- {note}"));
+        }
         out.push('\n');
         for failed in &results.errors {
             let _ = writeln!(

@@ -102,6 +102,17 @@ pub fn winner_cell(v: &Verdict) -> String {
 /// The verdict: a table when it fits `width` (without its "of limit" column if need be),
 /// else two lines per condition, the winner on the first.
 fn verdict_block(results: &Results, width: usize) -> String {
+    let mut out = verdict_rows(results, width);
+    for note in results.verdict.iter().filter_map(Verdict::default_note) {
+        for line in wrap(&note, width, "", "  ") {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out
+}
+
+/// [`verdict_block`]'s table or lines.
+fn verdict_rows(results: &Results, width: usize) -> String {
     let mut table = verdict_table(results);
     table.title = wrap(&table.title, width, "", "  ").join("\n");
     for name in VERDICT_DROPPABLE {

@@ -631,12 +631,6 @@ fn random_figure(
     f.cli = Some(format!(
         "iolab random --method {method} --queue-depth {depth} FILE"
     ));
-    f.library = Some(iolab::lab::snippet::random(
-        method,
-        4096,
-        depth as u64,
-        1,
-        iolab::lab::random::Pattern::Uniform,
-    ));
+    f.library = Some(iolab::lab::snippet::random(method, 4096, depth as u64, 1));
     f
 }

@@ -141,13 +141,7 @@ pub(super) fn random_reads<'a>(p: &super::Pattern, t: &Target, costs: &'a Costs)
         warnings: Vec::new(),
         fix: "issue the reads together (io_uring at depth) or map the file, as the random suite's winner does".into(),
         cli: "iolab random --method uring --queue-depth 32 FILE".into(),
-        library: snippet::random(
-            iolab::lab::random::Method::Pread,
-            4096,
-            1,
-            1,
-            iolab::lab::random::Pattern::Uniform,
-        ),
+        library: snippet::random(iolab::lab::random::Method::Pread, 4096, 1, 1),
     };
     if let Some(f) = best {
         if let Some(c) = &f.cli {

@@ -3,7 +3,7 @@
 
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
-use iolab::lab::random::{Method, Pattern};
+use iolab::lab::random::Method;
 use iolab::lab::snippet;
 
 /// The suite's verdict rows, for the suite table.
@@ -46,8 +46,8 @@ fn usage(row: &Row) -> Usage {
         .get("block_bytes")
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(4096);
-    let library = match (row.method.parse::<Method>(), pattern.parse::<Pattern>()) {
-        (Ok(m), Ok(p)) => snippet::random(m, block, qd, threads, p),
+    let library = match row.method.parse::<Method>() {
+        Ok(m) => snippet::random(m, block, qd, threads),
         _ => "—".into(),
     };
     Usage {
@@ -73,6 +73,7 @@ fn usage(row: &Row) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab::lab::random::Pattern;
 
     #[test]
     fn the_batch_rows_library_call_is_the_stable_surfaces_batch_call() {
@@ -94,5 +95,27 @@ mod tests {
             "{}",
             usage.cli
         );
+    }
+
+    /// Whichever row wins, the call handed over reads the caller's blocks through the
+    /// library, never the laboratory's driver.
+    #[test]
+    fn every_rows_library_call_is_the_stable_surface() {
+        for m in Method::ALL {
+            for (qd, threads) in [(1, 1), (32, 1), (32, 4)] {
+                let row = Row {
+                    method: m.name().into(),
+                    extra: super::super::keys(
+                        Pattern::Uniform,
+                        super::super::State::Cold,
+                        (qd, threads),
+                    ),
+                    ..Row::default()
+                };
+                let library = usage(&row).library;
+                assert!(!library.contains("iolab::lab::"), "{m} {qd}: {library}");
+                assert!(library.contains("iolab::Random"), "{m} {qd}: {library}");
+            }
+        }
     }
 }

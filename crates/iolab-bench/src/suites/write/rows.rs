@@ -41,12 +41,14 @@ pub(super) fn to_row(
         );
     }
     if entry.method == Some(Method::Vmsplice) {
-        // Not the default's job: a program's own bytes cannot be handed over this way.
+        // Not the default's job: the default lends the pipe its own buffers' pages too, but
+        // copies a program's records into them first.
         row.extra.insert(
             keys::NARROWER.into(),
             json!(
-                "it hands the pipe pages that are never written again (one region of \
-                 zeros), which a program's changing output cannot be"
+                "it hands the pipe one region of zeros that is never written again; the \
+                 default lends its pages the same way, after copying the program's records \
+                 into them"
             ),
         );
     }

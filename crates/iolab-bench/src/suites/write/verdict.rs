@@ -93,6 +93,23 @@ mod tests {
         r
     }
 
+    /// Whichever method wins, the call handed over writes the program's own bytes through
+    /// the library (`vmsplice`'s through the writer that lends its pages), never the
+    /// laboratory's zero writer.
+    #[test]
+    fn every_methods_library_call_writes_the_programs_bytes() {
+        for m in Method::ALL {
+            let mut r = row(Some(256 << 10), &[1.0]);
+            r.method = m.name().into();
+            let library = usage(&r).library;
+            assert!(!library.contains("iolab::lab::"), "{m}: {library}");
+            assert!(library.contains("write_all"), "{m}: {library}");
+        }
+        let mut r = row(None, &[1.0]);
+        r.method = Method::Vmsplice.name().into();
+        assert!(usage(&r).library.contains(".lend_pages(true)"));
+    }
+
     #[test]
     fn a_file_buffer_is_saved_only_when_it_beats_the_default_beyond_the_noise() {
         let quiet = [1.0, 1.01, 0.99, 1.0, 1.0];
