@@ -538,3 +538,48 @@ fn a_failing_sync_fails_every_append_that_relies_on_it() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// A child that another thread forks holds copies of the parent's descriptors until it
+/// executes, the log's among them: a log closed meanwhile must not stay locked by that copy,
+/// or the program's next open of it is refused as a second opener.
+#[test]
+fn a_log_closed_while_a_forked_child_holds_its_descriptor_opens_again() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let dir = common::scratch();
+    let path = dir.path().join("reopened");
+    let log = iolab::Log::open(&path).unwrap();
+    log.append_durable(b"one").unwrap();
+    let (mut forked, told) = std::io::pipe().unwrap();
+    let spawner = std::thread::spawn(move || {
+        let fd = told.as_raw_fd();
+        let mut child = Command::new("true");
+        // SAFETY: between fork and exec the hook makes only async-signal-safe calls
+        // (`write`, `nanosleep`) and touches no lock or allocation.
+        unsafe {
+            child.pre_exec(move || {
+                libc::write(fd, b"f".as_ptr().cast(), 1);
+                let pause = libc::timespec {
+                    tv_sec: 1,
+                    tv_nsec: 0,
+                };
+                libc::nanosleep(&pause, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+        child.status().unwrap()
+    });
+    // The child exists, and holds its copy of every descriptor, the log's too.
+    let mut byte = [0u8; 1];
+    forked.read_exact(&mut byte).unwrap();
+    drop(log);
+    let log = iolab::Log::open(&path).expect("the closed log's lock went with it");
+    log.append_durable(b"two").unwrap();
+    assert!(spawner.join().unwrap().success());
+    drop(log);
+    assert_eq!(
+        read_records(&path).unwrap().records,
+        [b"one".to_vec(), b"two".to_vec()]
+    );
+}

@@ -41,7 +41,13 @@ pub(crate) fn create(
         }
         Err(e) => return Err(open_error("cannot create", e)),
     };
-    let made = fill(&file, policy, chunk).and_then(|()| give_name(&file, temp.as_deref(), path));
+    // A named temporary file can be opened by others: it is locked from the start. An
+    // unnamed one cannot be until it is linked, and it is locked by its name after that
+    // ([`by_name`]): a lock on it would outlive its descriptor in any child another thread
+    // forks meanwhile (until that child executes), and refuse the log's own lock.
+    let locked = temp.is_some();
+    let made =
+        fill(&file, policy, chunk, locked).and_then(|()| give_name(&file, temp.as_deref(), path));
     if made.is_err()
         && let Some(t) = &temp
     {
@@ -61,10 +67,11 @@ pub(crate) fn create(
     }))
 }
 
-/// The linked `unnamed` file again, opened by its new name: a descriptor of an
+/// The linked `unnamed` file again, opened by its new name, and locked: a descriptor of an
 /// `O_TMPFILE` keeps the name it was made with (`/dir/#12345 (deleted)` in `/proc`, `lsof`
-/// and `iolab trace`) after it is linked. Its lock moves to the new descriptor; an opener
-/// that takes it in between has the log, and this call is refused as a second opener.
+/// and `iolab trace`) after it is linked. An opener that takes the lock between the link
+/// and this has the log (the file is whole and synced by then), and this call is refused
+/// as a second opener.
 fn by_name(unnamed: File, path: &Path, wait: bool) -> Result<File> {
     let named = OpenOptions::new()
         .read(true)
@@ -80,9 +87,12 @@ fn by_name(unnamed: File, path: &Path, wait: bool) -> Result<File> {
     Ok(named)
 }
 
-/// Locks the new `file`, writes its header and (for `policy`) its first zeros, and syncs.
-fn fill(file: &File, policy: LogPolicy, chunk: u64) -> Result<()> {
-    lock::exclusive(file, false)?;
+/// Locks the new `file` when `take_lock`, writes its header and (for `policy`) its first zeros,
+/// and syncs.
+fn fill(file: &File, policy: LogPolicy, chunk: u64, take_lock: bool) -> Result<()> {
+    if take_lock {
+        lock::exclusive(file, false)?;
+    }
     pwrite_all(file, &header::encode(), 0).map_err(|e| fail("cannot write the log header", e))?;
     if policy.preallocates() {
         // `zero_fill` syncs the file.

@@ -28,6 +28,18 @@ pub(crate) fn exclusive(file: &File, wait: bool) -> Result<()> {
     }
 }
 
+/// The lock a [`Log`](super::Log) holds: released when dropped, explicitly, not only when
+/// its open file description closes, which a child that another thread forked keeps open
+/// until it executes: a `Log` closed and opened again would find itself locked out.
+#[derive(Debug)]
+pub(crate) struct Held(pub(crate) File);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
 /// Whether `a` and `b` are descriptors of one file (the same inode of the same file
 /// system).
 pub(crate) fn same_file(a: &File, b: &File) -> bool {

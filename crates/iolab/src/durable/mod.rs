@@ -351,7 +351,8 @@ pub struct Log {
     path: PathBuf,
     commit: group::Commit,
     /// A descriptor of the locked open file description: the lock lasts while it does.
-    _lock: File,
+    /// Last, so that it is released after everything else of the log is dropped.
+    _lock: lock::Held,
 }
 
 impl fmt::Debug for Log {
@@ -419,7 +420,7 @@ impl Log {
                 why,
                 path: path.to_path_buf(),
                 commit,
-                _lock: lock,
+                _lock: lock::Held(lock),
             }),
             Err(e) => {
                 // As it was: a log this call made is removed (while still locked, so an

@@ -213,7 +213,7 @@ impl RandomAccessOptions {
     /// By default, measured: the map for a file in the page cache, io_uring with
     /// `O_DIRECT` for one that is not, buffered io_uring where `O_DIRECT` is refused,
     /// `pread` where io_uring is unavailable ([`RandomAccessFile::batch_why`] says which and
-    /// why; [`super::batch`]).
+    /// why).
     pub fn batch_backing(mut self, backing: BatchBacking) -> RandomAccessOptions {
         self.batch = Some(backing);
         self

@@ -36,9 +36,10 @@ pub const RECORD_SIZE: usize = 128;
 ///
 /// - Into a pipe, by default, its buffers' pages are lent to the pipe with `vmsplice`
 ///   rather than copied into it, from a ring of buffers 4 × the pipe's capacity, each
-///   reused only after the pipe has moved past it ([`super::lend`]: why that is safe, what a
-///   reader that `tee`s or `splice`s onward sees, and [`WriteOptions::lend_pages`](super::WriteOptions::lend_pages) to turn
-///   it off). The rest of this list is how it writes elsewhere, or with lending off.
+///   reused only after the pipe has moved past it; a reader that `tee`s or `splice`s the
+///   pages onward may see later bytes ([`WriteOptions::lend_pages`](super::WriteOptions::lend_pages)
+///   says when, and turns lending off). The rest of this list is how it writes elsewhere,
+///   or with lending off.
 /// - Its capacity follows what standard output is (a pipe's capacity; 128 KiB for files,
 ///   or the size `iolab bench write` measured beating it on this machine;
 ///   [`StdoutWriter::why`] says which), or is given with [`StdoutWriter::with_capacity`].

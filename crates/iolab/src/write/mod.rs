@@ -152,13 +152,17 @@ impl WriteOptions {
     }
 
     /// Whether the writer lends its buffers' pages to a pipe on standard output
-    /// (`vmsplice`, [`lend`]) instead of copying them into it (`write`). Ignored when
-    /// standard output is not a pipe; a kernel that refuses `vmsplice` gets `write`s.
+    /// (`vmsplice`) instead of copying them into it (`write`). Ignored when standard output
+    /// is not a pipe; a kernel that refuses `vmsplice` gets `write`s.
     ///
-    /// Lending is safe for a reader that `read`s or `splice`s the pipe; one that moves many
-    /// pages on into other pipes or a socket (`tee(2)`, `splice(2)` beyond 3 × the pipe's
-    /// capacity) may see later bytes in them: see [`lend`]'s module docs, and turn lending
-    /// off for such a reader.
+    /// A lent buffer is written again only after 4 × the pipe's capacity has been lent
+    /// after it, by which time the pipe, which holds at most its capacity, has let go of
+    /// it. So lending is safe for a reader that `read`s or `splice`s the pipe. A reader that
+    /// moves the pages on instead of copying them (`tee(2)` or `splice(2)` into other pipes
+    /// or a socket) keeps them referenced outside this pipe: as long as what it holds so
+    /// stays under 3 × the pipe's capacity (`pv`'s 64 KiB pipe, two 1 MiB pipes after a
+    /// 1 MiB one), it sees the bytes written; beyond that it may see bytes written later
+    /// into the same buffer. Turn lending off for such a reader.
     ///
     /// By default, on into a pipe when no [`WriteOptions::buffer_size`] is given (it was
     /// faster into every reader measured: docs/findings/write.md), off with one.
@@ -182,7 +186,7 @@ pub struct Written {
     /// With adaptive write sizes (the default into a pipe): the small and the large size
     /// and the bytes each wrote.
     pub adaptive: Option<[(usize, u64); 2]>,
-    /// Bytes whose pages were lent to the pipe (`bufwriter`'s default into a pipe, [`lend`]).
+    /// Bytes whose pages were lent to the pipe (`bufwriter`'s default into a pipe, `vmsplice`).
     pub lent: u64,
 }
 
