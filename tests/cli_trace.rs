@@ -302,7 +302,8 @@ fn the_json_has_the_documented_keys_and_the_summary_fits_a_terminal() {
         let fixed = f["estimated_fixed_s"].as_f64().unwrap();
         assert!(now > fixed, "{f}");
         assert!(f["measured_s"].as_f64().unwrap() > 0.0, "{f}");
-        assert_eq!(f["shown"], true);
+        // Shown or not: above, as the summary says.
+        assert!(f["shown"].is_boolean(), "{f}");
     }
 }
 

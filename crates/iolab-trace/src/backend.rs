@@ -72,6 +72,10 @@ pub struct Outcome {
     pub stop_round_trip: Option<(Duration, Option<Duration>)>,
     /// The command's user CPU time, its waited-for children's included.
     pub user_cpu: Option<Duration>,
+    /// What was left out of the calls' times as the stops' part inside them, summed
+    /// (ptrace only): about half of what the stops cost, the other half being in the time
+    /// between the calls (the resume after a call's exit, the stop at the next one's entry).
+    pub stopped_in_calls: Option<Duration>,
 }
 
 impl Outcome {
@@ -79,8 +83,9 @@ impl Outcome {
     /// Under eBPF, whose cost is a fraction of a microsecond per call, the wall time. Under
     /// ptrace, whose stops can make a run of I/O calls a hundred times longer, the larger
     /// of two estimates that err in opposite ways, at most the wall time: the wall time
-    /// less a stop's round trip (measured before the command) for each followed call, long
-    /// when the stops cost more than the probe's; and the command's user CPU time plus the
+    /// less the stops, twice what they took inside the calls ([`Outcome::stopped_in_calls`],
+    /// as this run's load made them; without it, a probe's round trip per call), long when
+    /// the tracer's work between the stops adds more; and the command's user CPU time plus the
     /// time in its followed calls (waits included, the stops left out), short for a command
     /// that also sleeps, waits for children or faults outside those calls. With the larger,
     /// a finding's share of the run is the same under both backends, to within the stops'
@@ -90,12 +95,17 @@ impl Outcome {
             return self.wall;
         }
         let working = self.untraced_wall_at_least();
-        let calls = self.trace.total_calls().min(u64::from(u32::MAX)) as u32;
-        let unstopped = self
-            .stop_round_trip
-            .map_or(Duration::ZERO, |(together, _)| {
-                self.wall.saturating_sub(together.saturating_mul(calls))
-            });
+        let unstopped = match self.stopped_in_calls {
+            Some(inside) => self.wall.saturating_sub(inside.saturating_mul(2)),
+            None => {
+                let calls = self.trace.total_calls().min(u64::from(u32::MAX)) as u32;
+                self.stop_round_trip
+                    .map_or(Duration::ZERO, |(together, apart)| {
+                        let stop = together.max(apart.unwrap_or(together));
+                        self.wall.saturating_sub(stop.saturating_mul(calls))
+                    })
+            }
+        };
         working.max(unstopped)
     }
 
@@ -338,6 +348,7 @@ mod tests {
             timing_note: String::new(),
             stop_round_trip: None,
             user_cpu: Some(Duration::from_millis(5)),
+            stopped_in_calls: None,
         }
     }
 
@@ -431,6 +442,7 @@ mod tests {
             timing_note: String::new(),
             stop_round_trip: None,
             user_cpu: Some(Duration::from_millis(10)),
+            stopped_in_calls: None,
         };
         // 10 ms of user time and 40 ms in the calls: the rest of the second was stops.
         assert_eq!(o.untraced_wall(), Duration::from_millis(50));
@@ -440,6 +452,12 @@ mod tests {
         assert_eq!(o.untraced_wall(), Duration::from_millis(990));
         // At 990 ms, the stop explains more than the work leaves: the work is the estimate.
         o.stop_round_trip = Some((Duration::from_millis(990), None));
+        assert_eq!(o.untraced_wall(), Duration::from_millis(50));
+        // What the stops took inside the calls in this run, when known, counts twice
+        // (the other half is between the calls), in place of the probe's round trip.
+        o.stopped_in_calls = Some(Duration::from_millis(100));
+        assert_eq!(o.untraced_wall(), Duration::from_millis(800));
+        o.stopped_in_calls = Some(Duration::from_millis(600));
         assert_eq!(o.untraced_wall(), Duration::from_millis(50));
         o.wall = Duration::from_millis(30);
         assert_eq!(o.untraced_wall(), Duration::from_millis(30));

@@ -148,12 +148,21 @@ fn a_pipes_reader_counts_in_the_saving_when_traced_and_is_said_when_not() {
         "{}",
         f.evidence
     );
+    // Its writes on count too when they look like a copy of each read: at least
+    // MIN_CALLS reads (on a loaded machine `cat` may find the pipe full at each read and
+    // make a few hundred).
+    let reads = r
+        .groups
+        .iter()
+        .find(|t| t.path == f.path)
+        .map_or(0, |t| t.read.calls);
     assert!(
         f.basis
             .iter()
             .any(|b| b.contains("reads of the pipe by its reader")
-                && b.contains("each written on to /dev/null")),
-        "{choice}: {:?}",
+                && (reads < iolab_trace::rules::MIN_CALLS
+                    || b.contains("each written on to /dev/null"))),
+        "{choice}: {reads} reads: {:?}",
         f.basis
     );
     // A FIFO this test reads, outside the trace: nothing is added, and the evidence says so.

@@ -463,6 +463,7 @@ mod tests {
                 timing_note: "test".into(),
                 stop_round_trip: None,
                 user_cpu: None,
+                stopped_in_calls: None,
             },
             findings: (0..findings).map(finding).collect(),
             groups,

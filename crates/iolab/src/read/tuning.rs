@@ -548,7 +548,7 @@ fn write(tuning: Tuning) -> std::io::Result<Option<PathBuf>> {
         &crate::generate::AtomicOptions::new().overwrite(true),
         |out| {
             out.write_all(&json)
-                .map_err(|e| crate::Error::io("cannot write", e).into())
+                .map_err(|e| crate::error::Error::io("cannot write", e).into())
         },
     )
     .map_err(std::io::Error::other)?;

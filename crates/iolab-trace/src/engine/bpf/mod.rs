@@ -320,5 +320,6 @@ pub fn run(command: &Command, reason: String) -> Result<Outcome> {
         timing_note: TIMING_NOTE.to_string(),
         stop_round_trip: None,
         user_cpu: Some(user_cpu),
+        stopped_in_calls: None,
     })
 }

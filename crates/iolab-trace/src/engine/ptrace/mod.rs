@@ -158,6 +158,9 @@ struct Ended {
     user_ns: u64,
     /// What the tracer's stops cost, left out of every call's time.
     stop_costs: Option<StopCosts>,
+    /// What was left out of the calls' times, summed.
+    #[serde(default)]
+    stopped_ns: u64,
     /// The trace's targets.
     targets: Vec<WireTarget>,
     /// The trace's changes to files.
@@ -440,6 +443,7 @@ impl Ended {
             setup_ns: 0,
             user_ns: 0,
             stop_costs,
+            stopped_ns: 0,
             targets: targets.into_iter().map(wire_target).collect(),
             events: events.into_iter().map(wire_event).collect(),
             stacks,
@@ -585,6 +589,7 @@ fn receive(command: &Command, from_tracer: OwnedFd, reason: String) -> Result<Ou
                         .stop_costs
                         .map(|c| (c.together.round_trip, c.apart.map(|a| a.round_trip))),
                     user_cpu: Some(Duration::from_nanos(ended.user_ns)),
+                    stopped_in_calls: Some(Duration::from_nanos(ended.stopped_ns)),
                 });
             }
         }

@@ -120,6 +120,9 @@ pub struct Recorder {
     probes: Vec<Probe>,
     /// What the stops cost, left out of every call's time.
     stop_costs: Option<StopCosts>,
+    /// What was left out of the calls' times, summed: the stops' part inside the calls,
+    /// as this run's load made them.
+    stopped_ns: u64,
     /// The processes, the changes, the paths, the stacks.
     witness: Witness,
 }
@@ -147,6 +150,7 @@ impl Recorder {
             probe_batches: 1,
             probes: Vec::new(),
             stop_costs: None,
+            stopped_ns: 0,
             witness: Witness::default(),
         }
     }
@@ -238,6 +242,11 @@ impl Recorder {
         self.stop_costs
     }
 
+    /// What was left out of the calls' times, summed (the stops' part inside them).
+    pub fn stopped_ns(&self) -> u64 {
+        self.stopped_ns
+    }
+
     /// Expects the launch's probes as `probes` says (by default one batch).
     pub fn expect_probes(&mut self, probes: Probes) {
         self.probe_batches = probes.batches();
@@ -326,6 +335,7 @@ impl Recorder {
             (Some(costs), Some(task)) => costs.call_time(wall, cpu, &mut task.apart),
             _ => wall,
         };
+        self.stopped_ns += wall.saturating_sub(ns);
         let at = call.t0.duration_since(self.started).as_nanos() as u64;
         let target = self.apply(tid, tgid, &call, ret, ns, at);
         let written = match call.sys.role() {

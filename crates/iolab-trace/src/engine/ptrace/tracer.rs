@@ -401,5 +401,6 @@ fn command_ended(
     ended.wall_ns = wall_ns;
     ended.setup_ns = setup_ns;
     ended.user_ns = user_ns;
+    ended.stopped_ns = recorder.stopped_ns();
     Message::Ended(Box::new(ended))
 }
