@@ -310,13 +310,19 @@ pub(super) fn own_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Option<(
     ))
 }
 
-/// SQLite's transactions count their calls' measured times, under ptrace too, whose times
-/// are less the stops (28 Nov 2026, the Intel VM, `sqlite-sync-off`: 46–52 ms under ptrace
-/// against 37–46 ms under eBPF; bounded by as many calls of a shell's redirection, 18 ms,
-/// the prediction was 0.36× the measured saving); a shell's redirection (opens, `fcntl`s,
-/// `dup2`s, closes, calibrated) is what they are checked against: a finding says when they
-/// differ by more than [`super::DISAGREE`].
-pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> Estimate<'a> {
+/// `exact`: the calls' times are the kernel's (eBPF). Under ptrace, whose times less the
+/// stops ran 0.4–3× the kernel's for SQLite's calls as the load went (28 Nov 2026, the
+/// Intel VM, `sqlite-sync-off`: 46–52 ms at load 5 against eBPF's 37–46 ms; 0.17 s of
+/// predicted saving at load 1 against 0.057 s measured), its transactions' calls count at
+/// most [`super::DISAGREE`]× as many calls of a shell's redirection (opens, `fcntl`s,
+/// `dup2`s, closes, calibrated: about 0.4 µs a call here, eBPF's were 0.8 µs); bounded at
+/// 1×, the prediction was 0.36× the measured saving at load 4.
+pub(super) fn estimate<'a>(
+    p: &Pattern,
+    groups: &[Group],
+    costs: &'a Costs,
+    exact: bool,
+) -> Estimate<'a> {
     let churn = sqlite_churn(p, groups).and_then(|n| costs.get(&n));
     let (fix, fixed) = match p.kind {
         FindingKind::StatStorm => (
@@ -338,7 +344,12 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
         ),
     };
     let calls = p.count;
-    let ns = p.ns;
+    // Under ptrace, SQLite's calls count at most DISAGREE× as many of a shell's redirection:
+    // their times less the stops run 0.4–3× their eBPF times as the load goes.
+    let ns = match churn.filter(|_| !exact) {
+        Some(f) => p.ns.min((super::DISAGREE * f.cost(calls, 0) * 1e9) as u64),
+        None => p.ns,
+    };
     Estimate {
         calls,
         bytes: 0,

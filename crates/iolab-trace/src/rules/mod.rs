@@ -451,7 +451,7 @@ impl Analysis {
             FindingKind::WholeFileRewrite => rewrite::estimate(p, &self.groups, costs),
             FindingKind::ReadTwice => reads::read_twice(t),
             FindingKind::StatStorm | FindingKind::FailedOpens | FindingKind::MmapFaults => {
-                lookups::estimate(p, &self.groups, costs)
+                lookups::estimate(p, &self.groups, costs, self.exact_times)
             }
             kind => Estimate {
                 calls: p.count,
