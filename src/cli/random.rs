@@ -75,6 +75,41 @@ fn read_size(report: &random::Report, block: usize) -> String {
     }
 }
 
+/// Says on stderr which backing the library call took and why, and the queue depth's
+/// reason (`--verbose`).
+fn explain(
+    args: &Args,
+    report: &random::Report,
+    options: &Options,
+    queue_depth: usize,
+    depth_why: &str,
+) -> Result<()> {
+    let why = match &report.why {
+        Some(why) => why.clone(),
+        None => {
+            // The first trial's reads, spread over the file, so that `why` says what it
+            // measured.
+            let file = iolab::RandomAccessFile::open(&args.file)?;
+            let block = options.block_bytes();
+            let mut scratch = vec![0u8; block];
+            let reads = u64::from(iolab::lab::file::measured::TRIAL_READS);
+            let blocks = file.len().div_ceil(block as u64).max(1);
+            for i in 0..reads {
+                file.read_at(i * blocks / reads * block as u64, &mut scratch)?;
+            }
+            file.why()
+        }
+    };
+    let call = if queue_depth > 1 {
+        "RandomAccessFile::read_batch"
+    } else {
+        "RandomAccessFile::open"
+    };
+    super::report(&format!("{}: {call}: {why}", args.file.display()));
+    super::report(&format!("queue depth {queue_depth}: {depth_why}"));
+    Ok(())
+}
+
 /// Runs the reads and prints the figures; exits 1 when a read returned wrong bytes.
 pub fn run(args: Args) -> Result<i32> {
     // Refused before measuring, not after.
@@ -103,29 +138,7 @@ pub fn run(args: Args) -> Result<i32> {
     // After the run, so that a file random reads refuse (a FIFO without a writer, whose
     // open would block) is refused before anything else opens it.
     if args.verbose {
-        let why = match &report.why {
-            Some(why) => why.clone(),
-            None => {
-                // The first trial's reads, spread over the file, so that `why` says what
-                // it measured.
-                let file = iolab::RandomAccessFile::open(&args.file)?;
-                let block = options.block_bytes();
-                let mut scratch = vec![0u8; block];
-                let reads = u64::from(iolab::lab::file::measured::TRIAL_READS);
-                let blocks = file.len().div_ceil(block as u64).max(1);
-                for i in 0..reads {
-                    file.read_at(i * blocks / reads * block as u64, &mut scratch)?;
-                }
-                file.why()
-            }
-        };
-        let call = if queue_depth > 1 {
-            "RandomAccessFile::read_batch"
-        } else {
-            "RandomAccessFile::open"
-        };
-        super::report(&format!("{}: {call}: {why}", args.file.display()));
-        super::report(&format!("queue depth {queue_depth}: {depth_why}"));
+        explain(&args, &report, &options, queue_depth, &depth_why)?;
     }
     let (p50, p99, p999) = (
         report.latency_us(0.5),
