@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use iolab::lab::random::{self, Method, Options, Pattern, Stop};
 use iolab::lab::units::format_bytes;
-use serde_json::json;
+use iolab_results::{RandomCheck, RandomRun};
 
 /// Arguments of `iolab random`.
 #[derive(Debug, clap::Args)]
@@ -146,32 +146,33 @@ pub fn run(args: Args) -> Result<i32> {
         report.latency_us(0.999),
     );
     if args.json {
-        let value = json!({
-            "method": report.method.name(),
-            "pattern": args.pattern.name(),
-            "block_bytes": options.block_bytes(),
-            "bytes_per_read": report.bytes_per_read(),
-            "queue_depth": queue_depth,
-            "threads": args.threads,
-            "file_bytes": report.file_bytes,
-            "reads": report.reads,
-            "elapsed_s": report.elapsed.as_secs_f64(),
-            "iops": report.iops(),
-            "bytes_per_s": report.bytes_per_s(),
-            "p50_us": p50,
-            "p99_us": p99,
-            "p999_us": p999,
-            "cpu_us_per_read": report.cpu_us_per_read(),
-            "verified": report.verified(),
-            "mismatches": report.mismatches,
-            "check": match report.check {
-                random::Check::Generated => "generated",
-                random::Check::Sampled => "sampled",
+        let run = RandomRun {
+            method: report.method.name().to_string(),
+            pattern: args.pattern.name().to_string(),
+            block_bytes: options.block_bytes(),
+            bytes_per_read: report.bytes_per_read(),
+            queue_depth,
+            threads: args.threads,
+            file_bytes: report.file_bytes,
+            reads: report.reads,
+            elapsed_s: report.elapsed.as_secs_f64(),
+            iops: report.iops(),
+            bytes_per_s: report.bytes_per_s(),
+            p50_us: p50,
+            p99_us: p99,
+            p999_us: p999,
+            cpu_us_per_read: report.cpu_us_per_read(),
+            verified: report.verified(),
+            mismatches: report.mismatches,
+            check: match report.check {
+                random::Check::Generated => RandomCheck::Generated,
+                random::Check::Sampled => RandomCheck::Sampled,
             },
-            "checked": report.checked,
-            "cdf_us": report.cdf_us(),
-            "why": report.why,
-        });
+            checked: report.checked,
+            cdf_us: report.cdf_us(),
+            why: report.why.clone(),
+        };
+        let value = serde_json::to_string(&run).context("cannot encode the run as JSON")?;
         writeln!(out, "{value}").context("cannot write to stdout")?;
     } else {
         writeln!(

@@ -6,8 +6,10 @@
 pub mod cache;
 pub mod load;
 pub mod probe;
+pub mod random_run;
 pub mod results;
 pub mod stats;
 
 pub use load::{LoadError, RESULTS_DIR, load, newest_run};
+pub use random_run::{RandomCheck, RandomRun};
 pub use results::{Results, Row, SCHEMA_VERSION, SuiteError, Verdict};

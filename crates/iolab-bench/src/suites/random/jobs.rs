@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use serde_json::Value;
+use iolab_results::RandomRun;
 
 use super::{DEEP_QUEUE, RandomJob, SWEEP_QUEUE_DEPTHS, Sample, State, fio, rows};
 use crate::context::Config;
@@ -150,17 +150,16 @@ fn iolab_job(
 
 /// The figures of an `iolab random --json` run.
 fn parse_iolab(stdout: &str) -> Option<Sample> {
-    let v: Value = serde_json::from_str(stdout.trim()).ok()?;
-    let f = |k: &str| v.get(k)?.as_f64();
+    let run: RandomRun = serde_json::from_str(stdout.trim()).ok()?;
     Some(Sample {
-        iops: f("iops")?,
-        p50_us: f("p50_us")?,
-        p99_us: f("p99_us")?,
-        p999_us: f("p999_us")?,
-        cpu_us_per_read: f("cpu_us_per_read")?,
-        verified: v.get("verified")?.as_bool()?,
-        cdf_us: serde_json::from_value(v.get("cdf_us")?.clone()).ok()?,
-        why: v.get("why").and_then(Value::as_str).map(str::to_string),
+        iops: run.iops,
+        p50_us: run.p50_us,
+        p99_us: run.p99_us,
+        p999_us: run.p999_us,
+        cpu_us_per_read: run.cpu_us_per_read,
+        verified: run.verified,
+        cdf_us: run.cdf_us,
+        why: run.why,
     })
 }
 
