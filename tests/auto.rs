@@ -110,7 +110,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
             "kernel_release": release,
             "cores": cores,
             "cpu_model": cpu,
-            "written_by": iolab::lab::read::tuning::Provenance::here(),
+            "written_by": iolab::lab::profile::Provenance::here(),
             "count": [{
                 "cache": "cold",
                 "size_class": {"from_bytes": 1u64 << 30, "to_bytes": 4u64 << 30},
@@ -120,14 +120,12 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
             }]
         })
     };
-    let file = cache
-        .join("iolab")
-        .join(iolab::lab::read::tuning::FILE_NAME);
+    let file = cache.join("iolab").join(iolab::lab::profile::FILE_NAME);
     std::fs::write(
         &file,
         tuning(
-            &iolab::lab::read::tuning::kernel_release(),
-            &iolab::lab::read::tuning::cpu_model(),
+            &iolab::lab::profile::kernel_release(),
+            &iolab::lab::profile::cpu_model(),
         )
         .to_string(),
     )
@@ -159,12 +157,12 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     evict(&gib);
 
     // Measured under another kernel, or on another CPU: ignored, and --verbose says why.
-    let cpu = iolab::lab::read::tuning::cpu_model();
+    let cpu = iolab::lab::profile::cpu_model();
     std::fs::write(&file, tuning("0.0.0-other", &cpu).to_string()).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
     assert!(is_cold_rule(&chosen(&err)), "{err}");
     assert!(err.contains("measured under kernel 0.0.0-other"), "{err}");
-    let kernel = iolab::lab::read::tuning::kernel_release();
+    let kernel = iolab::lab::profile::kernel_release();
     std::fs::write(&file, tuning(&kernel, "Another CPU").to_string()).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
     assert!(is_cold_rule(&chosen(&err)), "{err}");
@@ -182,7 +180,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     // count winners are ignored.
     let old = serde_json::json!({
         "measured_at": "2026-01-01T00:00:00Z",
-        "kernel_release": iolab::lab::read::tuning::kernel_release(),
+        "kernel_release": iolab::lab::profile::kernel_release(),
         "cores": cores,
         "file_bytes": 1u64 << 30,
         "warm": null,

@@ -573,22 +573,20 @@ fn into_a_file_the_default_buffer_follows_the_profile_and_verbose_says_why() {
     // A winner measured on this machine and on the file's device: followed.
     let tuning = serde_json::json!({
         "measured_at": "2026-11-26T00:00:00Z",
-        "kernel_release": iolab::lab::read::tuning::kernel_release(),
+        "kernel_release": iolab::lab::profile::kernel_release(),
         "cores": std::thread::available_parallelism().unwrap().get(),
-        "cpu_model": iolab::lab::read::tuning::cpu_model(),
-        "written_by": iolab::lab::read::tuning::Provenance::here(),
+        "cpu_model": iolab::lab::profile::cpu_model(),
+        "written_by": iolab::lab::profile::Provenance::here(),
         "write": [{
             "condition": "file", "method": "bufwriter", "runner_up": "the rule's buffer",
             "lead": 1.3, "measured_at": "2026-11-26T00:00:00Z",
-            "device": iolab::lab::read::tuning::device_of(dir.path()),
+            "device": iolab::lab::profile::device_of(dir.path()),
             "bytes": 1u64 << 20
         }]
     });
     std::fs::create_dir_all(cache.join("iolab")).unwrap();
     std::fs::write(
-        cache
-            .join("iolab")
-            .join(iolab::lab::read::tuning::FILE_NAME),
+        cache.join("iolab").join(iolab::lab::profile::FILE_NAME),
         tuning.to_string(),
     )
     .unwrap();

@@ -183,7 +183,7 @@ fn check_user_file(path: &std::path::Path) -> Result<(u64, u64)> {
 
 /// The default data folder: iolab's cache folder.
 fn default_data_dir() -> Result<PathBuf> {
-    match iolab::lab::read::tuning::cache_dir() {
+    match iolab::lab::profile::cache_dir() {
         Some(dir) => Ok(dir),
         None => bail!("neither XDG_CACHE_HOME nor HOME is set: choose a data folder with --data"),
     }

@@ -1,4 +1,4 @@
-//! The machine profile's strategy winners ([`iolab::lab::read::tuning`]): after a complete
+//! The machine profile's strategy winners ([`iolab::lab::profile`]): after a complete
 //! run (every method, generated data, not interrupted), a verdict condition that a library
 //! default follows is saved with its winner when it beats the runner-up beyond the noise,
 //! and removed on a tie, so the default keeps its rule there. `count` and `random` save
@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::context::Context;
 use crate::verdict::Verdict;
-use iolab::lab::read::tuning::{self, Strategies, StrategyWinner};
+use iolab::lab::profile::{self, Profile, Strategies, StrategyWinner};
 use iolab::lab::units::format_bytes;
 
 /// Saves `verdict`'s decision as the profile's `which` entry for its condition (measured on
@@ -20,7 +20,7 @@ pub fn remember(ctx: &mut Context<'_>, which: Strategies, verdict: &Verdict, dat
         runner_up: verdict.runner_up.clone().unwrap_or_default(),
         lead: verdict.lead.unwrap_or(1.0),
         measured_at: iolab::lab::sysinfo::now_rfc3339(),
-        device: tuning::device_of(data_dir),
+        device: profile::device_of(data_dir),
         bytes: None,
     });
     save(
@@ -39,8 +39,7 @@ pub fn save(
     (suite, condition): (&str, &str),
     winner: Option<StrategyWinner>,
 ) {
-    let config = ctx.config;
-    if crate::interrupt::interrupted() || config.methods.is_some() || !config.files.is_empty() {
+    if !ctx.config.files.is_empty() {
         return;
     }
     let said = match &winner {
@@ -54,15 +53,31 @@ pub fn save(
         ),
         None => "no strategy beats the others beyond the noise: the rule applies".into(),
     };
-    match tuning::save_strategy(which, condition, winner) {
-        Ok(Some(path)) => ctx.notes.push(format!(
-            "{suite} {condition}, by default on this machine: {said} (saved in {})",
-            path.display()
-        )),
+    record(
+        ctx,
+        &format!("{suite} {condition}, by default on this machine: {said}"),
+        &format!("the {suite} {condition} winner"),
+        |p| p.record_strategy(which, condition, winner),
+    );
+}
+
+/// Saves `change` to the machine profile after a complete run (not interrupted, every
+/// method) and notes `said` with where it was saved, or why `what` could not be saved.
+pub fn record(
+    ctx: &mut Context<'_>,
+    said: &str,
+    what: &str,
+    change: impl FnOnce(&mut Profile) -> bool,
+) {
+    if crate::interrupt::interrupted() || ctx.config.methods.is_some() {
+        return;
+    }
+    match profile::save(change) {
+        Ok(Some(path)) => ctx
+            .notes
+            .push(format!("{said} (saved in {})", path.display())),
         Ok(None) => {}
-        Err(e) => ctx.notes.push(format!(
-            "could not save the {suite} {condition} winner: {e}"
-        )),
+        Err(e) => ctx.notes.push(format!("could not save {what}: {e}")),
     }
 }
 
@@ -96,7 +111,7 @@ pub fn size_winner(
         runner_up: "the rule's buffer".into(),
         lead: default.median_s? / best.median_s?,
         measured_at: iolab::lab::sysinfo::now_rfc3339(),
-        device: tuning::device_of(data_dir),
+        device: profile::device_of(data_dir),
         bytes: Some(bytes),
     })
 }

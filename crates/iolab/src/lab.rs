@@ -9,10 +9,13 @@
 //! that wants one of these methods uses the root's options builders, which take every
 //! method by name ([`crate::CountMethod`], [`crate::EditStrategy`], [`crate::LogPolicy`]).
 
-/// Read methods and the line-counting task ([`read::count_input`]), `auto`'s rule and the
-/// measured winners it follows ([`read::tuning`]).
+/// Read methods and the line-counting task ([`read::count_input`]) and `auto`'s rule.
 pub mod read {
     pub use crate::read::*;
+}
+/// This machine's profile: the winners `iolab bench` measured, which the defaults follow.
+pub mod profile {
+    pub use crate::profile::*;
 }
 /// Write methods and [`write::write_zeros`], the engine of `iolab write`.
 pub mod write {

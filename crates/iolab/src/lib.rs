@@ -49,6 +49,7 @@ mod kernel;
 /// documented as [`lab::named`].
 #[doc(hidden)]
 pub mod named;
+mod profile;
 mod random;
 mod read;
 mod snippet;

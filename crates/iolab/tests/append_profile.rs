@@ -7,7 +7,7 @@ use iolab_testkit as common;
 use std::path::Path;
 
 use iolab::lab::file::append::DEFAULT_BUFFER_SIZE;
-use iolab::lab::read::tuning::{self, Strategies, StrategyWinner};
+use iolab::lab::profile::{self, Strategies, StrategyWinner};
 use iolab::{AppendFile, AppendOptions};
 
 /// Set (to a cache folder) for [`buffer_child`].
@@ -33,10 +33,11 @@ fn buffer_child() {
         runner_up: "the rule's buffer".into(),
         lead: 1.2,
         measured_at: "2026-11-26T15:00:00Z".into(),
-        device: tuning::device_of(dir),
+        device: profile::device_of(dir),
         bytes: Some(256 << 10),
     };
-    tuning::save_strategy(Strategies::Append, "buffer", Some(winner.clone())).unwrap();
+    profile::save(|p| p.record_strategy(Strategies::Append, "buffer", Some(winner.clone())))
+        .unwrap();
     let mut log = AppendFile::create(dir.join("measured.log")).unwrap();
     assert_eq!(log.buffer_size(), 256 << 10);
     assert!(
@@ -64,7 +65,7 @@ fn buffer_child() {
         device: Some("250:250".into()),
         ..winner
     };
-    tuning::save_strategy(Strategies::Append, "buffer", Some(elsewhere)).unwrap();
+    profile::save(|p| p.record_strategy(Strategies::Append, "buffer", Some(elsewhere))).unwrap();
     let log = AppendFile::create(dir.join("elsewhere.log")).unwrap();
     assert_eq!(log.buffer_size(), DEFAULT_BUFFER_SIZE);
     assert!(

@@ -9,7 +9,7 @@ use iolab_testkit as common;
 
 use std::path::Path;
 
-use iolab::lab::read::tuning::{self, RandomWinner};
+use iolab::lab::profile::{self, RandomWinner};
 use iolab::{AppendFile, RandomAccessFile};
 
 /// Set (to a cache folder) for [`provenance_child`].
@@ -17,7 +17,7 @@ const CHILD_ENV: &str = "IOLAB_PROFILE_PROVENANCE_CACHE";
 
 /// The profile's file in the child's cache folder.
 fn profile_path(cache: &Path) -> std::path::PathBuf {
-    cache.join("iolab").join(tuning::FILE_NAME)
+    cache.join("iolab").join(profile::FILE_NAME)
 }
 
 /// Rewrites the saved profile with `change` applied to its JSON.
@@ -30,7 +30,7 @@ fn rewrite(cache: &Path, saved: &serde_json::Value, change: impl FnOnce(&mut ser
 /// Why `load_checked` refuses the profile now, checked to reach the `why()` of a
 /// `RandomAccessFile` (where its backing started) and of an `AppendFile` (its buffer).
 fn refused(dir: &Path) -> String {
-    let why = tuning::load_checked().expect_err("a foreign profile must be ignored");
+    let why = profile::load_checked().expect_err("a foreign profile must be ignored");
     assert!(why.ends_with(": ignored"), "{why}");
     let table = RandomAccessFile::open(dir.join("table")).unwrap();
     assert!(table.why().contains(&why), "{}", table.why());
@@ -59,12 +59,12 @@ fn provenance_child() {
         method: "mmap".into(),
         iops: 1.0,
     };
-    tuning::save_random(tuning::MIN_BYTES, vec![winner]).unwrap();
+    profile::save(|p| p.record_random(profile::MIN_BYTES, vec![winner])).unwrap();
     // Saved here: followed.
-    let profile = tuning::load_checked().unwrap();
+    let profile = profile::load_checked().unwrap();
     assert_eq!(
         profile.written_by,
-        Some(tuning::Provenance::here()),
+        Some(profile::Provenance::here()),
         "{profile:?}"
     );
     let table = RandomAccessFile::open(cache.join("table")).unwrap();
@@ -77,7 +77,7 @@ fn provenance_child() {
     );
     let path = profile_path(cache);
     let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let here = tuning::Provenance::here();
+    let here = profile::Provenance::here();
 
     rewrite(cache, &saved, |p| {
         p["written_by"]["version"] = "0.0.9".into()
@@ -107,7 +107,7 @@ fn provenance_child() {
     // The file itself owned by another user (another user's `sudo iolab bench` wrote it
     // into this user's cache folder): only root can give a file away.
     rewrite(cache, &saved, |_| {});
-    assert!(tuning::load_checked().is_ok());
+    assert!(profile::load_checked().is_ok());
     if here.uid != 0 {
         common::skip("not root: cannot give the profile to another user");
         return;

@@ -17,12 +17,12 @@ use iolab::lab::file::{Backing, RandomAccessFile, RandomAccessOptions};
 
 /// Saves a profile (of this user, version and machine) whose warm winner is a plain map.
 fn save_plain_map_as_warm_winner() {
-    let winner = iolab::lab::read::tuning::RandomWinner {
+    let winner = iolab::lab::profile::RandomWinner {
         size_class: "warm".to_string(),
         method: "mmap".to_string(),
         iops: 1.0,
     };
-    iolab::lab::read::tuning::save_random(iolab::lab::read::tuning::MIN_BYTES, vec![winner])
+    iolab::lab::profile::save(|p| p.record_random(iolab::lab::profile::MIN_BYTES, vec![winner]))
         .unwrap();
 }
 

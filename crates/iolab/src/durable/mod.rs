@@ -141,22 +141,22 @@ pub const PROFILE_CONDITIONS: [&str; 2] = ["durable, 8 writers, 512 B", "durable
 /// rule: [`LogOptions::DEFAULT_POLICY`] (`direct-dsync`) where the folder accepts
 /// `O_DIRECT`, [`LogOptions::FALLBACK_POLICY`] (`prealloc`) where it does not.
 pub fn default_policy(path: &Path) -> (LogPolicy, String) {
-    policy_from(&crate::read::tuning::load_checked(), path)
+    policy_from(&crate::profile::load_checked(), path)
 }
 
 /// [`default_policy`] with `profile`.
 fn policy_from(
-    profile: &std::result::Result<crate::read::tuning::Tuning, String>,
+    profile: &std::result::Result<crate::profile::Profile, String>,
     path: &Path,
 ) -> (LogPolicy, String) {
-    use crate::read::tuning::{self, Strategies};
+    use crate::profile::{self, Strategies};
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     let mut why_not = Vec::new();
     for condition in PROFILE_CONDITIONS {
-        match tuning::strategy_for(profile, Strategies::Durable, condition, dir) {
+        match profile::strategy_for(profile, Strategies::Durable, condition, dir) {
             Ok(w) => match w.method.parse::<LogPolicy>() {
                 Ok(policy) => match policy.availability_for(dir) {
                     Ok(()) => return (policy, w.source()),
@@ -718,7 +718,7 @@ mod tests {
 
     #[test]
     fn without_a_policy_a_log_follows_the_first_condition_with_a_winner() {
-        use crate::read::tuning::{StrategyWinner, Tuning};
+        use crate::profile::{Profile, StrategyWinner};
         let winner = |condition: &str, method: &str| StrategyWinner {
             condition: condition.into(),
             method: method.into(),
@@ -729,9 +729,9 @@ mod tests {
             bytes: None,
         };
         let profile = |durable| {
-            Ok(Tuning {
+            Ok(Profile {
                 durable,
-                ..Tuning::default()
+                ..Profile::default()
             })
         };
         let log = std::env::temp_dir().join("log");

@@ -251,12 +251,12 @@ impl EditKind {
 
 /// The strategy an edit of the file at `path` takes when none is set, and why: the winner
 /// `iolab bench edit` measured on this machine, for files on `path`'s device
-/// ([`crate::lab::read::tuning`]); else the rule, [`DEFAULT_REPLACE`] or
+/// ([`crate::lab::profile`]); else the rule, [`DEFAULT_REPLACE`] or
 /// [`DEFAULT_TRUNCATE`]. Where the rule applies, a replace of a file of at least
 /// [`TRIAL_MIN`] bytes measures `mmap` and `std-stream` on its first part and finishes
 /// with the faster ([`EditReport::strategy`] and [`EditReport::why`] say which it took).
 pub fn default_strategy(kind: EditKind, path: &Path) -> (EditStrategy, String) {
-    let (strategy, why, _) = strategy_from(&crate::read::tuning::load_checked(), kind, path);
+    let (strategy, why, _) = strategy_from(&crate::profile::load_checked(), kind, path);
     (strategy, why)
 }
 
@@ -267,11 +267,11 @@ pub const TRIAL_MIN: u64 = trial::TRIAL_MIN;
 /// [`default_strategy`] with `profile`, and, when it is the rule, why the profile was not
 /// followed.
 fn strategy_from(
-    profile: &std::result::Result<crate::read::tuning::Tuning, String>,
+    profile: &std::result::Result<crate::profile::Profile, String>,
     kind: EditKind,
     path: &Path,
 ) -> (EditStrategy, String, Option<String>) {
-    use crate::read::tuning::{Strategies, strategy_for};
+    use crate::profile::{Strategies, strategy_for};
     let rule = kind.rule();
     let why_not = match strategy_for(profile, Strategies::Edit, kind.condition(), path) {
         Ok(w) => match w.method.parse::<EditStrategy>() {
@@ -389,7 +389,7 @@ impl EditOptions {
     fn choose(&self, kind: EditKind, path: &Path) -> (EditStrategy, String, Option<String>) {
         match self.strategy {
             Some(strategy) => (strategy, "chosen by the caller".into(), None),
-            None => strategy_from(&crate::read::tuning::load_checked(), kind, path),
+            None => strategy_from(&crate::profile::load_checked(), kind, path),
         }
     }
 
@@ -635,10 +635,10 @@ pub(crate) fn len_usize(len: u64) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::tuning::{StrategyWinner, Tuning};
+    use crate::profile::{Profile, StrategyWinner};
 
-    fn profile(method: &str) -> std::result::Result<Tuning, String> {
-        Ok(Tuning {
+    fn profile(method: &str) -> std::result::Result<Profile, String> {
+        Ok(Profile {
             edit: vec![StrategyWinner {
                 condition: "truncate".into(),
                 method: method.into(),
@@ -648,7 +648,7 @@ mod tests {
                 device: None,
                 bytes: None,
             }],
-            ..Tuning::default()
+            ..Profile::default()
         })
     }
 

@@ -180,8 +180,8 @@ fn remove_created(path: &Path, file: &File) {
 /// noise for tiny records on this machine (the profile's `append` `buffer` entry, when it
 /// ran on the device of `path`), else [`DEFAULT_BUFFER_SIZE`].
 pub fn default_buffer(path: &Path) -> (usize, String) {
-    use crate::read::tuning::{self, Strategies, size_for};
-    match size_for(&tuning::load_checked(), Strategies::Append, "buffer", path) {
+    use crate::profile::{self, Strategies, size_for};
+    match size_for(&profile::load_checked(), Strategies::Append, "buffer", path) {
         Ok((bytes, source)) => {
             let bytes = usize::try_from(bytes).unwrap_or(MAX_PROFILE_BUFFER);
             (bytes.clamp(1, MAX_PROFILE_BUFFER), source)

@@ -5,7 +5,7 @@
 //!
 //! **Measured winners**: when `iolab bench random` has measured this machine (same kernel,
 //! same cores, written by this user and this iolab: the tuning file of
-//! [`crate::lab::read::tuning`]; else the reason is in [`Choice::reason`]), the winner of
+//! [`crate::lab::profile`]; else the reason is in [`Choice::reason`]), the winner of
 //! the file's size class is followed: `warm` for a file that fits in the memory available
 //! now, `beyond-memory` for one that does not. Only `pread`, `mmap` and `mmap-random` can
 //! back a `RandomAccessFile`; the suite records the best of those at queue depth 1 (and
@@ -25,7 +25,7 @@
 //! **System calls**: a read of `/proc/meminfo` and of the small tuning file, and the
 //! residency question.
 
-use crate::read::tuning;
+use crate::profile;
 
 /// A choice of backing and the reason for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,12 +45,12 @@ pub struct Choice {
 /// or why there is none to follow (no profile, one this process does not follow, no
 /// winner for the class).
 fn measured(class: &str) -> Result<(&'static str, bool, f64), String> {
-    let w = tuning::load_checked()?
+    let w = profile::load_checked()?
         .random
         .into_iter()
-        .find(|w| w.size_class == class && tuning::RandomWinner::backing_of(&w.method).is_some())
+        .find(|w| w.size_class == class && profile::RandomWinner::backing_of(&w.method).is_some())
         .ok_or_else(|| format!("the profile has no {class} winner a RandomAccessFile can be"))?;
-    let mmap = tuning::RandomWinner::backing_of(&w.method).unwrap_or(false);
+    let mmap = profile::RandomWinner::backing_of(&w.method).unwrap_or(false);
     // A map starts advised `MADV_RANDOM` whichever map won warm (the two tie there): read
     // ahead, the reads of a file that is not in memory fault in megabytes each.
     let method = if mmap { "mmap-random" } else { "pread" };
@@ -140,7 +140,7 @@ pub const MAX_QUEUE_DEPTH: usize = 256;
 pub fn queue_depth(method: &str, len: u64) -> (usize, String) {
     let class = size_class(len);
     let rule = DEFAULT_QUEUE_DEPTH;
-    let measured = tuning::load_checked().map(|t| {
+    let measured = profile::load_checked().map(|t| {
         t.random_depth
             .into_iter()
             .find(|d| d.method == method && d.size_class == class)

@@ -29,7 +29,7 @@
 //! whole file, Linux 6.5; else `mincore(2)` on a sample of the file), a read of the small
 //! `auto.json` for files of 1 MiB and more, then those of the chosen method.
 
-use super::tuning;
+use crate::profile;
 
 use super::{CountMethod, ReadOptions};
 use crate::input::Input;
@@ -78,9 +78,13 @@ impl Choice {
     }
 }
 
-fn measured(winner: &tuning::CountWinner, cached: &str) -> Option<Choice> {
+fn measured(winner: &profile::CountWinner, cached: &str) -> Option<Choice> {
     let w = &winner.winner;
-    let method = w.method()?;
+    // The method, if this iolab knows it and it can run here.
+    let method: CountMethod = w.method.parse().ok()?;
+    if method == CountMethod::Auto || method.availability().is_err() {
+        return None;
+    }
     Some(Choice {
         method,
         reason: format!(
@@ -135,8 +139,8 @@ pub fn choose(input: &Input, options: &ReadOptions) -> Choice {
     } else {
         None
     };
-    let class = tuning::SizeClass::of(len);
-    let profile = state.map(|_| tuning::load_checked());
+    let class = profile::SizeClass::of(len);
+    let profile = state.map(|_| profile::load_checked());
     if let (Some(state), Some(Ok(tuning))) = (state, &profile)
         && let Some(choice) = tuning
             .count_winner(state, len)

@@ -34,11 +34,9 @@ pub mod many;
 pub mod mmap;
 pub mod mmap_parallel;
 pub mod pread_parallel;
-pub mod provenance;
 pub mod readv;
 pub(crate) mod ring;
 pub mod stream;
-pub mod tuning;
 pub mod uring;
 pub mod uring_direct;
 pub mod uring_readv;
@@ -251,7 +249,7 @@ impl CountHint {
 /// keep several buffers allocate a multiple of it).
 pub const MAX_BUFFER_SIZE: usize = 1 << 30;
 
-/// Tuning knobs shared by the read methods. Every field has a per-method default (a named
+/// Profile knobs shared by the read methods. Every field has a per-method default (a named
 /// constant in the method's module); `None` keeps it.
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {

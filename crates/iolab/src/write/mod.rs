@@ -205,11 +205,11 @@ pub fn default_buffer_size(destination: &Destination) -> usize {
 
 /// The buffer iolab picks for `destination`, standard output, and why: into a regular
 /// file, the size `iolab bench write` measured beating the rule's beyond the noise on this
-/// machine, for files on the device it ran on ([`crate::lab::read::tuning`]); else the
+/// machine, for files on the device it ran on ([`crate::lab::profile`]); else the
 /// rule, [`default_buffer_size`].
 pub fn default_buffer(destination: &Destination) -> (usize, String) {
     let profile = match destination.kind {
-        DestinationKind::RegularFile => crate::read::tuning::load_checked(),
+        DestinationKind::RegularFile => crate::profile::load_checked(),
         _ => Err(String::new()),
     };
     buffer_from(
@@ -221,11 +221,11 @@ pub fn default_buffer(destination: &Destination) -> (usize, String) {
 
 /// [`default_buffer`] with `profile`, for a destination at `path`.
 fn buffer_from(
-    profile: &std::result::Result<crate::read::tuning::Tuning, String>,
+    profile: &std::result::Result<crate::profile::Profile, String>,
     destination: &Destination,
     path: &std::path::Path,
 ) -> (usize, String) {
-    use crate::read::tuning::{Strategies, size_for};
+    use crate::profile::{Strategies, size_for};
     let rule = default_buffer_size(destination);
     let why_not = match destination.kind {
         DestinationKind::RegularFile => match size_for(profile, Strategies::Write, "file", path) {
@@ -497,7 +497,7 @@ mod tests {
 
     #[test]
     fn into_a_file_the_measured_size_replaces_the_rule_elsewhere_the_rule_stays() {
-        use crate::read::tuning::{StrategyWinner, Tuning};
+        use crate::profile::{Profile, StrategyWinner};
         let file = Destination {
             kind: DestinationKind::RegularFile,
             block_size: 4096,
@@ -505,7 +505,7 @@ mod tests {
         };
         let here = std::env::temp_dir();
         let profile = |bytes| {
-            Ok(Tuning {
+            Ok(Profile {
                 write: vec![StrategyWinner {
                     condition: "file".into(),
                     method: "bufwriter".into(),
@@ -515,7 +515,7 @@ mod tests {
                     device: None,
                     bytes,
                 }],
-                ..Tuning::default()
+                ..Profile::default()
             })
         };
         let (size, why) = buffer_from(&profile(Some(1 << 20)), &file, &here);

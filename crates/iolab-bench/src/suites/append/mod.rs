@@ -22,7 +22,7 @@ use std::path::Path;
 use crate::results::Row;
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Output, Place, Suite};
-use iolab::lab::read::tuning::Strategies;
+use iolab::lab::profile::Strategies;
 
 pub use data::Records;
 /// The strategies measured, from the library (kept here for the old path).

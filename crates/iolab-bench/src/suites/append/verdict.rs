@@ -117,7 +117,7 @@ fn usage(row: &Row) -> Usage {
 pub(super) fn buffer_winner(
     rows: &[Row],
     data_dir: &std::path::Path,
-) -> Option<iolab::lab::read::tuning::StrategyWinner> {
+) -> Option<iolab::lab::profile::StrategyWinner> {
     let tiny = |r: &Row| {
         r.method == Strategy::AppendFile.name()
             && !r.baseline

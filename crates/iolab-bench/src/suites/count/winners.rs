@@ -1,13 +1,13 @@
 //! The winners `auto` follows: after a complete run over every method, each cache state's
 //! fastest method is remembered for the data set's size class only when it beats the
 //! fastest *other* method beyond the noise (`bench::stats::beats`); a tie removes the
-//! class's previous winner, so `auto` keeps its rule (see [`iolab::lab::read::tuning`]).
+//! class's previous winner, so `auto` keeps its rule (see [`iolab::lab::profile`]).
 
 use crate::context::Context;
 use crate::results::Row;
 use crate::stats;
+use iolab::lab::profile::{self, CountWinner, Decision, SizeClass};
 use iolab::lab::read::CountMethod;
-use iolab::lab::read::tuning::{self, CountWinner, Decision, SizeClass};
 use iolab::lab::units::format_rate;
 
 /// Records the decisions of `rows` (the main data set's, `bytes` long) and notes them.
@@ -25,20 +25,16 @@ pub(super) fn remember(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
     if decisions.is_empty() {
         return;
     }
-    match tuning::save_count(bytes, &decisions) {
-        Ok(Some(path)) => {
-            let said: Vec<String> = decisions.iter().map(describe).collect();
-            ctx.notes.push(format!(
-                "auto, for files of {class} on this machine: {} (saved in {})",
-                said.join("; "),
-                path.display()
-            ));
-        }
-        Ok(None) => {}
-        Err(e) => ctx
-            .notes
-            .push(format!("could not save the winners for auto: {e}")),
-    }
+    let said: Vec<String> = decisions.iter().map(describe).collect();
+    crate::profile::record(
+        ctx,
+        &format!(
+            "auto, for files of {class} on this machine: {}",
+            said.join("; ")
+        ),
+        "the winners for auto",
+        |p| p.record_count(bytes, &decisions),
+    );
 }
 
 fn describe(decision: &Decision) -> String {
@@ -89,7 +85,7 @@ pub(super) fn decide(rows: &[Row], cache: &str) -> Option<Decision> {
             to_bytes: best.bytes,
         }),
         file_bytes: best.bytes,
-        winner: tuning::Winner {
+        winner: profile::Winner {
             method: best.method.clone(),
             threads: get("threads"),
             queue_depth: get("queue_depth"),

@@ -34,7 +34,7 @@ use crate::suite::{MethodInfo, Output, Suite};
 use crate::verdict::DEFAULT_METHOD;
 use iolab::lab::edit::EditKind;
 use iolab::lab::generate::rows_for_size;
-use iolab::lab::read::tuning::Strategies;
+use iolab::lab::profile::Strategies;
 use iolab::lab::units::format_bytes;
 
 /// The large data set's size by default: 256 MiB, past the caches and big enough that a

@@ -8,8 +8,8 @@ use serde_json::json;
 use super::{DEEP_QUEUE, State, rows::figure};
 use crate::context::Context;
 use crate::results::Row;
+use iolab::lab::profile::RandomDepth;
 use iolab::lab::random::Method;
-use iolab::lab::read::tuning::{self, RandomDepth};
 
 /// Decides and saves the depths of `rows` (a complete run on a `bytes`-byte data set).
 pub(super) fn remember(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
@@ -27,25 +27,21 @@ pub(super) fn remember(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
             }
         }
     }
-    match tuning::save_random_depths(bytes, depths.clone(), &tied) {
-        Ok(Some(path)) => ctx.notes.push(format!(
-            "iolab random without --queue-depth will take on this machine: {} (saved in {})",
-            if depths.is_empty() {
-                format!("the rule's {DEEP_QUEUE} (no depth beat it beyond the noise)")
-            } else {
-                depths
-                    .iter()
-                    .map(|d| format!("{} {} depth {}", d.size_class, d.method, d.queue_depth))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
-            path.display()
-        )),
-        Ok(None) => {}
-        Err(e) => ctx
-            .notes
-            .push(format!("could not save the random queue depths: {e}")),
-    }
+    let said = if depths.is_empty() {
+        format!("the rule's {DEEP_QUEUE} (no depth beat it beyond the noise)")
+    } else {
+        depths
+            .iter()
+            .map(|d| format!("{} {} depth {}", d.size_class, d.method, d.queue_depth))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    crate::profile::record(
+        ctx,
+        &format!("iolab random without --queue-depth will take on this machine: {said}"),
+        "the random queue depths",
+        |p| p.record_random_depths(bytes, depths, &tied),
+    );
 }
 
 /// For `method` in `state`: `None` when fewer than two depths were measured, `Some(None)`

@@ -8,8 +8,8 @@ use crate::context::Context;
 use crate::results::Row;
 use crate::rounds::Tally;
 use crate::stats::Summary;
+use iolab::lab::profile;
 use iolab::lab::random::{DEFAULT_BLOCK, Pattern};
-use iolab::lab::read::tuning;
 
 /// A row that could not run, with the reason.
 pub(super) fn unavailable(
@@ -225,7 +225,7 @@ pub(super) fn remember_winners(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) 
                     && r.extra.get("queue_depth") == Some(&json!(1))
                     && r.extra.get("threads") == Some(&json!(1))
             })
-            .filter(|r| tuning::RandomWinner::backing_of(&r.method).is_some())
+            .filter(|r| profile::RandomWinner::backing_of(&r.method).is_some())
             .filter_map(|r| {
                 let s = r.stats.as_ref()?;
                 Some((r, figure(r, "iops")?, s.mad / s.median.max(1e-12)))
@@ -238,29 +238,25 @@ pub(super) fn remember_winners(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) 
             Some(s) if first.1 / s.1 - 1.0 <= 2.0 * (first.2 + s.2) && s.0.method == "pread" => s,
             _ => first,
         };
-        Some(tuning::RandomWinner {
+        Some(profile::RandomWinner {
             size_class: state.name().to_string(),
             method: pick.0.method.clone(),
             iops: pick.1,
         })
     };
-    let winners: Vec<tuning::RandomWinner> = [State::Warm, State::BeyondMemory]
+    let winners: Vec<profile::RandomWinner> = [State::Warm, State::BeyondMemory]
         .into_iter()
         .filter_map(winner)
         .collect();
-    match tuning::save_random(bytes, winners.clone()) {
-        Ok(Some(path)) => ctx.notes.push(format!(
-            "RandomAccessFile::open will follow these winners on this machine: {} (saved in {})",
-            winners
-                .iter()
-                .map(|w| format!("{} {}", w.size_class, w.method))
-                .collect::<Vec<_>>()
-                .join(", "),
-            path.display()
-        )),
-        Ok(None) => {}
-        Err(e) => ctx.notes.push(format!(
-            "could not save the winners for RandomAccessFile: {e}"
-        )),
-    }
+    let said = winners
+        .iter()
+        .map(|w| format!("{} {}", w.size_class, w.method))
+        .collect::<Vec<_>>()
+        .join(", ");
+    crate::profile::record(
+        ctx,
+        &format!("RandomAccessFile::open will follow these winners on this machine: {said}"),
+        "the winners for RandomAccessFile",
+        |p| p.record_random(bytes, winners),
+    );
 }

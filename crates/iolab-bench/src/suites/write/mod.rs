@@ -30,7 +30,7 @@ use crate::results::Row;
 use crate::runner::{self, CpuPlacement, Job};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Output, Place, Suite};
-use iolab::lab::read::tuning::Strategies;
+use iolab::lab::profile::Strategies;
 use iolab::lab::units::format_bytes;
 use iolab::lab::write::{self, Destination, Method};
 

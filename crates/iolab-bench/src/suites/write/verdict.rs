@@ -60,7 +60,7 @@ fn usage(row: &Row) -> Usage {
 pub(super) fn file_buffer_winner(
     rows: &[Row],
     data_dir: &std::path::Path,
-) -> Option<iolab::lab::read::tuning::StrategyWinner> {
+) -> Option<iolab::lab::profile::StrategyWinner> {
     let usable = |r: &Row| {
         key(r, "sink") == Some("file")
             && r.method == Method::Bufwriter.name()
