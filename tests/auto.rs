@@ -42,7 +42,7 @@ fn text_file(path: &Path, len: usize) -> u64 {
 }
 
 fn evict(path: &Path) {
-    iolab::lab::cache::evict(path, false).unwrap();
+    iolab_lab::cache::evict(path, false).unwrap();
 }
 
 #[test]
@@ -57,12 +57,12 @@ fn small_warm_and_cold_files_get_the_rule_without_measurements() {
 
     let big = dir.path().join("big");
     let lines = text_file(&big, 4 << 20);
-    iolab::lab::cache::warm(&big).unwrap();
+    iolab_lab::cache::warm(&big).unwrap();
     let (out, err) = count_verbose(&cache, &big);
     assert_eq!(out, format!("{lines} {}\n", big.display()));
     assert!(chosen(&err).starts_with("mmap"), "{err}");
 
-    if iolab::lab::sysinfo::is_tmpfs(dir.path()) {
+    if iolab_lab::sysinfo::is_tmpfs(dir.path()) {
         return;
     }
     evict(&big);
@@ -78,7 +78,7 @@ fn small_warm_and_cold_files_get_the_rule_without_measurements() {
 /// Whether `method` is what `auto`'s rule takes for a cold file of a few MiB or more here:
 /// `uring-direct` where io_uring runs, else a map.
 fn is_cold_rule(method: &str) -> bool {
-    if iolab::lab::read::uring_direct::availability().is_ok() {
+    if iolab_lab::read::uring_direct::availability().is_ok() {
         method == "uring-direct"
     } else {
         method.starts_with("mmap")
@@ -95,7 +95,7 @@ fn sparse_cold(path: &Path, len: u64) {
 #[test]
 fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only() {
     let dir = common::scratch();
-    if iolab::lab::sysinfo::is_tmpfs(dir.path()) {
+    if iolab_lab::sysinfo::is_tmpfs(dir.path()) {
         common::skip("the scratch folder is on tmpfs: files cannot be evicted");
         return;
     }
@@ -110,7 +110,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
             "kernel_release": release,
             "cores": cores,
             "cpu_model": cpu,
-            "written_by": iolab::lab::profile::Provenance::here(),
+            "written_by": iolab_lab::profile::Provenance::here(),
             "count": [{
                 "cache": "cold",
                 "size_class": {"from_bytes": 1u64 << 30, "to_bytes": 4u64 << 30},
@@ -120,12 +120,12 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
             }]
         })
     };
-    let file = cache.join("iolab").join(iolab::lab::profile::FILE_NAME);
+    let file = cache.join("iolab").join(iolab_lab::profile::FILE_NAME);
     std::fs::write(
         &file,
         tuning(
-            &iolab::lab::profile::kernel_release(),
-            &iolab::lab::profile::cpu_model(),
+            &iolab_lab::profile::kernel_release(),
+            &iolab_lab::profile::cpu_model(),
         )
         .to_string(),
     )
@@ -151,18 +151,18 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     );
 
     // Warm, the same 1 GiB file does not follow the cold winner either.
-    iolab::lab::cache::warm(&gib).unwrap();
+    iolab_lab::cache::warm(&gib).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
     assert!(chosen(&err).starts_with("mmap"), "{err}");
     evict(&gib);
 
     // Measured under another kernel, or on another CPU: ignored, and --verbose says why.
-    let cpu = iolab::lab::profile::cpu_model();
+    let cpu = iolab_lab::profile::cpu_model();
     std::fs::write(&file, tuning("0.0.0-other", &cpu).to_string()).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
     assert!(is_cold_rule(&chosen(&err)), "{err}");
     assert!(err.contains("measured under kernel 0.0.0-other"), "{err}");
-    let kernel = iolab::lab::profile::kernel_release();
+    let kernel = iolab_lab::profile::kernel_release();
     std::fs::write(&file, tuning(&kernel, "Another CPU").to_string()).unwrap();
     let (_, err) = count_verbose(&cache, &gib);
     assert!(is_cold_rule(&chosen(&err)), "{err}");
@@ -180,7 +180,7 @@ fn measured_winners_are_followed_for_their_size_class_on_the_same_machine_only()
     // count winners are ignored.
     let old = serde_json::json!({
         "measured_at": "2026-01-01T00:00:00Z",
-        "kernel_release": iolab::lab::profile::kernel_release(),
+        "kernel_release": iolab_lab::profile::kernel_release(),
         "cores": cores,
         "file_bytes": 1u64 << 30,
         "warm": null,

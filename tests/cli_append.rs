@@ -26,7 +26,7 @@ const STRATEGIES: [&str; 5] = [
     "append-file",
 ];
 
-/// The durability policies of `iolab::lab::durable::Log` (the `durable` section).
+/// The durability policies of `iolab_lab::durable::Log` (the `durable` section).
 const POLICIES: [&str; 4] = ["fdatasync", "dsync", "direct-dsync", "prealloc"];
 
 #[test]

@@ -106,7 +106,7 @@ fn the_default_strategy_is_the_librarys_and_byte_forms_are_accepted() {
     let out = stdout_of(&o);
     assert!(out.contains("replaced 2 '\\t' bytes with ','"), "{out}");
     // The library's default to replace: `EditOptions::replace_byte` without a strategy.
-    let default = iolab::lab::edit::DEFAULT_REPLACE.name();
+    let default = iolab_lab::edit::DEFAULT_REPLACE.name();
     assert!(out.contains(&format!("strategy {default}")), "{out}");
     let o = run(iolab(&[
         "edit",
@@ -169,7 +169,7 @@ fn a_file_without_newline_and_an_empty_file_are_left_unchanged_and_it_says_so() 
 #[test]
 fn timings_name_the_kernel_and_every_step() {
     let dir = TempDir::new().unwrap();
-    let best = iolab::lab::kernel::Kernel::best().name();
+    let best = iolab_lab::kernel::Kernel::best().name();
     for s in STRATEGIES {
         let path = sample(dir.path(), "f", SAMPLE);
         let o = run(iolab(&[
@@ -603,7 +603,7 @@ fn a_big_replace_without_a_profile_measures_both_strategies_and_finishes_with_on
     let path = dir.path().join("big.csv");
     // Sparse, 136 MiB: a comma every 4 MiB, two at each 8 MiB chunk boundary of the trial,
     // and one in the last byte, so every chunk and the rest have work.
-    let len = (iolab::lab::edit::TRIAL_MIN + (8 << 20)).next_multiple_of(4096);
+    let len = (iolab_lab::edit::TRIAL_MIN + (8 << 20)).next_multiple_of(4096);
     let file = File::create(&path).unwrap();
     file.set_len(len).unwrap();
     let mut commas: Vec<u64> = (0..len).step_by(4 << 20).map(|o| o + 17).collect();

@@ -6,7 +6,7 @@ use iolab_testkit as common;
 use std::fs;
 
 use assert_cmd::Command;
-use iolab::lab::generate::{LinesSpec, write_lines};
+use iolab_lab::generate::{LinesSpec, write_lines};
 use tempfile::TempDir;
 
 const MIB: u64 = 1 << 20;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
-use iolab::lab::write::Method;
+use iolab_lab::write::Method;
 
 /// The children's cache folder (`XDG_CACHE_HOME`): this file's own, so no test reads or
 /// writes the user's machine profile.
@@ -573,20 +573,20 @@ fn into_a_file_the_default_buffer_follows_the_profile_and_verbose_says_why() {
     // A winner measured on this machine and on the file's device: followed.
     let tuning = serde_json::json!({
         "measured_at": "2026-11-26T00:00:00Z",
-        "kernel_release": iolab::lab::profile::kernel_release(),
+        "kernel_release": iolab_lab::profile::kernel_release(),
         "cores": std::thread::available_parallelism().unwrap().get(),
-        "cpu_model": iolab::lab::profile::cpu_model(),
-        "written_by": iolab::lab::profile::Provenance::here(),
+        "cpu_model": iolab_lab::profile::cpu_model(),
+        "written_by": iolab_lab::profile::Provenance::here(),
         "write": [{
             "condition": "file", "method": "bufwriter", "runner_up": "the rule's buffer",
             "lead": 1.3, "measured_at": "2026-11-26T00:00:00Z",
-            "device": iolab::lab::profile::device_of(dir.path()),
+            "device": iolab_lab::profile::device_of(dir.path()),
             "bytes": 1u64 << 20
         }]
     });
     std::fs::create_dir_all(cache.join("iolab")).unwrap();
     std::fs::write(
-        cache.join("iolab").join(iolab::lab::profile::FILE_NAME),
+        cache.join("iolab").join(iolab_lab::profile::FILE_NAME),
         tuning.to_string(),
     )
     .unwrap();

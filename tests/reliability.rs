@@ -8,9 +8,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
-use iolab::lab::read::{self, CountMethod, ReadOptions};
-use iolab::lab::task::Task;
 use iolab::{Error, Input};
+use iolab_lab::read::{self, CountMethod, ReadOptions};
+use iolab_lab::task::Task;
 
 fn write_file(path: &Path, len: usize) {
     let mut f = File::create(path).unwrap();

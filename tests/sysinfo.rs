@@ -1,4 +1,4 @@
-//! `iolab::lab::sysinfo` and `iolab sysinfo`: plausible values on this machine, JSON that
+//! `iolab_lab::sysinfo` and `iolab sysinfo`: plausible values on this machine, JSON that
 //! round-trips, the CLI's JSON keys and its one-line error.
 //!
 //! Only what holds on every Linux machine is asserted, not this machine's figures.
@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use iolab::lab::sysinfo::{self, SysInfo};
+use iolab_lab::sysinfo::{self, SysInfo};
 
 fn iolab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_iolab"))

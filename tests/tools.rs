@@ -159,7 +159,7 @@ fn warm_random_profile_runs_its_rounds_and_checks_each_profile() {
         .arg("--file")
         .arg(&file)
         .args(["--rounds", "1", "--reads", "2000", "--schema"])
-        .arg(iolab::lab::profile::provenance::SCHEMA.to_string())
+        .arg(iolab_lab::profile::provenance::SCHEMA.to_string())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -102,11 +102,11 @@ fn parse_warmup(s: &str) -> Result<usize, String> {
 const MIN_SIZE: u64 = 1 << 20;
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    match iolab::lab::units::parse_size(s) {
+    match iolab_lab::units::parse_size(s) {
         Ok(n) if n >= MIN_SIZE => Ok(n),
         Ok(_) => Err(format!(
             "a data set of {s} is too small: at least {}",
-            iolab::lab::units::format_bytes(MIN_SIZE)
+            iolab_lab::units::format_bytes(MIN_SIZE)
         )),
         Err(e) => Err(e.to_string()),
     }
@@ -183,7 +183,7 @@ fn check_user_file(path: &std::path::Path) -> Result<(u64, u64)> {
 
 /// The default data folder: iolab's cache folder.
 fn default_data_dir() -> Result<PathBuf> {
-    match iolab::lab::profile::cache_dir() {
+    match iolab_lab::profile::cache_dir() {
         Some(dir) => Ok(dir),
         None => bail!("neither XDG_CACHE_HOME nor HOME is set: choose a data folder with --data"),
     }
@@ -264,7 +264,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     };
     let out_dir = args.out.unwrap_or_else(|| {
         PathBuf::from(iolab_results::RESULTS_DIR)
-            .join(iolab::lab::sysinfo::now_rfc3339().replace(':', "-"))
+            .join(iolab_lab::sysinfo::now_rfc3339().replace(':', "-"))
     });
     // The results folder is made first: a name that cannot be one fails now, not after
     // minutes of measuring.

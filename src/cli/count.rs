@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use iolab::Input;
-use iolab::lab::read::CountHint;
-use iolab::lab::read::auto;
-use iolab::lab::read::many::{FileCount, count_files};
-use iolab::lab::read::{CountMethod, ReadOptions, count_input};
+use iolab_lab::read::CountHint;
+use iolab_lab::read::auto;
+use iolab_lab::read::many::{FileCount, count_files};
+use iolab_lab::read::{CountMethod, ReadOptions, count_input};
 
 /// Arguments of `iolab count`.
 #[derive(Debug, clap::Args)]
@@ -48,12 +48,12 @@ pub struct Args {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    match iolab::lab::units::parse_size(s) {
+    match iolab_lab::units::parse_size(s) {
         Ok(0) => Err("must be at least 1 byte".into()),
-        Ok(n) if n <= iolab::lab::read::MAX_BUFFER_SIZE as u64 => Ok(n),
+        Ok(n) if n <= iolab_lab::read::MAX_BUFFER_SIZE as u64 => Ok(n),
         Ok(_) => Err(format!(
             "a buffer of {s} is too large: the limit is {}",
-            iolab::lab::units::format_bytes(iolab::lab::read::MAX_BUFFER_SIZE as u64)
+            iolab_lab::units::format_bytes(iolab_lab::read::MAX_BUFFER_SIZE as u64)
         )),
         Err(e) => Err(e.to_string()),
     }
@@ -168,7 +168,7 @@ pub fn run(args: Args) -> Result<i32> {
         out.flush()
     })();
     if args.verbose
-        && let Some(peak) = iolab::lab::sysinfo::peak_rss_bytes()
+        && let Some(peak) = iolab_lab::sysinfo::peak_rss_bytes()
     {
         super::report(&format!("peak memory (VmHWM): {peak} bytes"));
     }

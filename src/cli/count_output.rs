@@ -7,7 +7,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use iolab::lab::read::many::FileCount;
+use iolab_lab::read::many::FileCount;
 
 /// The width of the count column, as GNU `wc` sizes it (`get_input_fstatus` and
 /// `compute_number_width`): 1 for at most one operand, or for a list of names streamed from

@@ -6,7 +6,7 @@
 //! the way a user's pipeline starts a consumer.
 
 use anyhow::{Context, Result, bail};
-use iolab::lab::units::parse_size;
+use iolab_lab::units::parse_size;
 
 /// Arguments of `iolab drain`.
 #[derive(Debug, clap::Args)]

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use iolab::Kernel;
-use iolab::lab::units::{format_bytes, format_duration};
 use iolab::{EditOp, EditOptions, EditOutcome, EditReport, EditStrategy};
+use iolab_lab::units::{format_bytes, format_duration};
 
 /// The edits `iolab edit` can make.
 #[derive(Debug, clap::Subcommand)]
@@ -208,7 +208,7 @@ fn write_timings(out: &mut dyn Write, report: &EditReport) -> io::Result<()> {
         "total",
         format_duration(report.total.as_secs_f64())
     )?;
-    match iolab::lab::sysinfo::peak_rss_bytes() {
+    match iolab_lab::sysinfo::peak_rss_bytes() {
         Some(bytes) => writeln!(out, "peak memory (RSS) {}", format_bytes(bytes)),
         None => Ok(()),
     }
@@ -236,7 +236,7 @@ fn to_json(file: &Path, report: &EditReport) -> String {
         changed,
         phases: InOrder(&report.phases),
         total_s: report.total.as_secs_f64(),
-        peak_rss_bytes: iolab::lab::sysinfo::peak_rss_bytes(),
+        peak_rss_bytes: iolab_lab::sysinfo::peak_rss_bytes(),
     };
     serde_json::to_string(&value).expect("a report serializes")
 }
@@ -261,7 +261,7 @@ struct TimingsJson<'a> {
     changed: Option<u64>,
     phases: InOrder<'a>,
     total_s: f64,
-    /// See [`iolab::lab::sysinfo::peak_rss_bytes`].
+    /// See [`iolab_lab::sysinfo::peak_rss_bytes`].
     peak_rss_bytes: Option<u64>,
 }
 
@@ -291,16 +291,16 @@ fn show_byte(b: u8) -> String {
     }
 }
 
-/// Parses a byte argument; see [`iolab::lab::units::parse_byte`] for the accepted forms.
+/// Parses a byte argument; see [`iolab_lab::units::parse_byte`] for the accepted forms.
 fn parse_byte(s: &str) -> Result<u8, String> {
-    iolab::lab::units::parse_byte(s)
+    iolab_lab::units::parse_byte(s)
 }
 
 /// The largest `--buffer-size`: 1 GiB, far past any gain, and still a sane allocation.
 const MAX_BUFFER_SIZE: u64 = 1 << 30;
 
 fn parse_buffer_size(s: &str) -> Result<usize, String> {
-    match iolab::lab::units::parse_size(s) {
+    match iolab_lab::units::parse_size(s) {
         Ok(0) => Err("the buffer size must be at least 1 byte".into()),
         Ok(n) if n > MAX_BUFFER_SIZE => Err("the buffer size must be at most 1G".into()),
         Ok(n) => Ok(n as usize),

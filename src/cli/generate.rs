@@ -2,7 +2,7 @@
 //! blocks) to a file.
 //!
 //! A regular file is written atomically (temporary file, fsync, rename; see
-//! [`iolab::lab::generate::atomic`]) and an existing one is only replaced with `--force`.
+//! [`iolab_lab::generate::atomic`]) and an existing one is only replaced with `--force`.
 //! `--out -` writes to standard output, and an existing device or FIFO (`/dev/null`) is
 //! written directly, since renaming over it would replace it. A one-line summary (bytes,
 //! lines, time, rate) goes to stderr.
@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
-use iolab::lab::generate::csv::DEFAULT_ROWS;
-use iolab::lab::generate::lines::DEFAULT_MEAN_LINE_LEN;
-use iolab::lab::generate::{
+use iolab_lab::generate::csv::DEFAULT_ROWS;
+use iolab_lab::generate::lines::DEFAULT_MEAN_LINE_LEN;
+use iolab_lab::generate::{
     self, AtomicOptions, CsvSpec, DEFAULT_SEED, GenerateError, LinesSpec, Summary, rows_for_size,
     write_file_atomically,
 };
-use iolab::lab::units::{format_bytes, format_duration, format_rate, parse_size};
+use iolab_lab::units::{format_bytes, format_duration, format_rate, parse_size};
 
 /// The data sets `iolab gen` can write.
 #[derive(Debug, clap::Subcommand)]
@@ -144,16 +144,15 @@ pub fn run(command: Command) -> Result<i32> {
         }
         Command::Tree(args) => {
             let start = Instant::now();
-            let tree = iolab::lab::generate::tree::write_tree(
-                &args.out, args.files, args.seed, args.force,
-            )
-            .map_err(|e| match e {
-                // The error names the file or folder under --out it happened to.
-                GenerateError::File(iolab::Error::AtPath { path, source }) => {
-                    file_error(&path, GenerateError::File(*source))
-                }
-                e => file_error(&args.out, e),
-            })?;
+            let tree =
+                iolab_lab::generate::tree::write_tree(&args.out, args.files, args.seed, args.force)
+                    .map_err(|e| match e {
+                        // The error names the file or folder under --out it happened to.
+                        GenerateError::File(iolab::Error::AtPath { path, source }) => {
+                            file_error(&path, GenerateError::File(*source))
+                        }
+                        e => file_error(&args.out, e),
+                    })?;
             super::report(&format!(
                 "{}: {} files, {} bytes, {} lines in {:.2} s",
                 args.out.display(),

@@ -179,7 +179,7 @@ fn finish(result: anyhow::Result<i32>) -> i32 {
 pub(crate) fn one_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
-        let text = iolab::lab::error::describe_io(cause);
+        let text = iolab_lab::error::describe_io(cause);
         if !line.contains(&text) {
             if !line.is_empty() {
                 line.push_str(": ");
@@ -206,7 +206,7 @@ pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Parses a name of `T` (a method, a strategy, a kernel, …) for clap, with the library's
 /// one message on failure (``unknown method `x`; one of: …``).
-pub(crate) fn parse_named<T: iolab::lab::named::Named>(s: &str) -> Result<T, String> {
+pub(crate) fn parse_named<T: iolab_lab::named::Named>(s: &str) -> Result<T, String> {
     T::from_name(s).map_err(|e| e.to_string())
 }
 

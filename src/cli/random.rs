@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use iolab::lab::random::{self, Method, Options, Pattern, Stop};
-use iolab::lab::units::format_bytes;
+use iolab_lab::random::{self, Method, Options, Pattern, Stop};
+use iolab_lab::units::format_bytes;
 use iolab_results::{RandomCheck, RandomRun};
 
 /// Arguments of `iolab random`.
@@ -50,7 +50,7 @@ pub struct Args {
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
-    let n = iolab::lab::units::parse_size(s).map_err(|e| e.to_string())?;
+    let n = iolab_lab::units::parse_size(s).map_err(|e| e.to_string())?;
     usize::try_from(n).map_err(|_| "too large".to_string())
 }
 
@@ -92,7 +92,7 @@ fn explain(
             let file = iolab::RandomAccessFile::open(&args.file)?;
             let block = options.block_bytes();
             let mut scratch = vec![0u8; block];
-            let reads = u64::from(iolab::lab::file::measured::TRIAL_READS);
+            let reads = u64::from(iolab_lab::file::measured::TRIAL_READS);
             let blocks = file.len().div_ceil(block as u64).max(1);
             for i in 0..reads {
                 file.read_at(i * blocks / reads * block as u64, &mut scratch)?;

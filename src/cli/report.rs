@@ -6,7 +6,7 @@
 //! when it is one of the run's own files (`results.json`, `results.md`, `results.csv`), a
 //! directory, or a symbolic link (renaming over a link would replace the link, writing
 //! through it would change a file the user did not name). Each output is written to a
-//! temporary file beside it and renamed into place ([`iolab::lab::generate::atomic`]), so a
+//! temporary file beside it and renamed into place ([`iolab_lab::generate::atomic`]), so a
 //! failure leaves the old file, or nothing, never half a report.
 
 use std::fs;
@@ -15,9 +15,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use iolab::lab::generate::{AtomicOptions, GenerateError, write_file_atomically};
 use iolab_bench::report;
 use iolab_bench::results::Results;
+use iolab_lab::generate::{AtomicOptions, GenerateError, write_file_atomically};
 
 /// Arguments of `iolab report`.
 #[derive(Debug, clap::Args)]

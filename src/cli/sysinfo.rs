@@ -30,7 +30,7 @@ pub fn run(args: Args) -> Result<i32> {
     if !metadata.is_dir() {
         anyhow::bail!("{}: not a directory", args.data.display());
     }
-    let info = iolab::lab::sysinfo::collect(&args.data);
+    let info = iolab_lab::sysinfo::collect(&args.data);
     let mut out = super::stdout()?;
     if args.json {
         // Serialized first, so that a closed stdout surfaces as the io::Error the CLI

@@ -11,7 +11,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use iolab::lab::generate::{AtomicOptions, GenerateError, write_file_atomically};
+use iolab_lab::generate::{AtomicOptions, GenerateError, write_file_atomically};
 use iolab_trace::backend::Choice;
 use iolab_trace::report::{json, summary};
 
@@ -176,7 +176,7 @@ impl JsonOutput {
             return Ok(JsonOutput::Stdout);
         }
         let shown = arg.display().to_string();
-        let cause = |e: &io::Error| iolab::lab::error::describe_io(e);
+        let cause = |e: &io::Error| iolab_lab::error::describe_io(e);
         match std::fs::metadata(arg) {
             Ok(meta) => {
                 if let Some(why) = unfit(&meta) {
@@ -282,7 +282,7 @@ fn probe_folder(target: &Path, shown: &str) -> Result<()> {
     let (file, path) = create_beside(target).map_err(|e| {
         anyhow::anyhow!(
             "cannot create {shown}: {}",
-            iolab::lab::error::describe_io(&e)
+            iolab_lab::error::describe_io(&e)
         )
     })?;
     drop(file);

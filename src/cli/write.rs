@@ -6,8 +6,8 @@
 //! output, a full disk or another write error; 2 for bad arguments.
 
 use anyhow::Result;
-use iolab::lab::units::{format_bytes, parse_size};
-use iolab::lab::write::{self, DestinationKind, Method, WriteOptions};
+use iolab_lab::units::{format_bytes, parse_size};
+use iolab_lab::write::{self, DestinationKind, Method, WriteOptions};
 
 /// The most `--bytes` accepted: 1 PiB. At 10 GB/s that is more than a day of writing, so a
 /// larger figure is a typo rather than a plan (`yes` is the tool for "forever").

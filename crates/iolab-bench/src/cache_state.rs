@@ -6,7 +6,7 @@ pub use iolab_results::cache::*;
 use std::path::Path;
 
 use crate::error::Result;
-use iolab::lab::cache;
+use iolab_lab::cache;
 
 /// Why inputs of `bytes` at `path` (`copies` of them cached at once) cannot be measured
 /// in this state here, if they cannot: a cold file on tmpfs cannot be evicted, and warm
@@ -17,13 +17,13 @@ pub fn impossible(
     bytes: u64,
     copies: u64,
 ) -> Option<String> {
-    use iolab::lab::units::format_bytes;
+    use iolab_lab::units::format_bytes;
     match cache {
-        CacheState::Cold if iolab::lab::sysinfo::is_tmpfs(path.parent()?) => {
+        CacheState::Cold if iolab_lab::sysinfo::is_tmpfs(path.parent()?) => {
             Some("the data set is on tmpfs: it cannot be evicted".into())
         }
         CacheState::Warm => {
-            let available = iolab::lab::sysinfo::mem_available_bytes()?;
+            let available = iolab_lab::sysinfo::mem_available_bytes()?;
             (bytes.saturating_mul(copies) > available / 10 * 8).then(|| match copies {
                 1 => format!(
                     "the data set ({}) does not fit in 80% of available memory ({})",

@@ -2,7 +2,7 @@
 //!
 //! Each data file `NAME` has a manifest `NAME.manifest.json` written *after* the file is
 //! complete (the file itself is put in place atomically by
-//! [`iolab::lab::generate::write_file_atomically`]). A data set is reused only when its
+//! [`iolab_lab::generate::write_file_atomically`]). A data set is reused only when its
 //! manifest matches the requested spec and the file still has the recorded size and
 //! modification time; anything else (a missing manifest, a file edited or truncated since,
 //! a run killed mid-way that left only a temporary file) makes it be generated again. The
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::interrupt;
 use crate::error::{Error, Result};
-use iolab::lab::generate::{self, AtomicOptions, CsvSpec, LinesSpec, write_file_atomically};
+use iolab_lab::generate::{self, AtomicOptions, CsvSpec, LinesSpec, write_file_atomically};
 
 /// A generated file and what is known about it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ struct CsvManifest {
 
 const CSV_KIND: &str = "csv-v1";
 
-/// The numeric CSV data set of `rows` × `cols` (see [`iolab::lab::generate::csv`]) in `dir`:
+/// The numeric CSV data set of `rows` × `cols` (see [`iolab_lab::generate::csv`]) in `dir`:
 /// reused when intact, else generated, exactly as [`lines`] does.
 pub fn csv(dir: &Path, rows: u64, cols: u32, show_progress: bool) -> Result<Dataset> {
     let spec = CsvSpec {
@@ -190,7 +190,7 @@ pub fn csv(dir: &Path, rows: u64, cols: u32, show_progress: bool) -> Result<Data
 
 const BLOCKS_KIND: &str = "blocks-v1";
 
-/// The offset-derived data set of `size` bytes in `dir` (see [`iolab::lab::generate::blocks`]),
+/// The offset-derived data set of `size` bytes in `dir` (see [`iolab_lab::generate::blocks`]),
 /// for the `random` suite: reused when intact, else generated, exactly as [`lines`] does.
 /// Its manifest is the lines manifest with no line length, seed or lines.
 pub fn blocks(dir: &Path, size: u64, show_progress: bool) -> Result<Dataset> {

@@ -19,7 +19,7 @@ pub enum Error {
         path: PathBuf,
         /// What went wrong.
         #[source]
-        source: iolab::lab::generate::GenerateError,
+        source: iolab_lab::generate::GenerateError,
     },
     /// A data-set file name is taken by a file iolab did not make.
     #[error(

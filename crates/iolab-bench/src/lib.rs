@@ -2,7 +2,7 @@
 //!
 //! It makes the seed write-ups' measurement flaws impossible:
 //! - cache state is prepared and **verified outside the timer** before every run
-//!   ([`iolab::lab::cache`]), and the residency measured goes into the results;
+//!   ([`iolab_lab::cache`]), and the residency measured goes into the results;
 //! - every method and baseline runs as a child process, timed the same way
 //!   ([`runner`]), in **interleaved rounds** after a warm-up round;
 //! - every run's result is **checked** against the data set's known answer, and a mismatch

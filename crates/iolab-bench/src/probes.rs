@@ -28,9 +28,9 @@ use std::time::Instant;
 pub use iolab_results::probe::{Ceilings, Probe, ProbePoint};
 
 use iolab::Input;
-use iolab::lab::kernel::ByteCounter;
-use iolab::lab::read::{CountMethod, ReadOptions, mmap_parallel};
-use iolab::lab::task::{CountLines, Task};
+use iolab_lab::kernel::ByteCounter;
+use iolab_lab::read::{CountMethod, ReadOptions, mmap_parallel};
+use iolab_lab::task::{CountLines, Task};
 
 /// The fewest samples a probe point takes: 3.
 pub const MIN_SAMPLES: usize = 3;
@@ -310,7 +310,7 @@ pub fn device_read(path: &Path, queue_depths: &[usize], block_sizes: &[usize]) -
 /// The file evicted from the page cache (outside the timer), then one buffered read of
 /// all of it in [`BUFFERED_BLOCK`] pieces: bytes per second.
 fn read_buffered_once(path: &Path) -> Result<f64, String> {
-    iolab::lab::cache::evict_with(path, false, false).map_err(|e| e.to_string())?;
+    iolab_lab::cache::evict_with(path, false, false).map_err(|e| e.to_string())?;
     let options = ReadOptions::new().buffer_size(BUFFERED_BLOCK);
     timed_read(path, CountMethod::BufreadChunks, &options)
 }
@@ -326,7 +326,7 @@ fn timed_read(path: &Path, method: CountMethod, options: &ReadOptions) -> Result
     let input = Input::open(path).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let (_, bytes) =
-        iolab::lab::read::run(method, &input, options, &mut Discard).map_err(|e| e.to_string())?;
+        iolab_lab::read::run(method, &input, options, &mut Discard).map_err(|e| e.to_string())?;
     let secs = start.elapsed().as_secs_f64();
     Ok(if secs > 0.0 { bytes as f64 / secs } else { 0.0 })
 }

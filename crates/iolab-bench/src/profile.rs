@@ -1,4 +1,4 @@
-//! The machine profile's strategy winners ([`iolab::lab::profile`]): after a complete
+//! The machine profile's strategy winners ([`iolab_lab::profile`]): after a complete
 //! run (every method, generated data, not interrupted), a verdict condition that a library
 //! default follows is saved with its winner when it beats the runner-up beyond the noise,
 //! and removed on a tie, so the default keeps its rule there. `count` and `random` save
@@ -8,8 +8,8 @@ use std::path::Path;
 
 use crate::context::Context;
 use crate::verdict::Verdict;
-use iolab::lab::profile::{self, Profile, Strategies, StrategyWinner};
-use iolab::lab::units::format_bytes;
+use iolab_lab::profile::{self, Profile, Strategies, StrategyWinner};
+use iolab_lab::units::format_bytes;
 
 /// Saves `verdict`'s decision as the profile's `which` entry for its condition (measured on
 /// the device of `data_dir`), and notes it.
@@ -19,7 +19,7 @@ pub fn remember(ctx: &mut Context<'_>, which: Strategies, verdict: &Verdict, dat
         method: method.clone(),
         runner_up: verdict.runner_up.clone().unwrap_or_default(),
         lead: verdict.lead.unwrap_or(1.0),
-        measured_at: iolab::lab::sysinfo::now_rfc3339(),
+        measured_at: iolab_lab::sysinfo::now_rfc3339(),
         device: profile::device_of(data_dir),
         bytes: None,
     });
@@ -110,7 +110,7 @@ pub fn size_winner(
         method: best.method.clone(),
         runner_up: "the rule's buffer".into(),
         lead: default.median_s? / best.median_s?,
-        measured_at: iolab::lab::sysinfo::now_rfc3339(),
+        measured_at: iolab_lab::sysinfo::now_rfc3339(),
         device: profile::device_of(data_dir),
         bytes: Some(bytes),
     })

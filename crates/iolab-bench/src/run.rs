@@ -25,10 +25,10 @@ pub fn run(
     after_each: &mut dyn FnMut(&Results) -> Result<()>,
 ) -> std::result::Result<Results, RunError> {
     interrupt::install();
-    let started_at = iolab::lab::sysinfo::now_rfc3339();
+    let started_at = iolab_lab::sysinfo::now_rfc3339();
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| RunError::Data(crate::error::Error::io("cannot create the data folder", e)))?;
-    let sysinfo = iolab::lab::sysinfo::collect(&config.data_dir);
+    let sysinfo = iolab_lab::sysinfo::collect(&config.data_dir);
     let mut ctx = Context {
         config,
         executor,
@@ -105,7 +105,7 @@ pub enum RunError {
 /// Brings `results` up to date with the run so far: its end time, whether it is partial,
 /// the context's warnings and notes, and the verdict of the rows so far.
 fn settle(results: &mut Results, ctx: &Context<'_>) {
-    results.finished_at = iolab::lab::sysinfo::now_rfc3339();
+    results.finished_at = iolab_lab::sysinfo::now_rfc3339();
     results.partial = interrupt::interrupted() || !results.errors.is_empty();
     results.warnings = ctx.warnings.clone();
     results.notes = ctx.notes.clone();

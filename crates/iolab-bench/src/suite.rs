@@ -7,7 +7,7 @@ use crate::context::{Config, Context};
 use crate::error::Result;
 use crate::results::{Results, Row};
 use crate::verdict::Verdict;
-use iolab::lab::units::{format_bytes, three_significant};
+use iolab_lab::units::{format_bytes, three_significant};
 
 /// One benchmark suite, as the harness, the CLI, the exporters and the report know it.
 pub struct Suite {

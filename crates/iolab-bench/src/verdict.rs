@@ -18,7 +18,7 @@
 use crate::results::Row;
 pub use crate::results::Verdict;
 use crate::stats::beats;
-use iolab::lab::units::format_rate;
+use iolab_lab::units::format_rate;
 
 /// The name of the method that is a suite's default where it has one (`count`'s `auto`).
 pub const DEFAULT_METHOD: &str = "auto";

@@ -38,7 +38,7 @@ impl std::fmt::Display for LoadError {
                 f,
                 "{}: cannot read results: {}",
                 path.display(),
-                iolab::lab::error::describe_io(source)
+                iolab_lab::error::describe_io(source)
             ),
             LoadError::Invalid { path, reason } => {
                 write!(f, "{}: not iolab results: {reason}", path.display())
@@ -190,7 +190,7 @@ mod tests {
         let mut doc = serde_json::json!({
             "schema_version": SCHEMA_VERSION, "iolab_version": "0", "command": [],
             "started_at": "", "finished_at": "", "partial": false, "config": {},
-            "sysinfo": serde_json::to_value(iolab::lab::sysinfo::collect(Path::new("."))).unwrap(),
+            "sysinfo": serde_json::to_value(iolab_lab::sysinfo::collect(Path::new("."))).unwrap(),
             "rows": [{"suite": "count", "method": "mmap", "cache": "warm", "bytes": 100,
                       "runs": [1.0, 1.0], "median_s": 1.0, "verified": true}],
             "warnings": [], "notes": []

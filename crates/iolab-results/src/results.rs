@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::Summary;
-use iolab::lab::sysinfo::SysInfo;
+use iolab_lab::sysinfo::SysInfo;
 
 /// The version of the `results.json` layout.
 pub const SCHEMA_VERSION: u32 = 1;

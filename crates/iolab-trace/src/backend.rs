@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::costs::seconds;
 use crate::model::{Exit, Trace};
 
-iolab::lab::named::named_enum! {
+iolab_lab::named::named_enum! {
     /// Which tracer follows the command.
     pub enum Backend: "backend" {
         /// eBPF: iolab's own program aggregates the calls in kernel maps; needs root or
@@ -25,7 +25,7 @@ iolab::lab::named::named_enum! {
     }
 }
 
-iolab::lab::named::named_enum! {
+iolab_lab::named::named_enum! {
     /// The backend asked for.
     pub enum Choice: "backend" {
         /// The backend that cost the command less when it was traced in this folder

@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use iolab::lab::error::describe_io;
+use iolab_lab::error::describe_io;
 
 /// Why a trace could not be made.
 #[derive(Debug, thiserror::Error)]

@@ -415,7 +415,7 @@ fn fake_append_results(dir: &Path) -> std::path::PathBuf {
         finished_at: "2026-11-25T00:00:01Z".into(),
         partial: false,
         config: Default::default(),
-        sysinfo: iolab::lab::sysinfo::collect(dir),
+        sysinfo: iolab_lab::sysinfo::collect(dir),
         rows: vec![row("write-per-record", 1000.0), row("append-file", 20.0)],
         warnings: vec![],
         notes: vec![],
@@ -431,7 +431,7 @@ fn fake_append_results(dir: &Path) -> std::path::PathBuf {
             best_baseline: None,
             of_limit: None,
             cli: "— (library only)".into(),
-            library: "iolab::lab::file::AppendFile::create(path)?, .append(record)?".into(),
+            library: "iolab_lab::file::AppendFile::create(path)?, .append(record)?".into(),
             example: "append_records".into(),
             ..Verdict::default()
         }],

@@ -1,23 +1,22 @@
-//! Random 4 KiB reads of one file, the access a storage engine makes most, with the calls
-//! `iolab bench random` hands over: `iolab::RandomAccessFile` for point lookups (it maps
-//! the file or uses `pread`, whichever its own first reads measure faster, a map's page
-//! faults included), then
-//! `iolab::lab::random::run` for a batch of reads with 32 in flight through io_uring.
+//! Random 4 KiB point lookups of one file, the access a storage engine makes most, with the
+//! call `iolab bench random` hands over for one read at a time: `iolab::RandomAccessFile`
+//! (it maps the file or uses `pread`, whichever its own first reads measure faster, a map's
+//! page faults included). For many lookups at once, see the `random_batch` example.
 //!
 //! ```text
 //! cargo run --release --example random_reads -- FILE
 //! ```
 //!
-//! If FILE does not exist, 64 MiB of `iolab::lab::generate::blocks` data is written there first:
-//! every byte is a function of its offset, so every read below is checked.
+//! If FILE does not exist, 64 MiB are written there first in which every 8-byte word holds
+//! its own offset (little-endian), so every read below is checked; any other file is read
+//! all the same, unchecked.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use iolab::RandomAccessFile;
-use iolab::lab::generate::{AtomicOptions, blocks, write_file_atomically};
-use iolab::lab::random::{self, Method, Options, Pattern, Sampler};
 
 const BLOCK: usize = 4096;
 const LOOKUPS: u64 = 10_000;
@@ -36,50 +35,54 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Whether `block`, read at `offset`, holds its offsets (`offset` is a multiple of 8).
+fn holds_offsets(offset: u64, block: &[u8]) -> bool {
+    block
+        .chunks(8)
+        .zip((offset..).step_by(8))
+        .all(|(word, at)| word == &at.to_le_bytes()[..word.len()])
+}
+
+/// Writes a new file of offsets; refuses to replace one that exists.
+fn create(path: &Path) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create_new(path)?);
+    for at in (0..NEW_FILE_SIZE).step_by(8) {
+        out.write_all(&at.to_le_bytes())?;
+    }
+    out.into_inner()?.sync_all()
+}
+
 fn run(path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     if !path.exists() {
-        let options = AtomicOptions::new().expected_size(NEW_FILE_SIZE);
-        write_file_atomically(path, &options, |out| {
-            blocks::write_blocks(out, NEW_FILE_SIZE)
-        })?;
-        println!("created {} (64 MiB of blocks data)", path.display());
+        create(path)?;
+        println!("created {} (64 MiB of offsets)", path.display());
     }
     let file = RandomAccessFile::open(path)?;
     if file.is_empty() {
         return Err("is empty: there is nothing to read".into());
     }
-    let mut sampler = Sampler::new(Pattern::Uniform, file.len().div_ceil(BLOCK as u64), 1);
+    let blocks = file.len().div_ceil(BLOCK as u64);
     let mut scratch = vec![0u8; BLOCK];
-    // A file of `blocks` data can be checked read by read; any other file's reads cannot.
-    let generated = blocks::verify(0, file.read(0, &mut scratch)?);
+    let checked = holds_offsets(0, file.read(0, &mut scratch)?);
+    // A small xorshift: the lookups' block numbers, the same on every run.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let start = Instant::now();
     for _ in 0..LOOKUPS {
-        let offset = sampler.next_block() * BLOCK as u64;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let offset = state % blocks * BLOCK as u64;
         // A slice of `scratch` (or of the map): up to 4 KiB, fewer at the end of the file.
         let block = file.read(offset, &mut scratch)?;
-        if generated && !blocks::verify(offset, block) {
+        if checked && !holds_offsets(offset, block) {
             return Err(format!("wrong bytes read at offset {offset}").into());
         }
     }
     let rate = LOOKUPS as f64 / start.elapsed().as_secs_f64();
-    let checked = if generated { ", each checked" } else { "" };
-    let backing = file.backing();
-    println!("{LOOKUPS} lookups, {backing:?} backing: {rate:.0} reads/s{checked}");
-
-    // Deep queues: buffered io_uring with 32 reads in flight (`UringDirect` when the verdict
-    // names it, for a file colder than memory); `pread` makes one read at a time.
-    let method = Method::Uring
-        .availability()
-        .map_or(Method::Pread, |()| Method::Uring);
-    let depth = if method.queues() { 32 } else { 1 };
-    let report = random::run(method, path, &Options::new().queue_depth(depth))?;
+    let each = if checked { ", each checked" } else { "" };
     println!(
-        "{} reads, {method} at queue depth {depth}: {:.0} IOPS, p99 {:.1} µs, {} of {} checked wrong",
-        report.reads,
-        report.iops(),
-        report.latency_us(0.99),
-        report.mismatches,
-        report.checked,
+        "{LOOKUPS} lookups, {:?} backing: {rate:.0} reads/s{each}",
+        file.backing()
     );
     Ok(())
 }

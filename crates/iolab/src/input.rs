@@ -60,7 +60,7 @@ impl Input {
     /// Opens `path` to inspect it before use: with `O_NONBLOCK`, so that a FIFO without a
     /// writer is refused by its kind instead of blocking the open. Call
     /// [`Input::set_blocking`] before reading through it.
-    pub(crate) fn open_to_probe(path: &Path) -> Result<Input> {
+    pub fn open_to_probe(path: &Path) -> Result<Input> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -72,7 +72,7 @@ impl Input {
     /// Clears `O_NONBLOCK` (see [`Input::open_to_probe`]): on a regular file it changes
     /// nothing for `read`, but io_uring hands back `EAGAIN` for every uncached block of a
     /// non-blocking descriptor instead of waiting for it.
-    pub(crate) fn set_blocking(&self) -> Result<()> {
+    pub fn set_blocking(&self) -> Result<()> {
         let fd = self.file.as_raw_fd();
         // SAFETY: F_GETFL/F_SETFL only read and set the open descriptor's status flags.
         let cleared = unsafe {

@@ -33,10 +33,6 @@ pub mod append {
 pub mod durable {
     pub use crate::durable::*;
 }
-/// Random-read methods and [`random::run`], the driver of `iolab random`.
-pub mod random {
-    pub use crate::random::*;
-}
 /// LevelDB-style files.
 pub mod file {
     pub use crate::file::*;
@@ -44,10 +40,6 @@ pub mod file {
 /// The line-counting and replacing kernels (scalar, AVX2, AVX-512).
 pub mod kernel {
     pub use crate::kernel::*;
-}
-/// Data sets: lines, CSV, blocks, trees of files, written atomically.
-pub mod generate {
-    pub use crate::generate::*;
 }
 /// The page cache: evicting and warming files.
 pub mod cache {
@@ -86,7 +78,7 @@ pub mod sys {
 pub mod error {
     pub use crate::error::describe_io;
 }
-/// The library calls iolab hands over, as Rust that compiles.
-pub mod snippet {
-    pub use crate::snippet::*;
+/// Putting a file in place complete or not at all ([`atomic::write_file_atomically`]).
+pub mod atomic {
+    pub use crate::atomic::*;
 }

@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod append;
+mod atomic;
 mod buf;
 mod cache;
 mod count;
@@ -42,7 +43,6 @@ mod durable;
 mod edit;
 mod error;
 mod file;
-mod generate;
 mod input;
 mod kernel;
 /// Where `named_enum!`'s expansion finds its trait in other crates (`$crate::named`);
@@ -50,9 +50,7 @@ mod kernel;
 #[doc(hidden)]
 pub mod named;
 mod profile;
-mod random;
 mod read;
-mod snippet;
 mod sys;
 mod sysinfo;
 mod task;

@@ -1,9 +1,9 @@
-//! Every enum a user picks by name shares one mechanism (`iolab::lab::named::named_enum!`): its names
+//! Every enum a user picks by name shares one mechanism (`iolab_lab::named::named_enum!`): its names
 //! are unique kebab-case words that round-trip through `FromStr` and `Display`, and an
 //! unknown name is refused with one message that lists the valid ones, in order.
 
 use iolab::UnknownName;
-use iolab::lab::named::Named;
+use iolab_lab::named::Named;
 
 /// Checks one named enum; `kind` is the word its errors use.
 fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + std::fmt::Debug>(
@@ -45,26 +45,26 @@ fn check<T: Named + std::fmt::Display + std::str::FromStr<Err = UnknownName> + s
 
 #[test]
 fn every_named_enum_round_trips_and_lists_its_names() {
-    check::<iolab::lab::read::CountMethod>("method");
-    check::<iolab::lab::read::CountHint>("hint");
-    check::<iolab::lab::write::Method>("method");
-    check::<iolab::lab::random::Method>("method");
-    check::<iolab::lab::random::Pattern>("pattern");
-    check::<iolab::lab::edit::EditStrategy>("strategy");
-    check::<iolab::lab::append::Strategy>("strategy");
-    check::<iolab::lab::durable::LogPolicy>("policy");
-    check::<iolab::lab::kernel::Kernel>("kernel");
+    check::<iolab_lab::read::CountMethod>("method");
+    check::<iolab_lab::read::CountHint>("hint");
+    check::<iolab_lab::write::Method>("method");
+    check::<iolab_lab::random::Method>("method");
+    check::<iolab_lab::random::Pattern>("pattern");
+    check::<iolab_lab::edit::EditStrategy>("strategy");
+    check::<iolab_lab::append::Strategy>("strategy");
+    check::<iolab_lab::durable::LogPolicy>("policy");
+    check::<iolab_lab::kernel::Kernel>("kernel");
 }
 
 #[test]
 fn all_is_the_inherent_list_in_order() {
-    assert_eq!(iolab::lab::kernel::Kernel::ALL.len(), 3);
+    assert_eq!(iolab_lab::kernel::Kernel::ALL.len(), 3);
     assert_eq!(
-        <iolab::lab::read::CountMethod as Named>::all(),
-        &iolab::lab::read::CountMethod::ALL[..]
+        <iolab_lab::read::CountMethod as Named>::all(),
+        &iolab_lab::read::CountMethod::ALL[..]
     );
     assert_eq!(
-        iolab::lab::read::CountMethod::ALL.last(),
-        Some(&iolab::lab::read::CountMethod::Auto)
+        iolab_lab::read::CountMethod::ALL.last(),
+        Some(&iolab_lab::read::CountMethod::Auto)
     );
 }

@@ -178,7 +178,7 @@ fn a_file_out_of_the_page_cache_is_read_past_it_by_default() {
     let file = open(&path, None, None);
     check(&file, &content, &requests(500, 13)).unwrap().unwrap();
     let why = file.batch_why();
-    let expected = if iolab::lab::random::Method::UringDirect
+    let expected = if iolab_lab::random::Method::UringDirect
         .availability()
         .is_err()
     {

@@ -7,7 +7,7 @@ pub mod svg;
 use serde_json::Value;
 
 use crate::results::Row;
-use iolab::lab::units::format_rate;
+use iolab_lab::units::format_rate;
 use svg::BarChart;
 
 /// `method` plus its variant label, as the tables show it.

@@ -10,7 +10,7 @@ pub mod terminal;
 
 use std::path::Path;
 
-use iolab::lab::generate::{AtomicOptions, write_file_atomically};
+use iolab_lab::generate::{AtomicOptions, write_file_atomically};
 
 use crate::error::{Error, Result};
 use crate::results::Results;

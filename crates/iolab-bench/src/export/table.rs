@@ -4,7 +4,7 @@
 
 use crate::results::{Results, Row};
 use crate::suite::{Column, Place, Suite, find_in};
-use iolab::lab::units::{format_duration, format_rate};
+use iolab_lab::units::{format_duration, format_rate};
 
 /// How a table is written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,11 +304,11 @@ fn section_table(entry: Option<&Suite>, suite: &str, section: &str, rows: &[&Row
     let reference = rows.iter().find(|r| r.baseline && r.measured()).copied();
     let bytes = rows.iter().map(|r| r.bytes).max().unwrap_or(0);
     let title = if section.is_empty() {
-        format!("{suite}: {}", iolab::lab::units::format_bytes(bytes))
+        format!("{suite}: {}", iolab_lab::units::format_bytes(bytes))
     } else {
         format!(
             "{suite}: {section}, {}",
-            iolab::lab::units::format_bytes(bytes)
+            iolab_lab::units::format_bytes(bytes)
         )
     };
     let vs = match reference {

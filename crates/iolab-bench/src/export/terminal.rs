@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn wrapped_lines_fit_and_keep_every_word() {
-        let text = "iolab::lab::durable::LogOptions::new().policy(Policy::DirectDsync).open(path)?, then log.append_durable(record)? from every thread";
+        let text = "iolab_lab::durable::LogOptions::new().policy(Policy::DirectDsync).open(path)?, then log.append_durable(record)? from every thread";
         for width in [40, 60, 80, 120] {
             let lines = wrap(text, width, "    ", "      ");
             assert!(

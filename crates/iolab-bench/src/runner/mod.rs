@@ -322,7 +322,7 @@ impl Executor for ProcessExecutor {
             Stdout::Pipe(sink) => {
                 let (read_end, write_end) = io::pipe()?;
                 if let Some(bytes) = sink.capacity {
-                    iolab::lab::write::destination::set_pipe_capacity_of(&read_end, bytes)?;
+                    iolab_lab::write::destination::set_pipe_capacity_of(&read_end, bytes)?;
                 }
                 let null = File::options().write(true).open("/dev/null")?;
                 reader = Some((read_end, null, sink.limit));

@@ -18,9 +18,9 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab::lab::append::Strategy as AppendStrategy;
-use iolab::lab::random::{Method as RandomMethod, Pattern};
-use iolab::lab::write::Method as WriteMethod;
+use iolab_lab::append::Strategy as AppendStrategy;
+use iolab_lab::random::{Method as RandomMethod, Pattern};
+use iolab_lab::write::Method as WriteMethod;
 use iolab_results::{RESULTS_DIR, Results, Row, Verdict, newest_run};
 
 use super::{Figure, Need, SyncCall};
@@ -36,7 +36,7 @@ pub struct Bench {
 
 /// Bytes for a basis: `5 B`, `64 B`, `4.0 KiB`.
 fn size(bytes: u64) -> String {
-    iolab::lab::units::format_bytes(bytes)
+    iolab_lab::units::format_bytes(bytes)
 }
 
 impl Bench {

@@ -19,7 +19,7 @@
 //!   folder with the traced call (`fsync`, `fdatasync` or `O_DSYNC` writes) after each, or
 //!   one `fdatasync` per 1000; a folder's `fsync` after a file was made in it; a file of a
 //!   journal's size made in the folder and removed (the `unlink` the tracer does not see);
-//! - the in-place edit: [`iolab::lab::edit::EditOptions`] replacing a byte in a 16 MiB copy;
+//! - the in-place edit: [`iolab_lab::edit::EditOptions`] replacing a byte in a 16 MiB copy;
 //! - an interpreter's own work around each call (Python's flush per record, its logging
 //!   handler's), with the traced program's own interpreter (`costs/runtime.rs`).
 //!
@@ -228,13 +228,13 @@ fn pipe_reads(size: usize, onward: bool) -> io::Result<Figure> {
         per_byte,
         format!(
             "calibrated here: {reads} reads of a pipe another thread wrote {} at a time into, taken as they came{} ({} a read on average): {} of the reader's CPU time each ({} in all; {why}): {} each on the writer's wall clock",
-            iolab::lab::units::format_bytes(size as u64),
+            iolab_lab::units::format_bytes(size as u64),
             if onward {
                 ", each written on to /dev/null"
             } else {
                 ""
             },
-            iolab::lab::units::format_bytes(bytes / reads.max(1)),
+            iolab_lab::units::format_bytes(bytes / reads.max(1)),
             seconds(cpu),
             seconds(reader_cpu),
             seconds(per_read)
@@ -408,7 +408,7 @@ impl Calibration {
                 0.0,
                 format!(
                     "calibrated here: {calls} writes of {} {}: {} each",
-                    iolab::lab::units::format_bytes(size as u64),
+                    iolab_lab::units::format_bytes(size as u64),
                     where_(kind),
                     seconds(per_call)
                 ),
@@ -472,7 +472,7 @@ impl Calibration {
     }
 
     fn best_random(&mut self) -> io::Result<Figure> {
-        use iolab::lab::random::Method;
+        use iolab_lab::random::Method;
         let path = proc_path(self.data()?);
         let (per, method, depth) = best_of(&path, &[(Method::MmapRandom, 1), (Method::Uring, 32)])?;
         Ok(random_figure(per, method, depth, "a cached file"))
@@ -482,7 +482,7 @@ impl Calibration {
     /// the best of `pread-direct` and `uring-direct` at depth 32 (`best`), over a file in
     /// `dir`.
     fn cold_random(&mut self, dir: &Path, best: bool) -> io::Result<Figure> {
-        use iolab::lab::random::Method;
+        use iolab_lab::random::Method;
         let path = proc_path(self.cold(dir)?);
         let place = format!("a file in {} read with O_DIRECT", dir.display());
         if best {
@@ -506,8 +506,8 @@ impl Calibration {
         let bytes = 16u64 << 20;
         let text: Vec<u8> = row.iter().copied().cycle().take(bytes as usize).collect();
         std::fs::write(&path, &text)?;
-        let editor = iolab::lab::edit::EditOptions::new()
-            .strategy(iolab::lab::edit::EditStrategy::Mmap)
+        let editor = iolab_lab::edit::EditOptions::new()
+            .strategy(iolab_lab::edit::EditStrategy::Mmap)
             .durable(false);
         let started = Instant::now();
         let done = editor
@@ -520,13 +520,13 @@ impl Calibration {
             0.0,
             t / bytes as f64,
             format!(
-                "calibrated here: iolab::lab::edit mmap replacing a byte in place in a cached 16 MiB file: {}",
+                "calibrated here: iolab_lab::edit mmap replacing a byte in place in a cached 16 MiB file: {}",
                 seconds(t)
             ),
         );
         f.cli = Some("iolab edit replace --from X --to Y FILE".into());
-        f.library = Some(iolab::lab::snippet::edit(
-            iolab::lab::snippet::Edit::Replace {
+        f.library = Some(iolab_lab::snippet::edit(
+            iolab_lab::snippet::Edit::Replace {
                 from: b',',
                 to: b';',
             },
@@ -584,14 +584,14 @@ fn scattered_preads(file: &File, buf: &mut [u8], bytes: u64, budget: Duration) -
     Ok(samples.median())
 }
 
-/// The fastest of `methods` (with their depths) of `iolab::lab::random` over `path`: seconds
+/// The fastest of `methods` (with their depths) of `iolab_lab::random` over `path`: seconds
 /// per read, the method and its depth.
 fn best_of(
     path: &Path,
-    methods: &[(iolab::lab::random::Method, usize)],
-) -> io::Result<(f64, iolab::lab::random::Method, usize)> {
-    use iolab::lab::random::{Options, Stop};
-    let mut best: Option<(f64, iolab::lab::random::Method, usize)> = None;
+    methods: &[(iolab_lab::random::Method, usize)],
+) -> io::Result<(f64, iolab_lab::random::Method, usize)> {
+    use iolab_lab::random::{Options, Stop};
+    let mut best: Option<(f64, iolab_lab::random::Method, usize)> = None;
     let mut why = String::from("no random method can run here");
     for &(method, depth) in methods {
         if let Err(reason) = method.availability() {
@@ -601,7 +601,7 @@ fn best_of(
         let options = Options::new()
             .queue_depth(depth)
             .stop(Stop::Duration(BUDGET));
-        match iolab::lab::random::run(method, path, &options) {
+        match iolab_lab::random::run(method, path, &options) {
             Ok(report) => {
                 let per = report.elapsed.as_secs_f64() / report.reads.max(1) as f64;
                 if best.is_none_or(|(b, _, _)| per < b) {
@@ -614,23 +614,18 @@ fn best_of(
     best.ok_or_else(|| io::Error::other(why))
 }
 
-fn random_figure(
-    per: f64,
-    method: iolab::lab::random::Method,
-    depth: usize,
-    place: &str,
-) -> Figure {
+fn random_figure(per: f64, method: iolab_lab::random::Method, depth: usize, place: &str) -> Figure {
     let mut f = Figure::new(
         per,
         0.0,
         format!(
-            "calibrated here: iolab::lab::random {method} at depth {depth} over {place}: {} per read",
+            "calibrated here: iolab_lab::random {method} at depth {depth} over {place}: {} per read",
             seconds(per)
         ),
     );
     f.cli = Some(format!(
         "iolab random --method {method} --queue-depth {depth} FILE"
     ));
-    f.library = Some(iolab::lab::snippet::random(method, 4096, depth as u64, 1));
+    f.library = Some(iolab_lab::snippet::random(method, 4096, depth as u64, 1));
     f
 }

@@ -112,7 +112,7 @@ pub(super) fn figure(exe: &Path, idiom: Idiom, size: u64) -> io::Result<Figure> 
         format!(
             "calibrated here: {}, {ROUNDS} rounds of {records} records of {} through {what}, with and without a flush per record, into /dev/null: {} more per record, less a write(2) of it ({}): {} of the interpreter's own work per flush",
             exe.display(),
-            iolab::lab::units::format_bytes(size),
+            iolab_lab::units::format_bytes(size),
             seconds(flush),
             seconds(native),
             seconds(own)

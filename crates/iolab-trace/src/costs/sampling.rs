@@ -119,7 +119,7 @@ pub(super) fn named(dir: &Path, what: &str) -> PathBuf {
 
 /// Bytes for a basis: `512 B`, `64.0 KiB`.
 pub(super) fn bytes_text(bytes: u64) -> String {
-    iolab::lab::units::format_bytes(bytes)
+    iolab_lab::units::format_bytes(bytes)
 }
 
 /// Whether `dir`'s file system has `bytes` free (and some to spare).

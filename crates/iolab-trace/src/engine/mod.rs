@@ -79,10 +79,10 @@ fn ptrace_else_refused(
 /// can make a long command ten times slower than eBPF — else ptrace. What the trace cost
 /// is noted for the next time.
 fn auto(command: &Command, options: &RunOptions) -> Result<Outcome> {
-    let path = iolab::lab::profile::cache_dir().map(|d| d.join("trace-history.json"));
+    let path = iolab_lab::profile::cache_dir().map(|d| d.join("trace-history.json"));
     let machine = format!(
         "{} {} cores",
-        iolab::lab::profile::kernel_release(),
+        iolab_lab::profile::kernel_release(),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     let history = (path.as_deref()).map_or_else(History::default, |p| History::load(p, &machine));

@@ -17,7 +17,7 @@ pub use events::{Change, Event, Process, RawStack, Seen, Use};
 
 use crate::syscalls::Sys;
 
-iolab::lab::named::named_enum! {
+iolab_lab::named::named_enum! {
     /// What a descriptor refers to.
     pub enum Kind: "kind" {
         /// A regular file.

@@ -28,7 +28,7 @@ fn bytes(n: u64) -> String {
     if n == 0 {
         "0".to_string()
     } else {
-        iolab::lab::units::format_bytes(n)
+        iolab_lab::units::format_bytes(n)
     }
 }
 
@@ -441,7 +441,7 @@ mod tests {
             fix: "buffer".into(),
             program: crate::program::Program::Unknown,
             cli: "iolab bench append".into(),
-            library: iolab::lab::snippet::append(iolab::lab::append::Strategy::AppendFile, None),
+            library: iolab_lab::snippet::append(iolab_lab::append::Strategy::AppendFile, None),
             risk: None,
             processes: Vec::new(),
             stacks: Vec::new(),

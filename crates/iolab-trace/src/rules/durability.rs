@@ -321,13 +321,13 @@ fn renames_before_sync(r: &Replay, out: &mut Vec<Pattern>) {
                 u.from,
                 u.to,
                 u.times,
-                iolab::lab::units::format_bytes(u.bytes),
+                iolab_lab::units::format_bytes(u.bytes),
             )
         } else {
             format!(
                 "wrote {} to {} and renamed it to {} with no fsync or fdatasync of it between: \
                  the rename can reach the disk before the data",
-                iolab::lab::units::format_bytes(u.bytes),
+                iolab_lab::units::format_bytes(u.bytes),
                 u.from,
                 u.to,
             )
@@ -397,7 +397,7 @@ fn rewrites_in_place(r: &Replay, groups: &[Group], out: &mut Vec<Pattern>) {
         p.note = format!(
             "truncated {} (a file that existed) and wrote it again in place ({}), then synced it",
             t.path,
-            iolab::lab::units::format_bytes(t.write.bytes)
+            iolab_lab::units::format_bytes(t.write.bytes)
         );
         out.push(p);
     }

@@ -182,7 +182,7 @@ pub(super) fn detect(trace: &Trace, groups: &[Group], out: &mut Vec<Pattern>) {
             groups[g].target.path,
             f.far,
             f.pages_read,
-            iolab::lab::units::format_bytes(f.pages_read * 4096),
+            iolab_lab::units::format_bytes(f.pages_read * 4096),
             f.pages_read as f64 / f.faults as f64
         );
         out.push(p);

@@ -108,7 +108,7 @@ pub const MIN_FAULT_BYTES: u64 = 64 << 20;
 /// How far observation and calibration may differ (either way) before a finding says so.
 pub const DISAGREE: f64 = 2.0;
 
-iolab::lab::named::named_enum! {
+iolab_lab::named::named_enum! {
     /// A pitfall.
     pub enum FindingKind: "finding" {
         /// Many small writes to one target.
@@ -341,8 +341,8 @@ fn calls_text(n: u64, what: &str, bytes: u64) -> String {
     format!(
         "{n} {what}{} of {} ({})",
         if n == 1 { "" } else { "s" },
-        iolab::lab::units::format_bytes(each),
-        iolab::lab::units::format_bytes(bytes)
+        iolab_lab::units::format_bytes(each),
+        iolab_lab::units::format_bytes(bytes)
     )
 }
 
@@ -466,7 +466,7 @@ impl Analysis {
                 warnings: Vec::new(),
                 fix: durability::fix(kind).into(),
                 cli: "iolab bench durable".into(),
-                library: iolab::lab::snippet::durable_replace(),
+                library: iolab_lab::snippet::durable_replace(),
             },
         };
         let mut f = finish(p, t, e, costs, wall);

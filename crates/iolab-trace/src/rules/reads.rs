@@ -16,7 +16,7 @@ use super::{
 };
 use crate::costs::{Costs, Need};
 use crate::model::{Kind, Target};
-use iolab::lab::snippet;
+use iolab_lab::snippet;
 
 /// Reads of `t` that moved data.
 fn moved(t: &Target) -> u64 {
@@ -81,7 +81,7 @@ pub(super) fn small_reads<'a>(t: &Target, costs: &'a Costs) -> Estimate<'a> {
         evidence: format!(
             "{} of a {} file, {:.0}% sequential, {}",
             calls_text(r.calls, "read", r.bytes),
-            iolab::lab::units::format_bytes(t.size.max(r.bytes)),
+            iolab_lab::units::format_bytes(t.size.max(r.bytes)),
             r.sequential_share() * 100.0,
             in_calls(r.ns)
         ),
@@ -125,7 +125,7 @@ pub(super) fn random_reads<'a>(p: &super::Pattern, t: &Target, costs: &'a Costs)
         evidence: format!(
             "{} of {}, {n} of them at scattered offsets ({} where the last read ended, {} again where it started, {} empty), one at a time, {}{}",
             calls_text(r.calls, "read", r.bytes),
-            iolab::lab::units::format_bytes(t.size),
+            iolab_lab::units::format_bytes(t.size),
             r.sequential,
             r.repeated,
             r.empty(),
@@ -141,7 +141,7 @@ pub(super) fn random_reads<'a>(p: &super::Pattern, t: &Target, costs: &'a Costs)
         warnings: Vec::new(),
         fix: "issue the reads together (io_uring at depth) or map the file, as the random suite's winner does".into(),
         cli: "iolab random --method uring --queue-depth 32 FILE".into(),
-        library: snippet::random(iolab::lab::random::Method::Pread, 4096, 1, 1),
+        library: snippet::random(iolab_lab::random::Method::Pread, 4096, 1, 1),
     };
     if let Some(f) = best {
         if let Some(c) = &f.cli {
@@ -183,7 +183,7 @@ pub(super) fn read_twice<'a>(t: &Target) -> Estimate<'a> {
         evidence: format!(
             "{} of a {} file: {:.1} times over, {:.0}% sequential, through {} opens; {}",
             calls_text(r.calls, "read", r.bytes),
-            iolab::lab::units::format_bytes(t.size),
+            iolab_lab::units::format_bytes(t.size),
             r.bytes as f64 / t.size.max(1) as f64,
             r.sequential as f64 * 100.0 / moved(t).max(1) as f64,
             t.opens,

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::costs::{Costs, Need, seconds};
 use crate::model::{Kind, Target, TargetKey};
-use iolab::lab::snippet::{self, Edit};
+use iolab_lab::snippet::{self, Edit};
 
 /// Share of a file that counts as all of it.
 const WHOLE: f64 = 0.99;
@@ -125,14 +125,14 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
         bytes: reads.bytes + writes.bytes,
         evidence: format!(
             "the whole file ({}) read in {} and then written again{} in {} {how}, {} in the calls",
-            iolab::lab::units::format_bytes(r.size.max(reads.bytes)),
+            iolab_lab::units::format_bytes(r.size.max(reads.bytes)),
             calls_text(reads.calls, "read", reads.bytes),
             if same {
                 String::new()
             } else {
                 format!(
                     " at another size ({})",
-                    iolab::lab::units::format_bytes(size)
+                    iolab_lab::units::format_bytes(size)
                 )
             },
             calls_text(writes.calls, "write", writes.bytes),
@@ -182,7 +182,7 @@ pub(super) fn estimate<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) -> E
         e.figures.extend([read, write].into_iter().flatten());
         e.fix = format!(
             "the size changes, so the file is rewritten from the first change on: stream it in pieces of {} into a new file, sync it, and rename it over the old one (a crash then leaves the old file or the new one)",
-            iolab::lab::units::format_bytes(FIX_BLOCK)
+            iolab_lab::units::format_bytes(FIX_BLOCK)
         );
         e.cli = "iolab bench edit".into();
         e.library = snippet::streamed_rewrite(FIX_BLOCK);

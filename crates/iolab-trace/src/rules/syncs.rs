@@ -206,7 +206,7 @@ pub(super) fn estimate<'a>(p: &Pattern, t: &Target, costs: &'a Costs) -> Estimat
         format!(
             "{how} for {}: a sync per {} written, {} in the syncs ({} each)",
             calls_text(t.write.calls, "write", t.write.bytes),
-            iolab::lab::units::format_bytes(record(t)),
+            iolab_lab::units::format_bytes(record(t)),
             seconds(measured_ns as f64 * 1e-9),
             seconds(measured_ns as f64 * 1e-9 / units.max(1) as f64)
         )
@@ -246,6 +246,6 @@ pub(super) fn estimate<'a>(p: &Pattern, t: &Target, costs: &'a Costs) -> Estimat
         cli: "iolab bench append (its synced rows and its durable section)".into(),
         library: grouped
             .and_then(|f| f.library.clone())
-            .unwrap_or_else(|| iolab::lab::snippet::durable(None)),
+            .unwrap_or_else(|| iolab_lab::snippet::durable(None)),
     }
 }

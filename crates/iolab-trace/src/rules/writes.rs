@@ -32,9 +32,9 @@ use crate::costs::{Costs, Figure, Idiom, Need, seconds};
 use crate::model::{Kind, Target, Trace};
 use crate::program::Program;
 use crate::syscalls::Sys;
-use iolab::lab::append::Strategy as AppendStrategy;
-use iolab::lab::snippet;
-use iolab::lab::write::Method as WriteMethod;
+use iolab_lab::append::Strategy as AppendStrategy;
+use iolab_lab::snippet;
+use iolab_lab::write::Method as WriteMethod;
 
 /// Calls that open, close or duplicate a descriptor: what an open per write costs.
 const CHURN_CALLS: [Sys; 7] = [
@@ -389,8 +389,8 @@ pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) 
         };
         e.fix = format!(
             "copy in blocks of {} or more: a read and a write per block, not per {} (dd bs=1M; a 1 MiB buffer)",
-            iolab::lab::units::format_bytes(FIX_BUFFER),
-            iolab::lab::units::format_bytes(size)
+            iolab_lab::units::format_bytes(FIX_BUFFER),
+            iolab_lab::units::format_bytes(size)
         );
         e.cli = "iolab bench append --methods write-per-record,append-file".into();
         e.library = snippet::copy(FIX_BUFFER);
@@ -404,14 +404,14 @@ pub(super) fn small_writes<'a>(p: &Pattern, groups: &[Group], costs: &'a Costs) 
         }
         e.fix = format!(
             "buffer the records: one write per {} (a BufWriter of 64 KiB, iolab::AppendFile)",
-            iolab::lab::units::format_bytes(FIX_BUFFER)
+            iolab_lab::units::format_bytes(FIX_BUFFER)
         );
         e.cli = "iolab bench append --methods write-per-record,append-file".into();
         e.library = snippet::append(AppendStrategy::AppendFile, None);
     } else {
         e.fix = format!(
             "write through a buffer, not a line at a time: StdoutWriter writes {} and more per call",
-            iolab::lab::units::format_bytes(8 << 10)
+            iolab_lab::units::format_bytes(8 << 10)
         );
         e.cli = "iolab write --method bufwriter | READER".into();
         e.library = snippet::write(WriteMethod::Bufwriter, None);
@@ -490,7 +490,7 @@ pub(super) fn reader_work(p: &Pattern, groups: &[Group], costs: &Costs) -> Optio
         "{}; the fix removes {reads} reads of the pipe by its reader, which made {} (the fewer of those and the calibration's reads of the same bytes, less one per {}: a tracer slows the writer, so the traced reader found less at each read)",
         figure.basis,
         r.calls,
-        iolab::lab::units::format_bytes(FIX_BUFFER)
+        iolab_lab::units::format_bytes(FIX_BUFFER)
     );
     Some((saved, basis))
 }
@@ -529,7 +529,7 @@ pub(super) fn small_direct_writes<'a>(t: &Target, costs: &'a Costs, exact: bool)
         warnings: Vec::new(),
         fix: format!(
             "write bigger aligned blocks ({} each) and keep O_DIRECT (dd oflag=direct bs=1M); or, if each block need not reach the device on its own, write through the page cache and sync once",
-            iolab::lab::units::format_bytes(FIX_BLOCK)
+            iolab_lab::units::format_bytes(FIX_BLOCK)
         ),
         cli: "iolab bench append".into(),
         library: snippet::direct_writes(FIX_BLOCK),

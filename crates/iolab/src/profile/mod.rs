@@ -246,9 +246,9 @@ pub fn save(change: impl FnOnce(&mut Profile) -> bool) -> std::io::Result<Option
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(FILE_NAME);
     let json = serde_json::to_vec_pretty(&profile).expect("a profile serializes");
-    crate::generate::write_file_atomically(
+    crate::atomic::write_file_atomically(
         &path,
-        &crate::generate::AtomicOptions::new().overwrite(true),
+        &crate::atomic::AtomicOptions::new().overwrite(true),
         |out| {
             out.write_all(&json)
                 .map_err(|e| crate::error::Error::io("cannot write", e).into())

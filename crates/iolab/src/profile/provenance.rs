@@ -1,4 +1,4 @@
-//! Who wrote a machine profile ([`super::profile`]): the user, the iolab build and the
+//! Who wrote a machine profile (`profile`): the user, the iolab build and the
 //! machine, so that a profile is followed only by the same three.
 //!
 //! **Why**: the profile lives in a cache folder found through `XDG_CACHE_HOME` or `HOME`,

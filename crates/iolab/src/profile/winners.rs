@@ -194,12 +194,12 @@ impl RandomWinner {
 /// Which list of strategy winners.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategies {
-    /// [`Profile::edit`].
+    /// [`super::Profile::edit`].
     Edit,
-    /// [`Profile::durable`].
+    /// [`super::Profile::durable`].
     Durable,
-    /// [`Profile::write`].
+    /// [`super::Profile::write`].
     Write,
-    /// [`Profile::append`].
+    /// [`super::Profile::append`].
     Append,
 }

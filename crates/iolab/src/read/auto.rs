@@ -19,7 +19,7 @@
 //!   machine), at memory speed when warm.
 //!
 //! **Measured winners**: when `iolab bench count` has measured this machine (same kernel,
-//! same cores; see [`tuning`]), the winner for the file's cache state and size class
+//! same cores; see [`crate::lab::profile`]), the winner for the file's cache state and size class
 //! (powers of four from 256 MiB: 1–4 GiB, 16–64 GiB, …), with the threads, queue depth
 //! or block size it won with, replaces the rule for files of at least [`SMALL_FILE`];
 //! it was recorded only if it beat the fastest other method beyond the noise. `--verbose`

@@ -31,7 +31,7 @@ pub const EXPLOIT_EPOCHS: u32 = 64;
 
 /// What the next submissions hand over, and what the ring has learnt.
 #[derive(Clone, Debug)]
-pub(crate) struct Batching {
+pub struct Batching {
     /// Whether the last submission completed every read it handed over.
     inline: bool,
     /// The candidate sizes (at most the queue depth, at least one).
@@ -53,7 +53,7 @@ pub(crate) struct Batching {
 impl Batching {
     /// A ring's batching at queue depth `depth`: device batches first, until a submission
     /// shows reads completing inline.
-    pub(crate) fn new(depth: usize) -> Batching {
+    pub fn new(depth: usize) -> Batching {
         let mut sizes: Vec<usize> = CANDIDATES.iter().map(|&c| c.min(depth.max(1))).collect();
         sizes.dedup();
         let n = sizes.len();
@@ -70,7 +70,7 @@ impl Batching {
     }
 
     /// The queued reads that trigger a submission.
-    pub(crate) fn size(&self) -> usize {
+    pub fn size(&self) -> usize {
         if self.inline {
             return usize::MAX;
         }
@@ -81,19 +81,19 @@ impl Batching {
     }
 
     /// Whether reads complete inline, so every queued one goes at once.
-    pub(crate) fn is_inline(&self) -> bool {
+    pub fn is_inline(&self) -> bool {
         self.inline
     }
 
     /// After a submission of `submitted` reads of which `inline` had completed when it
     /// returned.
-    pub(crate) fn submitted(&mut self, submitted: usize, inline: usize) {
+    pub fn submitted(&mut self, submitted: usize, inline: usize) {
         self.inline = submitted > 0 && inline >= submitted;
     }
 
     /// After `n` reads were reaped at `now`: ends the epoch when it is full and moves the
     /// measurement on.
-    pub(crate) fn reaped(&mut self, n: usize, now: Instant) {
+    pub fn reaped(&mut self, n: usize, now: Instant) {
         if self.sizes.len() == 1 || self.inline {
             // Nothing to choose, or nothing the device decides: the clock restarts.
             self.since = None;
@@ -136,7 +136,7 @@ impl Batching {
 
 /// Hands every queued read of `ring` to the kernel, and tells `batching` how many
 /// completed inline.
-pub(crate) fn flush(ring: &mut DeepRing, batching: &mut Batching) -> Result<()> {
+pub fn flush(ring: &mut DeepRing, batching: &mut Batching) -> Result<()> {
     let before = ring.ready();
     let submitted = ring.submit()?;
     let inline = ring.ready().saturating_sub(before);

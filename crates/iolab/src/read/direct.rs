@@ -42,7 +42,7 @@ pub(crate) fn open_direct(input: &Input, method: &'static str) -> Result<File> {
 }
 
 /// Opens `path` read-only with `O_DIRECT`; a refusal is [`Error::Unavailable`] for `method`.
-pub(crate) fn open_direct_path(path: &std::path::Path, method: &'static str) -> Result<File> {
+pub fn open_direct_path(path: &std::path::Path, method: &'static str) -> Result<File> {
     OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
@@ -63,7 +63,8 @@ pub(crate) fn open_direct_path(path: &std::path::Path, method: &'static str) -> 
         })
 }
 
-pub(crate) fn unavailable(method: &'static str, reason: String) -> Error {
+/// The error of an `O_DIRECT` method that cannot run here: `method`, and why.
+pub fn unavailable(method: &'static str, reason: String) -> Error {
     Error::Unavailable { method, reason }
 }
 

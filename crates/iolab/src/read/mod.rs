@@ -35,7 +35,7 @@ pub mod mmap;
 pub mod mmap_parallel;
 pub mod pread_parallel;
 pub mod readv;
-pub(crate) mod ring;
+pub mod ring;
 pub mod stream;
 pub mod uring;
 pub mod uring_direct;
@@ -505,4 +505,4 @@ pub fn count_input(method: CountMethod, input: &Input, options: &ReadOptions) ->
     })
 }
 
-pub(crate) use crate::sys::retry_eintr;
+pub use crate::sys::retry_eintr;

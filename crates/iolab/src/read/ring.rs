@@ -38,7 +38,7 @@ use crate::sys::uring::{self as ring_support, SMALL_RING_ENTRIES};
 
 /// A ring of `SMALL_RING_ENTRIES` for `method`'s one read at a time; when io_uring cannot
 /// be set up here, [`Error::Unavailable`] with the reason.
-pub(crate) fn small_ring(method: &'static str) -> Result<IoUring> {
+pub fn small_ring(method: &'static str) -> Result<IoUring> {
     ring_support::new_ring(SMALL_RING_ENTRIES)
         .map_err(|reason| Error::Unavailable { method, reason })
 }
@@ -51,7 +51,7 @@ pub(crate) fn small_ring(method: &'static str) -> Result<IoUring> {
 /// # Safety
 ///
 /// As for `submit_and_wait_one`, with `leak` doing the leaking it requires.
-pub(crate) unsafe fn read_one(
+pub unsafe fn read_one(
     ring: &mut IoUring,
     entry: &io_uring::squeue::Entry,
     failed: &'static str,
@@ -70,7 +70,7 @@ pub(crate) unsafe fn read_one(
 
 /// How a [`DeepRing`]'s ring is set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RingSetup {
+pub enum RingSetup {
     /// `io_uring_setup(2)` without flags.
     Plain,
     /// Private to the thread that makes it, as fio sets up its rings:
@@ -81,7 +81,7 @@ pub(crate) enum RingSetup {
 /// A read completed in full or in part: the bytes are in [`DeepRing::buffer`]`(buffer)`,
 /// where the read was queued to land.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Completed {
+pub struct Completed {
     /// The buffer the read went into.
     pub buffer: usize,
     /// Where in the file it read.
@@ -104,7 +104,7 @@ struct Span {
 ///
 /// It owns the buffers so that none is freed, or handed out, while the kernel may still
 /// write into it. It is not `Send`: a [`RingSetup::Private`] ring must stay on its thread.
-pub(crate) struct DeepRing {
+pub struct DeepRing {
     /// Dropped by hand, first, so the registration ends before the buffers go.
     ring: ManuallyDrop<IoUring>,
     buffers: ManuallyDrop<Vec<AlignedBuf>>,
@@ -128,7 +128,7 @@ impl DeepRing {
     /// # Panics
     ///
     /// With more than 65,536 buffers, or a buffer of 4 GiB or more.
-    pub(crate) fn new(
+    pub fn new(
         method: &'static str,
         setup: RingSetup,
         fd: types::Fd,
@@ -173,7 +173,7 @@ impl DeepRing {
     /// # Panics
     ///
     /// When a read is already in flight into that buffer.
-    pub(crate) fn queue(&mut self, buffer: usize, offset: u64) -> Result<()> {
+    pub fn queue(&mut self, buffer: usize, offset: u64) -> Result<()> {
         let len = self.buffers[buffer].len();
         self.queue_range_of(self.fd, buffer, (0, len), offset)
     }
@@ -185,7 +185,7 @@ impl DeepRing {
     /// # Panics
     ///
     /// When a read is already in flight into that buffer, or the range is not in it.
-    pub(crate) fn queue_range_of(
+    pub fn queue_range_of(
         &mut self,
         fd: types::Fd,
         buffer: usize,
@@ -237,33 +237,33 @@ impl DeepRing {
     }
 
     /// Whether a read is queued or in flight into buffer `buffer`.
-    pub(crate) fn is_reading(&self, buffer: usize) -> bool {
+    pub fn is_reading(&self, buffer: usize) -> bool {
         self.reads[buffer].is_some()
     }
 
     /// Whether no read is queued or in flight.
-    pub(crate) fn is_idle(&self) -> bool {
+    pub fn is_idle(&self) -> bool {
         self.in_flight == 0
     }
 
     /// Reads queued and not yet handed to the kernel.
-    pub(crate) fn queued(&mut self) -> usize {
+    pub fn queued(&mut self) -> usize {
         self.ring.submission().len()
     }
 
     /// Completions ready to be reaped.
-    pub(crate) fn ready(&mut self) -> usize {
+    pub fn ready(&mut self) -> usize {
         self.ring.completion().len()
     }
 
     /// Hands every queued read to the kernel (`io_uring_enter(2)`, no wait); returns how
     /// many it took.
-    pub(crate) fn submit(&mut self) -> Result<usize> {
+    pub fn submit(&mut self) -> Result<usize> {
         retry_eintr(|| self.ring.submit()).map_err(|e| Error::io("io_uring submit failed", e))
     }
 
     /// Hands every queued read to the kernel and waits for at least one completion.
-    pub(crate) fn submit_and_wait(&mut self) -> Result<()> {
+    pub fn submit_and_wait(&mut self) -> Result<()> {
         retry_eintr(|| self.ring.submit_and_wait(1))
             .map_err(|e| Error::io("io_uring wait failed", e))?;
         Ok(())
@@ -271,7 +271,7 @@ impl DeepRing {
 
     /// Takes the completions ready from the ring, to be settled by [`DeepRing::settle`];
     /// returns how many wait to be settled.
-    pub(crate) fn collect(&mut self) -> usize {
+    pub fn collect(&mut self) -> usize {
         let completions = self.ring.completion();
         self.reaped
             .extend(completions.map(|c| (c.user_data(), c.result())));
@@ -282,11 +282,7 @@ impl DeepRing {
     /// again, a finished one frees its buffer and goes to `done`. The first failed read
     /// fails it (`failed` names the operation), once every completion has freed its
     /// buffer: one left marked would have the drop wait for a completion already taken.
-    pub(crate) fn settle(
-        &mut self,
-        failed: &'static str,
-        mut done: impl FnMut(Completed),
-    ) -> Result<()> {
+    pub fn settle(&mut self, failed: &'static str, mut done: impl FnMut(Completed)) -> Result<()> {
         let mut error = None;
         self.settle_each(|read, result| match result {
             Ok(_) if error.is_some() => {}
@@ -301,7 +297,7 @@ impl DeepRing {
     /// Settles the completions collected, each on its own: a read interrupted (`EINTR`,
     /// `EAGAIN`) is queued again; every other frees its buffer and goes to `done` with its
     /// result (the bytes read, also in [`Completed::bytes`], or the error).
-    pub(crate) fn settle_each(&mut self, mut done: impl FnMut(Completed, std::io::Result<usize>)) {
+    pub fn settle_each(&mut self, mut done: impl FnMut(Completed, std::io::Result<usize>)) {
         let mut reaped = std::mem::take(&mut self.reaped);
         for &(user_data, result) in &reaped {
             let buffer = user_data as usize;
@@ -333,7 +329,7 @@ impl DeepRing {
     }
 
     /// [`DeepRing::collect`] then [`DeepRing::settle`].
-    pub(crate) fn reap(&mut self, failed: &'static str, done: impl FnMut(Completed)) -> Result<()> {
+    pub fn reap(&mut self, failed: &'static str, done: impl FnMut(Completed)) -> Result<()> {
         self.collect();
         self.settle(failed, done)
     }
@@ -343,13 +339,13 @@ impl DeepRing {
     /// # Panics
     ///
     /// While a read is in flight into it.
-    pub(crate) fn buffer(&self, buffer: usize) -> &[u8] {
+    pub fn buffer(&self, buffer: usize) -> &[u8] {
         assert!(!self.is_reading(buffer), "buffer {buffer} is being read");
         &self.buffers[buffer]
     }
 
     /// Buffer `buffer`, to be written, as [`DeepRing::buffer`].
-    pub(crate) fn buffer_mut(&mut self, buffer: usize) -> &mut [u8] {
+    pub fn buffer_mut(&mut self, buffer: usize) -> &mut [u8] {
         assert!(!self.is_reading(buffer), "buffer {buffer} is being read");
         &mut self.buffers[buffer]
     }

@@ -45,7 +45,7 @@ pub fn describe_io(e: &dyn std::error::Error) -> String {
 }
 
 /// Retries `f` while it fails with `EINTR`.
-pub(crate) fn retry_eintr<T>(mut f: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+pub fn retry_eintr<T>(mut f: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
     loop {
         match f() {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::results::{Results, Row};
-use iolab::lab::units::{format_bytes, format_duration};
+use iolab_lab::units::{format_bytes, format_duration};
 
 pub use crate::stats::{MIN_THRESHOLD, NOISE_SIGMAS};
 

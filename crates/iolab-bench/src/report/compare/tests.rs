@@ -39,7 +39,7 @@ fn results(rows: Vec<Row>) -> Results {
     serde_json::from_value(serde_json::json!({
         "schema_version": 1, "iolab_version": "0", "command": [], "started_at": "",
         "finished_at": "", "partial": false, "config": {},
-        "sysinfo": serde_json::to_value(iolab::lab::sysinfo::collect(std::path::Path::new("."))).unwrap(),
+        "sysinfo": serde_json::to_value(iolab_lab::sysinfo::collect(std::path::Path::new("."))).unwrap(),
         "rows": serde_json::to_value(rows).unwrap(), "warnings": [], "notes": []
     }))
     .unwrap()

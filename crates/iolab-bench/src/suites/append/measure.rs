@@ -1,6 +1,6 @@
 //! The `append` suite's measurement: iolab's strategies run in this process, one at a
 //! time, in interleaved rounds; the timer covers the library's append loop and the final
-//! flush or sync ([`iolab::lab::append::append_records`] hands it over without the `open`), and
+//! flush or sync ([`iolab_lab::append::append_records`] hands it over without the `open`), and
 //! the thread's write-family system calls are read around it.
 
 use std::fs;
@@ -16,8 +16,8 @@ use crate::error::Result;
 use crate::results::Row;
 use crate::rounds::{Entry, Role, Rounds, Run, Times, Turn, drive};
 use crate::workdir::WorkDir;
-use iolab::lab::append::{Syncs, append_file_records, append_records};
-use iolab::lab::units::format_bytes;
+use iolab_lab::append::{Syncs, append_file_records, append_records};
+use iolab_lab::units::format_bytes;
 
 /// Measures `strategies` (and the `fstream` baseline, when given) on `section`: warm-up
 /// rounds, then counted rounds, interleaved; every run's file is verified, then removed.
@@ -57,11 +57,11 @@ pub(super) fn section(
             let outcome = match contender {
                 Contender::Ours(strategy) => run_strategy(Ok(strategy), &path, section, &records)
                     .map_err(|e| {
-                        format!("{}: {}", path.display(), iolab::lab::error::describe_io(&e))
+                        format!("{}: {}", path.display(), iolab_lab::error::describe_io(&e))
                     }),
                 Contender::Sized(bytes) => run_strategy(Err(bytes), &path, section, &records)
                     .map_err(|e| {
-                        format!("{}: {}", path.display(), iolab::lab::error::describe_io(&e))
+                        format!("{}: {}", path.display(), iolab_lab::error::describe_io(&e))
                     }),
                 Contender::Baseline(fstream) => fstream::run(ctx, fstream, &path, section)?,
             };

@@ -22,11 +22,11 @@ use std::path::Path;
 use crate::results::Row;
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Output, Place, Suite};
-use iolab::lab::profile::Strategies;
+use iolab_lab::profile::Strategies;
 
 pub use data::Records;
 /// The strategies measured, from the library (kept here for the old path).
-pub use iolab::lab::append::{Strategy, WRITEV_BATCH};
+pub use iolab_lab::append::{Strategy, WRITEV_BATCH};
 
 const SUITE: &str = "append";
 
@@ -37,10 +37,10 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: false,
     methods: || {
-        let strategies = iolab::lab::append::Strategy::ALL
+        let strategies = iolab_lab::append::Strategy::ALL
             .into_iter()
             .map(|s| MethodInfo::new(s.name(), s.availability()));
-        let policies = iolab::lab::durable::LogPolicy::ALL
+        let policies = iolab_lab::durable::LogPolicy::ALL
             .into_iter()
             .map(|p| MethodInfo::new(p.name(), p.availability()));
         strategies.chain(policies).collect()
@@ -166,7 +166,7 @@ fn is_default(row: &Row) -> bool {
         Some("durable") => row.is_default(),
         _ => {
             !row.baseline
-                && row.method == iolab::lab::append::Strategy::AppendFile.name()
+                && row.method == iolab_lab::append::Strategy::AppendFile.name()
                 && !row.extra.contains_key("variant")
         }
     }
@@ -175,7 +175,7 @@ fn is_default(row: &Row) -> bool {
 /// The durable section's `rows` after saving the winner `Log::open` follows (measured in
 /// `dir`), with the rows it makes without options marked `default`.
 fn with_durable_default(ctx: &mut Context<'_>, mut rows: Vec<Row>, dir: &Path) -> Vec<Row> {
-    use iolab::lab::durable::{PROFILE_CONDITIONS, default_policy};
+    use iolab_lab::durable::{PROFILE_CONDITIONS, default_policy};
     let refs: Vec<&Row> = rows.iter().collect();
     for v in verdict::durable_verdicts(&refs)
         .into_iter()
@@ -265,7 +265,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
             baseline,
         )?);
     }
-    let (default_buffer, _) = iolab::lab::file::append::default_buffer(work.path());
+    let (default_buffer, _) = iolab_lab::file::append::default_buffer(work.path());
     for row in rows.iter_mut().filter(|r| is_default(r)) {
         row.extra
             .insert("buffer_bytes".into(), serde_json::json!(default_buffer));

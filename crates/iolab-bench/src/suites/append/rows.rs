@@ -10,7 +10,7 @@ use super::{Contender, Sample};
 use super::{PAYLOADS, SUITE, SYNC_EVERY_K, Section, Strategy, SyncPolicy, WRITEV_BATCH};
 use crate::results::Row;
 use crate::rounds::{Tally, set_times};
-use iolab::lab::units::format_bytes;
+use iolab_lab::units::format_bytes;
 
 pub(super) fn to_row(section: &Section, contender: &Contender<'_>, t: Tally<Sample>) -> Row {
     let records = section.records;
@@ -105,7 +105,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
             let _ = write!(
                 answer,
                 "here fstream made {} write calls per 5-byte record (one per {:.0} records)",
-                iolab::lab::units::three_significant(calls),
+                iolab_lab::units::three_significant(calls),
                 1.0 / calls.max(f64::MIN_POSITIVE)
             );
         }
@@ -133,7 +133,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
         let mut goals = format!(
             "append goals at 5-byte payloads: append-file {} ns/record = {:.2}× bufwriter-64k \
              (goal ≤ 1.2×: {}), 1/{:.0} of write-per-record (goal ≤ 1/30: {})",
-            iolab::lab::units::three_significant(append),
+            iolab_lab::units::three_significant(append),
             vs_buf,
             verdict(vs_buf <= 1.2),
             vs_write,
@@ -165,7 +165,7 @@ pub(super) fn explanations(rows: &[Row]) -> Vec<String> {
                 "; write calls per record of the buffered strategies: {} (goal ≤ 0.001: {})",
                 buffered
                     .iter()
-                    .map(|(n, c)| format!("{n} {}", iolab::lab::units::three_significant(*c)))
+                    .map(|(n, c)| format!("{n} {}", iolab_lab::units::three_significant(*c)))
                     .collect::<Vec<_>>()
                     .join(", "),
                 verdict(worst <= 0.001)

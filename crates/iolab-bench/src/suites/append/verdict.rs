@@ -5,8 +5,8 @@ use super::{PAYLOADS, SUITE, SYNC_EVERY_K, Strategy, SyncPolicy};
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
 use iolab::LogOptions;
-use iolab::lab::durable::LogPolicy;
-use iolab::lab::snippet;
+use iolab_lab::durable::LogPolicy;
+use iolab_lab::snippet;
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -30,7 +30,7 @@ pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
                 .get("ns_per_record")
                 .and_then(serde_json::Value::as_f64)
                 .map_or(String::new(), |ns| {
-                    format!("{} ns/record", iolab::lab::units::three_significant(ns))
+                    format!("{} ns/record", iolab_lab::units::three_significant(ns))
                 })
         }),
     );
@@ -117,7 +117,7 @@ fn usage(row: &Row) -> Usage {
 pub(super) fn buffer_winner(
     rows: &[Row],
     data_dir: &std::path::Path,
-) -> Option<iolab::lab::profile::StrategyWinner> {
+) -> Option<iolab_lab::profile::StrategyWinner> {
     let tiny = |r: &Row| {
         r.method == Strategy::AppendFile.name()
             && !r.baseline

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::Section;
 use super::data::Records;
-use iolab::lab::file::SequentialFile;
+use iolab_lab::file::SequentialFile;
 
 /// The start of a verification failure's message.
 pub(super) const WRONG: &str = "wrong content: ";

@@ -13,8 +13,8 @@ use crate::cache_state::CacheState;
 use crate::context::{Config, Context};
 use crate::peers::{version_line, which};
 use crate::runner::{Job, Outcome, parse_count};
-use iolab::lab::read::{CountMethod, uring_direct};
-use iolab::lab::units::format_bytes;
+use iolab_lab::read::{CountMethod, uring_direct};
+use iolab_lab::units::format_bytes;
 
 /// External line counters, timed like iolab's methods when installed: (row name,
 /// program, arguments before the file, how to ask its version).

@@ -7,7 +7,7 @@ use crate::cache_state::CacheState;
 use crate::context::Config;
 use crate::data;
 use crate::error::Result;
-use iolab::lab::units::format_bytes;
+use iolab_lab::units::format_bytes;
 
 /// Files in the section: 1000, a small source tree or a folder of logs.
 pub const MANY_FILES: usize = 1000;

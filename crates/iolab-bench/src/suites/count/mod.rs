@@ -23,8 +23,8 @@ use crate::results::Row;
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Output, Place, Suite};
 use ceilings::{mark_ceiling, not_probed, probe};
-use iolab::lab::read::CountMethod;
-use iolab::lab::sys::fiemap;
+use iolab_lab::read::CountMethod;
+use iolab_lab::sys::fiemap;
 use jobs::{Grid, baseline_jobs, counted_runs, parse_lines, parse_total, variants};
 use measure::{FileBench, Measured, measure};
 use serde_json::json;
@@ -50,7 +50,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: true,
     methods: || {
-        iolab::lab::read::CountMethod::ALL
+        iolab_lab::read::CountMethod::ALL
             .into_iter()
             .map(|m| MethodInfo::new(m.name(), m.availability()))
             .collect()
@@ -73,7 +73,7 @@ pub const ENTRY: Suite = Suite {
     }],
     charts: chart::charts,
     verdict: verdict::verdicts,
-    is_default: |r| r.method == iolab::lab::read::CountMethod::Auto.name(),
+    is_default: |r| r.method == iolab_lab::read::CountMethod::Auto.name(),
     default_rows: None,
     run,
 };
@@ -303,7 +303,7 @@ fn check_layout(ctx: &mut Context<'_>, path: &Path) {
             "{}: {} of its extents' bytes are compressed or encrypted on disk (FIEMAP \
              ENCODED): cold reads may beat the device's bandwidth",
             path.display(),
-            iolab::lab::units::format_bytes(s.encoded_bytes)
+            iolab_lab::units::format_bytes(s.encoded_bytes)
         )),
         Ok(_) => {}
         Err(e) => ctx.notes.push(format!(

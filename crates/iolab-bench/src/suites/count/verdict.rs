@@ -4,9 +4,9 @@
 use crate::cache_state::CacheState;
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key, size_arg};
-use iolab::lab::read::CountMethod;
-use iolab::lab::snippet::{self, CountSettings};
-use iolab::lab::units::format_rate;
+use iolab_lab::read::CountMethod;
+use iolab_lab::snippet::{self, CountSettings};
+use iolab_lab::units::format_rate;
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {

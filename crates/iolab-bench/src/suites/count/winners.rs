@@ -1,14 +1,14 @@
 //! The winners `auto` follows: after a complete run over every method, each cache state's
 //! fastest method is remembered for the data set's size class only when it beats the
 //! fastest *other* method beyond the noise (`bench::stats::beats`); a tie removes the
-//! class's previous winner, so `auto` keeps its rule (see [`iolab::lab::profile`]).
+//! class's previous winner, so `auto` keeps its rule (see [`iolab_lab::profile`]).
 
 use crate::context::Context;
 use crate::results::Row;
 use crate::stats;
-use iolab::lab::profile::{self, CountWinner, Decision, SizeClass};
-use iolab::lab::read::CountMethod;
-use iolab::lab::units::format_rate;
+use iolab_lab::profile::{self, CountWinner, Decision, SizeClass};
+use iolab_lab::read::CountMethod;
+use iolab_lab::units::format_rate;
 
 /// Records the decisions of `rows` (the main data set's, `bytes` long) and notes them.
 pub(super) fn remember(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {

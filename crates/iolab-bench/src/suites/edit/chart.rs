@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::chart::svg::StackedChart;
 use crate::chart::{extra_str, label, slug};
 use crate::results::{Results, Row};
-use iolab::lab::units::format_duration;
+use iolab_lab::units::format_duration;
 
 /// The suite's charts, for the suite table.
 pub(crate) fn charts(_results: &Results, rows: &[&Row]) -> Vec<String> {

@@ -6,8 +6,8 @@ use crate::context::Config;
 use crate::context::Context;
 use crate::peers::{version_line, which};
 use crate::verdict::DEFAULT_METHOD;
-use iolab::lab::edit::EditStrategy;
-use iolab::lab::kernel::Kernel;
+use iolab_lab::edit::EditStrategy;
+use iolab_lab::kernel::Kernel;
 use std::ffi::OsString;
 
 /// The jobs of `op` on `plan`'s data set, in row order.

@@ -1,5 +1,5 @@
 //! The `edit` suite: in-place edits of a generated CSV by every strategy of
-//! [`iolab::lab::edit`] and by the shell's tools, every timed run on a fresh copy.
+//! [`iolab_lab::edit`] and by the shell's tools, every timed run on a fresh copy.
 //!
 //! How it measures (data sets, rows, baselines, budget): docs/suites.md#edit.
 
@@ -32,10 +32,10 @@ use crate::runner::Job;
 use crate::suite::Sizes;
 use crate::suite::{MethodInfo, Output, Suite};
 use crate::verdict::DEFAULT_METHOD;
-use iolab::lab::edit::EditKind;
-use iolab::lab::generate::rows_for_size;
-use iolab::lab::profile::Strategies;
-use iolab::lab::units::format_bytes;
+use iolab_lab::edit::EditKind;
+use iolab_lab::generate::rows_for_size;
+use iolab_lab::profile::Strategies;
+use iolab_lab::units::format_bytes;
 
 /// The large data set's size by default: 256 MiB, past the caches and big enough that a
 /// warm edit takes tens of milliseconds even at memory speed, small enough that the suite
@@ -70,7 +70,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: true,
     methods: || {
-        iolab::lab::edit::EditStrategy::ALL
+        iolab_lab::edit::EditStrategy::ALL
             .into_iter()
             .map(|s| MethodInfo::new(s.name(), s.availability()))
             .collect()
@@ -311,7 +311,7 @@ fn warm_wanted(ctx: &Context<'_>) -> bool {
 
 /// Whether `std-whole` may read a file of `bytes` now (the limit it applies itself).
 fn whole_fits(bytes: u64) -> bool {
-    iolab::lab::sysinfo::mem_available_bytes().is_none_or(|a| bytes <= a / 5 * 4)
+    iolab_lab::sysinfo::mem_available_bytes().is_none_or(|a| bytes <= a / 5 * 4)
 }
 
 /// Why the working copies cannot be made in `dir`, if they cannot: a copy and `tr`'s

@@ -7,7 +7,7 @@ use crate::context::Context;
 use crate::results::Row;
 use crate::rounds::{Tally, set_times};
 use crate::stats::Summary;
-use iolab::lab::units::format_duration;
+use iolab_lab::units::format_duration;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

@@ -6,8 +6,8 @@ use serde_json::json;
 use super::Op;
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
-use iolab::lab::edit::EditStrategy;
-use iolab::lab::snippet::{self, Edit};
+use iolab_lab::edit::EditStrategy;
+use iolab_lab::snippet::{self, Edit};
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -46,7 +46,7 @@ pub(super) fn of_rows(rows: &[&Row]) -> Vec<Verdict> {
         &usage,
         Some(&|r: &Row| {
             r.median_s
-                .map(iolab::lab::units::format_duration)
+                .map(iolab_lab::units::format_duration)
                 .unwrap_or_default()
         }),
     )

@@ -43,7 +43,7 @@ pub(super) fn expected_results(dataset: &Dataset) -> Result<Expected> {
                 None => first_line.feed(chunk),
             }
         }
-        iolab::lab::kernel::scalar::replace(chunk, b',', b';');
+        iolab_lab::kernel::scalar::replace(chunk, b',', b';');
         replaced.feed(chunk);
     }
     Ok(Expected {

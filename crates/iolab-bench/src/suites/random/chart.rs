@@ -79,7 +79,7 @@ pub(crate) fn charts(_results: &Results, rows: &[&Row]) -> Vec<String> {
                 series,
                 markers: Vec::new(),
                 format_x: |x| format!("{x:.0}"),
-                format_y: |y| iolab::lab::units::three_significant(y),
+                format_y: |y| iolab_lab::units::three_significant(y),
             }
             .render(),
         );
@@ -92,7 +92,7 @@ pub(crate) fn charts(_results: &Results, rows: &[&Row]) -> Vec<String> {
                     y_unit: "% of reads at or below".into(),
                     series: cdfs,
                     markers: Vec::new(),
-                    format_x: |x| iolab::lab::units::three_significant(x),
+                    format_x: |x| iolab_lab::units::three_significant(x),
                     format_y: |y| format!("{y:.0}%"),
                 }
                 .render(),

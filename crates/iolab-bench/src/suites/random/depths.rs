@@ -8,8 +8,8 @@ use serde_json::json;
 use super::{DEEP_QUEUE, State, rows::figure};
 use crate::context::Context;
 use crate::results::Row;
-use iolab::lab::profile::RandomDepth;
-use iolab::lab::random::Method;
+use iolab_lab::profile::RandomDepth;
+use iolab_lab::random::Method;
 
 /// Decides and saves the depths of `rows` (a complete run on a `bytes`-byte data set).
 pub(super) fn remember(ctx: &mut Context<'_>, rows: &[Row], bytes: u64) {
@@ -77,7 +77,7 @@ fn decide(rows: &[Row], method: Method, state: State) -> Option<Option<RandomDep
         method: method.name().to_string(),
         queue_depth: best.1,
         iops: best.2,
-        measured_at: iolab::lab::sysinfo::now_rfc3339(),
+        measured_at: iolab_lab::sysinfo::now_rfc3339(),
     }))
 }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Sample;
-use iolab::lab::random::{Method, Pattern};
+use iolab_lab::random::{Method, Pattern};
 
 /// The fio engine and `--direct` flag that do what `method` does, if fio has one.
 pub(super) fn engine(method: Method) -> Option<(&'static str, bool)> {

@@ -11,7 +11,7 @@ use crate::context::Config;
 use crate::data;
 use crate::results::Row;
 use crate::runner::Job;
-use iolab::lab::random::{DEFAULT_BLOCK, Method, Pattern};
+use iolab_lab::random::{DEFAULT_BLOCK, Method, Pattern};
 
 /// The jobs of `state`: every wanted method at each point of its grid (a row of its own,
 /// pushed to `rows`, for a method that cannot run here), each followed by fio with the

@@ -1,5 +1,5 @@
 //! The `random` suite: random block reads of one generated file, every iolab method
-//! (`iolab::lab::random`) against `fio --rw=randread` with the same parameters, in three states.
+//! (`iolab_lab::random`) against `fio --rw=randread` with the same parameters, in three states.
 //!
 //! How it measures (data sets, rows, baselines, budget): docs/suites.md#random.
 
@@ -28,7 +28,7 @@ use crate::results::Row;
 use crate::runner::Job;
 use crate::suite::Sizes;
 use crate::suite::{Column, MethodInfo, Output, Place, Suite};
-use iolab::lab::random::{DEFAULT_BLOCK, Method, Pattern};
+use iolab_lab::random::{DEFAULT_BLOCK, Method, Pattern};
 
 /// The data set's size by default: 1 GiB.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -43,7 +43,7 @@ pub const SIZES: Sizes = Sizes {
 /// Seconds each run reads: short, since IOPS settle within thousands of reads.
 pub const RUN_SECONDS: f64 = 0.2;
 /// The deep queue the io_uring methods also run at.
-pub const DEEP_QUEUE: usize = iolab::lab::random::DEFAULT_QUEUE_DEPTH;
+pub const DEEP_QUEUE: usize = iolab_lab::random::DEFAULT_QUEUE_DEPTH;
 /// `--sweep`: the queue depths of the io_uring methods, for the IOPS-against-depth chart.
 pub const SWEEP_QUEUE_DEPTHS: [usize; 6] = [1, 4, 16, 32, 64, 128];
 /// Memory the reader itself needs in the `beyond-memory` cgroup (its binary, heap,
@@ -70,10 +70,10 @@ const SUITE: &str = "random";
 /// This suite's entry in the suite table (`crate::suites::SUITES`).
 pub const ENTRY: Suite = Suite {
     name: SUITE,
-    description: "Random block reads (`iolab random`, `iolab::lab::file::RandomAccessFile`)",
+    description: "Random block reads (`iolab random`, `iolab_lab::file::RandomAccessFile`)",
     sizes: SIZES,
     methods: || {
-        iolab::lab::random::Method::ALL
+        iolab_lab::random::Method::ALL
             .into_iter()
             .map(|m| MethodInfo::new(m.name(), m.availability()))
             .collect()
@@ -212,7 +212,7 @@ pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
                 .collect()
         };
         let cgroup = if state != State::Warm
-            && iolab::lab::sysinfo::is_tmpfs(dataset.path.parent().unwrap_or(Path::new("/")))
+            && iolab_lab::sysinfo::is_tmpfs(dataset.path.parent().unwrap_or(Path::new("/")))
         {
             Err("the data set is on tmpfs: it cannot be evicted".to_string())
         } else if state == State::BeyondMemory {

@@ -1,5 +1,5 @@
 //! The suite's rows (medians over the rounds), the fio comparison and the winners handed
-//! to [`iolab::lab::file::RandomAccessFile`].
+//! to [`iolab_lab::file::RandomAccessFile`].
 
 use serde_json::{Value, json};
 
@@ -8,8 +8,8 @@ use crate::context::Context;
 use crate::results::Row;
 use crate::rounds::Tally;
 use crate::stats::Summary;
-use iolab::lab::profile;
-use iolab::lab::random::{DEFAULT_BLOCK, Pattern};
+use iolab_lab::profile;
+use iolab_lab::random::{DEFAULT_BLOCK, Pattern};
 
 /// A row that could not run, with the reason.
 pub(super) fn unavailable(
@@ -123,7 +123,7 @@ fn narrower(j: &RandomJob, state: State) -> Option<String> {
     }
     (j.queue_depth > 1
         && state == State::Warm
-        && j.method != iolab::lab::random::Method::Auto.name())
+        && j.method != iolab_lab::random::Method::Auto.name())
     .then(|| {
         format!(
             "it keeps {in_flight} reads in flight, which the warm default, one block per \
@@ -148,11 +148,11 @@ fn same_params(a: &Row, b: &Row) -> bool {
 pub(super) fn compare_with_fio(ctx: &mut Context<'_>, state: State, rows: &[Row]) {
     let mut ratios = Vec::new();
     for r in rows.iter().filter(|r| !r.baseline && r.verified) {
-        let Ok(method) = r.method.parse::<iolab::lab::random::Method>() else {
+        let Ok(method) = r.method.parse::<iolab_lab::random::Method>() else {
             continue;
         };
         // The batch call's twin is fio's io_uring with O_DIRECT, what it reads by cold.
-        let batch = method == iolab::lab::random::Method::Auto
+        let batch = method == iolab_lab::random::Method::Auto
             && figure(r, "queue_depth").is_some_and(|qd| qd > 1.0);
         let engine = if batch {
             Some(("io_uring", true))

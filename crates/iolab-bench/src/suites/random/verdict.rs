@@ -3,8 +3,8 @@
 
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key};
-use iolab::lab::random::Method;
-use iolab::lab::snippet;
+use iolab_lab::random::Method;
+use iolab_lab::snippet;
 
 /// The suite's verdict rows, for the suite table.
 pub(crate) fn verdicts(_results: &Results, rows: &[&Row]) -> Vec<Verdict> {
@@ -73,7 +73,7 @@ fn usage(row: &Row) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab::lab::random::Pattern;
+    use iolab_lab::random::Pattern;
 
     #[test]
     fn the_batch_rows_library_call_is_the_stable_surfaces_batch_call() {
@@ -88,7 +88,7 @@ mod tests {
             "{}",
             usage.library
         );
-        assert!(!usage.library.contains("iolab::lab::"), "{}", usage.library);
+        assert!(!usage.library.contains("iolab_lab::"), "{}", usage.library);
         assert_eq!(usage.example, "random_batch");
         assert!(
             usage.cli.contains("--method auto --queue-depth 32"),
@@ -113,7 +113,7 @@ mod tests {
                     ..Row::default()
                 };
                 let library = usage(&row).library;
-                assert!(!library.contains("iolab::lab::"), "{m} {qd}: {library}");
+                assert!(!library.contains("iolab_lab::"), "{m} {qd}: {library}");
                 assert!(library.contains("iolab::Random"), "{m} {qd}: {library}");
             }
         }

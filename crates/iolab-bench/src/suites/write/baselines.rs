@@ -7,7 +7,7 @@ use crate::context::Context;
 use crate::peers::{version_line, which};
 use crate::results::Row;
 use crate::runner::Job;
-use iolab::lab::write::DestinationKind;
+use iolab_lab::write::DestinationKind;
 
 /// `yes`, `fyes`, `dd` and `pv`, as installed; `yes` first, so that it is the pipe tables'
 /// reference.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::chart::svg::{BarChart, LineChart};
 use crate::chart::{extra_str, rate_label, slug};
 use crate::results::{Results, Row};
-use iolab::lab::units::format_bytes;
+use iolab_lab::units::format_bytes;
 
 /// The suite's charts, for the suite table.
 pub(crate) fn charts(results: &Results, rows: &[&Row]) -> Vec<String> {

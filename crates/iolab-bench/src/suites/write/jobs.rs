@@ -10,10 +10,10 @@ use super::{Entry, SWEEP};
 use crate::context::{Config, Context};
 use crate::results::Row;
 use crate::runner::{CpuPlacement, Job};
-use iolab::lab::write::{self, Destination, DestinationKind, Method};
+use iolab_lab::write::{self, Destination, DestinationKind, Method};
 
 /// The sizes around the cliff a pipe's reader on another CPU shows (8 KiB streams, 16 KiB
-/// does not; see [`iolab::lab::write::adaptive`]), measured by default into pipes.
+/// does not; see [`iolab_lab::write::adaptive`]), measured by default into pipes.
 const PIPE_SIZES: [usize; 2] = [8 << 10, 16 << 10];
 
 /// The buffer sizes measured into `sink` for a method whose default buffer is `default`:

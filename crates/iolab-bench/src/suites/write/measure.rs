@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 use crate::results::Row;
 use crate::rounds::{Entry as RoundEntry, Role, Rounds, Run, Times, Turn, drive};
 use crate::runner::Outcome;
-use iolab::lab::units::format_bytes;
-use iolab::lab::write::Destination;
+use iolab_lab::units::format_bytes;
+use iolab_lab::write::Destination;
 use std::fs;
 use std::io;
 

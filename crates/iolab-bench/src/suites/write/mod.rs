@@ -30,9 +30,9 @@ use crate::results::Row;
 use crate::runner::{self, CpuPlacement, Job};
 use crate::suite::Sizes;
 use crate::suite::{Column, Format, MethodInfo, Output, Place, Suite};
-use iolab::lab::profile::Strategies;
-use iolab::lab::units::format_bytes;
-use iolab::lab::write::{self, Destination, Method};
+use iolab_lab::profile::Strategies;
+use iolab_lab::units::format_bytes;
+use iolab_lab::write::{self, Destination, Method};
 
 const SUITE: &str = "write";
 
@@ -43,7 +43,7 @@ pub const ENTRY: Suite = Suite {
     sizes: SIZES,
     takes_files: false,
     methods: || {
-        iolab::lab::write::Method::ALL
+        iolab_lab::write::Method::ALL
             .into_iter()
             .map(|m| MethodInfo {
                 requirement: m.requirement(),
@@ -129,7 +129,7 @@ struct Facts {
 /// Runs the suite.
 pub fn run(ctx: &mut Context<'_>) -> Result<Output> {
     let config = ctx.config;
-    let info = iolab::lab::sysinfo::collect(&config.data_dir);
+    let info = iolab_lab::sysinfo::collect(&config.data_dir);
     let facts = Facts {
         l1d: info.cpu.l1d_bytes,
         pipe_default: info

@@ -4,7 +4,7 @@
 use super::Facts;
 use crate::peers::which;
 use crate::runner::{Consumer, CpuPlacement, PipeSink, Stdout};
-use iolab::lab::write::DestinationKind;
+use iolab_lab::write::DestinationKind;
 use std::ffi::OsString;
 use std::path::PathBuf;
 

@@ -2,8 +2,8 @@
 
 use crate::results::{Results, Row};
 use crate::verdict::{Usage, Verdict, decide_each, group, key, size_arg};
-use iolab::lab::snippet;
-use iolab::lab::write::Method;
+use iolab_lab::snippet;
+use iolab_lab::write::Method;
 
 /// The sinks with a verdict: where programs' output usually goes, a pipe read by a
 /// consumer process (the splice reader, which never limits the writer) and a file. (`head`
@@ -60,7 +60,7 @@ fn usage(row: &Row) -> Usage {
 pub(super) fn file_buffer_winner(
     rows: &[Row],
     data_dir: &std::path::Path,
-) -> Option<iolab::lab::profile::StrategyWinner> {
+) -> Option<iolab_lab::profile::StrategyWinner> {
     let usable = |r: &Row| {
         key(r, "sink") == Some("file")
             && r.method == Method::Bufwriter.name()
@@ -102,7 +102,7 @@ mod tests {
             let mut r = row(Some(256 << 10), &[1.0]);
             r.method = m.name().into();
             let library = usage(&r).library;
-            assert!(!library.contains("iolab::lab::"), "{m}: {library}");
+            assert!(!library.contains("iolab_lab::"), "{m}: {library}");
             assert!(library.contains("write_all"), "{m}: {library}");
         }
         let mut r = row(None, &[1.0]);

@@ -604,7 +604,7 @@ fn failure_error(command: &Command, failure: Failure) -> Error {
         Failure::Seccomp(errno) => Error::NotPermitted(format!(
             "cannot install the seccomp filter: {}; allow seccomp filters, or run as root \
              for the bpf backend",
-            iolab::lab::error::describe_io(&io::Error::from_raw_os_error(errno))
+            iolab_lab::error::describe_io(&io::Error::from_raw_os_error(errno))
         )),
         Failure::Interrupted(signal) => Error::Interrupted { signal },
         Failure::Backend(reason) => Error::Backend {

@@ -68,7 +68,7 @@ fn event_message(pid: i32) -> i32 {
 
 /// Why `PTRACE_SEIZE` of our own child failed, and how to allow it.
 fn seize_refused(errno: i32) -> String {
-    let cause = iolab::lab::error::describe_io(&io::Error::from_raw_os_error(errno));
+    let cause = iolab_lab::error::describe_io(&io::Error::from_raw_os_error(errno));
     let tracer = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{ALONE_WRITERS, PEER_FRAME_BYTES};
 use crate::results::Row;
-use iolab::lab::durable::{FRAME_HEADER_LEN, LogPolicy};
+use iolab_lab::durable::{FRAME_HEADER_LEN, LogPolicy};
 
 /// The records per second of a row.
 fn rate(r: &Row) -> Option<f64> {

@@ -2,7 +2,7 @@
 //! (with group commit and alone), and the peer.
 
 use super::{ALONE_WRITERS, PEER_FRAME_BYTES, RECORD_SIZES, WRITERS};
-use iolab::lab::durable::{FRAME_HEADER_LEN, LogPolicy};
+use iolab_lab::durable::{FRAME_HEADER_LEN, LogPolicy};
 
 /// One job of the section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

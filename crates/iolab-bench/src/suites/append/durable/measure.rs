@@ -1,5 +1,5 @@
 //! The durable section's measurement on the round driver: each log job appends durably
-//! from its writer threads to a fresh [`Log`](iolab::lab::durable::Log), timed from the
+//! from its writer threads to a fresh [`Log`](iolab_lab::durable::Log), timed from the
 //! first append to the last acknowledgement with every call's latency kept, then read back
 //! and checked; the peer runs on a file beside it.
 
@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::rounds::{Entry, Role, Rounds, Run, Tally, Times, Turn, drive};
 use crate::workdir::WorkDir;
-use iolab::lab::durable::{FRAME_HEADER_LEN, LogOptions, LogPolicy, read_records};
+use iolab_lab::durable::{FRAME_HEADER_LEN, LogOptions, LogPolicy, read_records};
 
 /// One run of a job.
 pub(super) enum Sample {

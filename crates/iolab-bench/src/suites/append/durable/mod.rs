@@ -1,7 +1,7 @@
 //! The append suite's `durable` section: what an acknowledged record costs. Each job opens
-//! a fresh [`Log`](iolab::lab::durable::Log) (preallocated outside the timer), starts `writers`
+//! a fresh [`Log`](iolab_lab::durable::Log) (preallocated outside the timer), starts `writers`
 //! threads that share [`RECORDS_PER_RUN`] records (at least [`MIN_PER_WRITER`] each) with
-//! [`append_durable`](iolab::lab::durable::Log::append_durable), and times from the first
+//! [`append_durable`](iolab_lab::durable::Log::append_durable), and times from the first
 //! append to the last acknowledgement; every call's latency is kept for p50 / p99. Then the
 //! log is read back with [`read_records`] and must hold exactly every record, intact.
 //!
@@ -31,7 +31,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::results::Row;
 use crate::workdir::WorkDir;
-use iolab::lab::durable::LogPolicy;
+use iolab_lab::durable::LogPolicy;
 
 /// Record payload sizes: a tiny record, a typical one, and PostgreSQL's 8 KiB page.
 pub const RECORD_SIZES: [usize; 3] = [8, 512, 8 << 10];

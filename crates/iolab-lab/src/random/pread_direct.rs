@@ -18,10 +18,10 @@ use std::path::Path;
 
 use super::Source;
 use crate::buf::AlignedBuf;
-use crate::error::{Error, Result};
 use crate::read::direct::{open_direct_path, unavailable};
 use crate::read::retry_eintr;
 use crate::sys::dio::{self, DirectAlignment};
+use iolab::{Error, Result};
 
 const METHOD: &str = "pread-direct";
 

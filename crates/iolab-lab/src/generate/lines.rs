@@ -9,7 +9,7 @@
 //! number of `\n` bytes, and `wc -l` agrees.
 //!
 //! **Determinism**: the same [`LinesSpec`] gives the same bytes on every machine (see
-//! [`crate::lab::generate`]). A smaller `size` with the same seed and mean gives a prefix of the
+//! [`crate::generate`]). A smaller `size` with the same seed and mean gives a prefix of the
 //! larger file up to the smaller file's last line, which is the only one cut differently.
 //!
 //! **Speed**: words are 16-byte table slots copied whole, the next word overwriting the

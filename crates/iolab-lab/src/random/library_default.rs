@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use super::{Plan, Source, Tally, run_threads};
 use crate::buf::AlignedBuf;
-use crate::error::Result;
 use crate::file::{RandomAccessFile, RandomAccessOptions};
+use iolab::Result;
 
 /// Requests per batch call, in queue depths: 32. The ring drains at the end of each call
 /// (its last reads have fewer beside them), so a call holds many depths' worth.

@@ -11,7 +11,7 @@
 //! since it never reads the cache.
 //! **Limits and failures**: io_uring with `IORING_OP_READ_FIXED` and a file system that
 //! takes `O_DIRECT`, with a block size that is a multiple of its alignment: otherwise
-//! [`Error::Unavailable`](crate::Error::Unavailable) with the reason. If registering buffers fails (a low
+//! [`Error::Unavailable`](iolab::Error::Unavailable) with the reason. If registering buffers fails (a low
 //! `RLIMIT_MEMLOCK` on old kernels), plain `READ`s into the same buffers are used.
 
 use std::fs::File;
@@ -23,9 +23,9 @@ use io_uring::types;
 use super::pread_direct::{aligned_buffer, check_block, open_aligned};
 use super::uring::{RingPlan, run_ring};
 use super::{Plan, Tally, run_threads};
-use crate::error::Result;
 use crate::sys::dio::DirectAlignment;
 use crate::sys::uring as ring_support;
+use iolab::Result;
 
 const METHOD: &str = "uring-direct";
 

@@ -1,4 +1,5 @@
-//! Putting a generated file in place so that it is either complete or absent.
+//! Putting a file in place so that it is either complete or absent: the data sets, the
+//! machine profile, the exports and the trace's saved costs are all written through here.
 //!
 //! **System calls**: `open` of the target's directory, `fstatvfs(2)` on it (free space),
 //! `open(O_CREAT|O_EXCL)` of a temporary `.NAME.tmp-PID` beside the target, the caller's
@@ -29,7 +30,14 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::{Error, GenerateError, Result};
+mod error;
+
+pub use error::GenerateError;
+
+use crate::error::Error;
+
+/// The atomic writer's result type.
+pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
 
 /// The buffer in front of the temporary file. Writes at least this large (the generators'
 /// 1 MiB chunks) go straight through; small writes are gathered. 64 KiB: LevelDB's
@@ -178,7 +186,7 @@ fn available_space(dir: &File) -> crate::error::Result<u64> {
 
 /// The bytes and the inodes an unprivileged user may still use on the file system of
 /// `dir`.
-pub(crate) fn free_space(dir: &File) -> crate::error::Result<(u64, u64)> {
+pub fn free_space(dir: &File) -> crate::error::Result<(u64, u64)> {
     // SAFETY: `statvfs` is a plain C struct of integers, for which all zeros is valid.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: the descriptor is open for the duration of the call (`dir` is borrowed), and

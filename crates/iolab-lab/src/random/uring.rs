@@ -12,7 +12,7 @@
 //! inline at submission, so it costs about what a `pread` does. **Latency** of a read is from just before its
 //! submission to the reaping of its completion. **Limits and failures**: needs io_uring
 //! with `IORING_OP_READ` (Linux 5.6): otherwise
-//! [`Error::Unavailable`](crate::Error::Unavailable) with the reason.
+//! [`Error::Unavailable`](iolab::Error::Unavailable) with the reason.
 
 use std::os::fd::AsRawFd;
 use std::time::Instant;
@@ -22,9 +22,9 @@ use io_uring::types;
 use super::batch::{Batching, flush};
 use super::{Plan, Tally, run_threads};
 use crate::buf::AlignedBuf;
-use crate::error::Result;
 use crate::read::ring::{DeepRing, RingSetup};
 use crate::sys::uring as ring_support;
+use iolab::Result;
 
 const METHOD: &str = "uring";
 

@@ -11,7 +11,7 @@
 use std::fs::File;
 
 use super::mmap::{Advice, Mapped};
-use crate::error::Result;
+use iolab::Result;
 
 /// Maps `file` with `MADV_RANDOM`.
 pub(crate) fn open(file: &File, len: u64) -> Result<Mapped> {

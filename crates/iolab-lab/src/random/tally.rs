@@ -8,8 +8,8 @@ use std::fs::File;
 use hdrhistogram::Histogram;
 
 use super::{Plan, SAMPLE_BUDGET, SAMPLE_EVERY, histogram};
-use crate::error::{Error, Result};
 use crate::generate::blocks;
+use iolab::{Error, Result};
 
 /// How a run checks the bytes its reads return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,8 +20,8 @@ use std::fs::File;
 use memmap2::Mmap;
 
 use super::Source;
-use crate::error::{Error, Result};
 use crate::sys::sigbus::Guard;
+use iolab::{Error, Result};
 
 /// The read-ahead the map asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
-//! Every library call iolab hands over compiles: each snippet of `lab::snippet::all()`
+//! Every library call iolab hands over compiles: each snippet of `iolab_lab::snippet::all()`
 //! (the source of every verdict's and every trace finding's `library` value) becomes the
 //! body of `fn snippet(path: &Path) -> iolab::Result<()>` in a scratch crate that depends
-//! on this one and nothing else, and `cargo check` must accept the crate.
+//! on the library and nothing else, and `cargo check` must accept the crate.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -9,11 +9,12 @@ use std::process::Command;
 
 #[test]
 fn every_snippet_compiles_in_a_function_of_its_own() {
-    let snippets = iolab::lab::snippet::all();
+    let snippets = iolab_lab::snippet::all();
     assert!(snippets.len() > 50, "only {} snippets", snippets.len());
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("snippets");
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    let manifest_dir = env!("CARGO_MANIFEST_DIR");
+    // The published library, beside this crate.
+    let manifest_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../iolab");
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(

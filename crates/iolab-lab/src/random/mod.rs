@@ -58,9 +58,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::buf::AlignedBuf;
-use crate::error::{Error, Result};
-use crate::input::{FileKind, Input};
 pub use depth::depth_for;
+use iolab::{Error, Result};
+use iolab::{FileKind, Input};
 pub use pattern::{Pattern, Sampler};
 pub use tally::Check;
 pub(crate) use tally::Tally;
@@ -81,7 +81,7 @@ pub const SAMPLE_BUDGET: usize = 16 << 20;
 /// The highest latency the histogram holds: 60 s (higher ones are clamped to it).
 const MAX_LATENCY_NS: u64 = 60_000_000_000;
 
-crate::named_enum! {
+iolab::named_enum! {
     /// A way of reading blocks at random offsets, by its kebab-case name.
     #[non_exhaustive]
     pub enum Method: "method" {

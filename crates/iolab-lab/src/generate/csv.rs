@@ -17,7 +17,7 @@
 //! turns a target size into a row count, and [`CsvSpec::estimated_size`] goes the other way.
 //!
 //! **Determinism**: the same [`CsvSpec`] gives the same bytes on every machine (see
-//! [`crate::lab::generate`]).
+//! [`crate::generate`]).
 //!
 //! **Speed**: numbers are not formatted; a field is three stores: an optional `-`, a run
 //! of a 64 KiB table of random digits (starting at a non-zero digit), and a slot like

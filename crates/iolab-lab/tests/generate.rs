@@ -1,4 +1,4 @@
-//! Tests of the data-set generators (`iolab::lab::generate`): exact sizes, exact line counts,
+//! Tests of the data-set generators (`iolab_lab::generate`): exact sizes, exact line counts,
 //! determinism, the CSV shape, and atomic writes that leave nothing behind on failure. No
 //! timing assertions. `iolab gen` itself: the binary's `tests/cli_generate.rs`.
 
@@ -10,11 +10,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 
 use iolab::Error;
-use iolab::lab::generate::{
+use iolab_lab::generate::{
     AtomicOptions, CsvSpec, GenerateError, LinesSpec, Summary, rows_for_size, write_csv,
     write_file_atomically, write_lines,
 };
-use iolab::lab::task::{Fnv1a, Task};
+use iolab_lab::task::{Fnv1a, Task};
 use tempfile::TempDir;
 
 const MIB: u64 = 1 << 20;

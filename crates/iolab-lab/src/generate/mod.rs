@@ -5,10 +5,10 @@
 //!   exactly `size` bytes ([`LinesSpec`], [`write_lines`]).
 //! - [`csv`]: numeric CSV, `rows` × `cols`, no header ([`CsvSpec`], [`write_csv`]).
 //! - [`blocks`]: offset-derived bytes, every block checkable at its offset (random reads).
-//! - [`atomic`]: [`write_file_atomically`] puts a file in place with a temporary file, `fsync`
+//! - [`write_file_atomically`] (the library's) puts a file in place with a temporary file, `fsync`
 //!   and `rename`, after checking the free space, so an interrupted run never leaves a
 //!   half-written file under the final name.
-//! - Failures are [`GenerateError`]s: the library's [`crate::Error`] for the file
+//! - Failures are [`GenerateError`]s: the library's [`iolab::Error`] for the file
 //!   operations, and the generators' own refusals.
 //!
 //! **Determinism**: the same spec (seed included) gives the same bytes on every machine and
@@ -21,19 +21,16 @@
 //! word or field and writes it whole: 3.5 GB/s for lines and 1.7 GB/s for CSV on one core
 //! (see each module's docs). Writing a new file is then bound by the kernel's page cache.
 
-pub mod atomic;
 pub mod blocks;
 pub mod csv;
-mod error;
 pub mod lines;
 pub(crate) mod rng;
 pub mod tree;
 
 use std::io;
 
-pub use atomic::{AtomicOptions, write_file_atomically};
 pub use csv::{CsvSpec, rows_for_size, write_csv};
-pub use error::GenerateError;
+pub use iolab::lab::atomic::{AtomicOptions, GenerateError, Result, write_file_atomically};
 pub use lines::{LinesSpec, write_lines};
 
 /// The seed used when none is given. Any value works; fixing one means two machines that
@@ -54,10 +51,7 @@ pub struct Summary {
     pub lines: u64,
 }
 
-pub(crate) use crate::error::Error;
-
-/// The generators' result type.
-pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
+pub(crate) use iolab::Error;
 
 /// Writes `buf` with `write_all`, naming the step in the error.
 fn write_chunk<W: io::Write + ?Sized>(out: &mut W, buf: &[u8]) -> Result<()> {

@@ -6,9 +6,9 @@ use iolab_testkit as common;
 
 use std::path::Path;
 
-use iolab::lab::file::random_access::starting_choice;
-use iolab::lab::generate::blocks;
-use iolab::lab::random::{self, Method, Options, Pattern, Stop};
+use iolab_lab::file::random_access::starting_choice;
+use iolab_lab::generate::blocks;
+use iolab_lab::random::{self, Method, Options, Pattern, Stop};
 
 fn make(dir: &Path, size: u64) -> std::path::PathBuf {
     let path = dir.join(format!("blocks-{size}"));
@@ -166,13 +166,13 @@ fn bad_options_are_refused_with_one_line() {
 fn random_access_file_open_says_which_backing_and_why() {
     let dir = common::scratch();
     let path = make(dir.path(), 1 << 16);
-    let file = iolab::lab::file::RandomAccessFile::open(&path).unwrap();
+    let file = iolab_lab::file::RandomAccessFile::open(&path).unwrap();
     let choice = starting_choice(&file).expect("open records its choice");
     assert!(["pread", "mmap", "mmap-random"].contains(&choice.method));
     // A map is used only when chosen (a chosen map may still fall back to pread). The
     // previous form, `mmap == (backing == Mmap || !mmap)`, failed whenever pread was
     // chosen, which depends on the machine's auto.json.
-    assert!(choice.mmap || file.backing() != iolab::lab::file::Backing::Mmap);
+    assert!(choice.mmap || file.backing() != iolab_lab::file::Backing::Mmap);
     assert!(format!("{file:?}").contains(&choice.reason));
     let mut scratch = [0u8; 4096];
     let got = file.read(8192, &mut scratch).unwrap();

@@ -12,8 +12,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use super::Source;
-use crate::error::{Error, Result};
 use crate::read::retry_eintr;
+use iolab::{Error, Result};
 
 /// `pread` over a shared descriptor.
 pub(crate) struct Pread<'a> {

@@ -17,7 +17,7 @@ pub const ZIPF_THETA: f64 = 0.99;
 /// Up to this many blocks ζ is summed term by term: 2^22 (16 GiB of 4 KiB blocks).
 pub const EXACT_ZETA_LIMIT: u64 = 1 << 22;
 
-crate::named_enum! {
+iolab::named_enum! {
     /// How read offsets are drawn.
     #[non_exhaustive]
     pub enum Pattern: "pattern" {

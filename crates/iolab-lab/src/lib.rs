@@ -1,0 +1,19 @@
+//! iolab's laboratory: what `iolab bench`, `iolab trace` and the `iolab` command drive
+//! besides the library — the random-read driver ([`random::run`], with its latency
+//! histograms), the data-set generators ([`generate`]) and the library calls a verdict
+//! hands over, as Rust that compiles ([`snippet`]). Not published: a program links the
+//! `iolab` library, whose calls are the winners these measure.
+//!
+//! The library's own methods, kernels and system facts are reached through `iolab::lab`
+//! and re-exported here, so the laboratory's crates have one path for all of it.
+
+#![deny(missing_docs)]
+
+pub mod generate;
+pub mod random;
+pub mod snippet;
+
+pub use iolab::lab::{
+    append, atomic, buf, cache, durable, edit, error, file, kernel, named, profile, read, sys,
+    sysinfo, task, units, write,
+};
