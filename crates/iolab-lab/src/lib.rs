@@ -1,5 +1,6 @@
 //! iolab's laboratory: what `iolab bench`, `iolab trace` and the `iolab` command drive
-//! besides the library — the random-read driver ([`random::run`], with its latency
+//! besides the library — the tiny-append strategies and their timed engine
+//! ([`append::append_records`]), the random-read driver ([`random::run`], with its latency
 //! histograms), the data-set generators ([`generate`]) and the library calls a verdict
 //! hands over, as Rust that compiles ([`snippet`]). Not published: a program links the
 //! `iolab` library, whose calls are the winners these measure.
@@ -9,11 +10,12 @@
 
 #![deny(missing_docs)]
 
+pub mod append;
 pub mod generate;
 pub mod random;
 pub mod snippet;
 
 pub use iolab::lab::{
-    append, atomic, buf, cache, durable, edit, error, file, kernel, named, profile, read, sys,
+    atomic, buf, cache, durable, edit, error, file, kernel, named, profile, read, sys,
     sysinfo, task, units, write,
 };

@@ -190,7 +190,6 @@ pub fn append_sized(
              let _written = std::io::Write::write_vectored(&mut file, &records)?;{}",
             every("file.sync_data()?;")
         ),
-        other => no_call("append", other.name()),
     }
 }
 

@@ -25,10 +25,6 @@ pub mod write {
 pub mod edit {
     pub use crate::edit::*;
 }
-/// Append strategies and [`append::append_records`], the timed engine of `bench append`.
-pub mod append {
-    pub use crate::append::*;
-}
 /// Durable-log policies, their observer and record frames.
 pub mod durable {
     pub use crate::durable::*;

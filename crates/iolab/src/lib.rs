@@ -34,7 +34,6 @@
 
 #![deny(missing_docs)]
 
-mod append;
 mod atomic;
 mod buf;
 mod cache;

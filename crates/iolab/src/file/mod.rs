@@ -30,7 +30,7 @@
 //!
 //! # Other ways to append
 //!
-//! [`AppendFile`] is one of the five append strategies of [`crate::append`] (one `write`
+//! [`AppendFile`] is one of the five tiny-append strategies the laboratory compares (one `write`
 //! per record, `BufWriter` with 8 KiB and 64 KiB, `writev` of a batch of records, and
 //! `append-file`), which `iolab bench append` measures against C++ `std::fstream`.
 

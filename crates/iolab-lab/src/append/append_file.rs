@@ -6,13 +6,13 @@
 //! **When it wins**: small records: a copy and a branch per record, and writes that end on
 //! page boundaries (writes ending mid-page were slower on the development VM).
 //! **Limits**: the buffer is lost if the process dies before a flush, as with any buffer.
-//! **How it fails**: [`crate::file::Error`], converted to `io::Error` with its kind and
+//! **How it fails**: [`iolab::Error`], converted to `io::Error` with its kind and
 //! message kept; after a full disk the refused bytes stay buffered, in order.
 
 use std::io;
 
 use super::Syncs;
-use crate::file::AppendFile;
+use iolab::AppendFile;
 
 /// Appends records `0..n` to `file`, then flushes it (or syncs it, for a partial group).
 pub(super) fn append<'r>(

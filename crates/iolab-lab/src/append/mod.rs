@@ -28,9 +28,9 @@ use std::path::Path;
 
 pub use writev_batch::WRITEV_BATCH;
 
-use crate::file::AppendFile;
+use iolab::AppendFile;
 
-crate::named_enum! {
+iolab::named_enum! {
     /// A way of appending records, by its kebab-case name.
     #[non_exhaustive]
     pub enum Strategy: "strategy" {
@@ -142,7 +142,7 @@ pub fn append_file_records<'r, T>(
     record: impl Fn(u64) -> &'r [u8],
     around: impl FnOnce(&mut dyn FnMut() -> io::Result<()>) -> io::Result<T>,
 ) -> io::Result<T> {
-    let mut options = crate::file::AppendOptions::new();
+    let mut options = iolab::AppendOptions::new();
     if let Some(bytes) = buffer {
         options = options.buffer_size(bytes);
     }
