@@ -16,6 +16,6 @@ pub mod random;
 pub mod snippet;
 
 pub use iolab::lab::{
-    atomic, buf, cache, durable, edit, error, file, kernel, named, profile, read, sys,
-    sysinfo, task, units, write,
+    atomic, buf, cache, durable, edit, error, file, kernel, named, profile, read, sys, sysinfo,
+    task, units, write,
 };
