@@ -197,6 +197,49 @@ fn a_file_out_of_the_page_cache_is_read_past_it_by_default() {
 }
 
 #[test]
+fn a_cold_file_whose_requests_come_back_to_a_hot_set_is_read_through_the_page_cache() {
+    let dir = iolab_testkit::scratch();
+    let (path, content) = write_file(dir.path(), "hot");
+    let eviction = iolab::lab::cache::evict(&path, false).unwrap();
+    let direct = RandomAccessOptions::new()
+        .backing(iolab::Backing::Direct)
+        .open(&path)
+        .is_ok();
+    if eviction.residency > 0.5
+        || !direct
+        || iolab_lab::random::Method::UringDirect
+            .availability()
+            .is_err()
+    {
+        iolab_testkit::skip(format!(
+            "the hot-set choice needs a cold file, O_DIRECT and io_uring (cached {:.0}%, \
+             O_DIRECT {direct})",
+            eviction.residency * 100.0
+        ));
+        return;
+    }
+    let file = open(&path, None, None);
+    let blocks = (LEN / 4096) as u64;
+    // Every block once: no repeats, so past the page cache.
+    let spread: Vec<(u64, usize)> = (0..blocks).map(|b| (b * 4096, 4096)).collect();
+    check(&file, &content, &spread).unwrap().unwrap();
+    assert_eq!(
+        file.batch_backing(),
+        Some(BatchBacking::UringDirect),
+        "{}",
+        file.batch_why()
+    );
+    // Then eight hot blocks again and again, at unaligned offsets: buffered.
+    let hot: Vec<(u64, usize)> = (0..2048u64)
+        .map(|k| (k % 8 * 4096 * 3 + k % 100, 1000))
+        .collect();
+    check(&file, &content, &hot).unwrap().unwrap();
+    let why = file.batch_why();
+    assert_eq!(file.batch_backing(), Some(BatchBacking::Uring), "{why}");
+    assert!(why.contains("came back to a recent block"), "{why}");
+}
+
+#[test]
 fn an_empty_list_makes_no_call() {
     let (path, _) = shared_file();
     for backing in BACKINGS {

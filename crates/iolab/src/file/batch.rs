@@ -5,15 +5,19 @@
 //!
 //! **Which backing** ([`BatchBacking`], [`super::RandomAccessFile::batch_why`] says which
 //! and why), asked of the file's cache state at its first batch and every
-//! [`RECHECK_CALLS`] batches after (`cachestat(2)` of 16 windows, as at open):
+//! [`RECHECK_CALLS`] batches after (`cachestat(2)` of 16 windows, as at open), and again
+//! when the requests' share of repeats crosses [`locality::REPEATS`]:
 //! - `map`, a file at least [`super::auto::RESIDENT`] in the page cache that the
 //!   [`super::RandomAccessFile`] has a map of: each block copied from the map under the
 //!   `SIGBUS` guard into a buffer the call owns, no system call;
-//! - `uring-direct`, a file that is not: io_uring `READ_FIXED`s with `O_DIRECT` into
-//!   aligned registered buffers, past the page cache (the winner of the random suite's
-//!   cold and beyond-memory conditions, and at 1.0× fio there: docs/findings/random.md);
-//! - `uring`, where `O_DIRECT` is refused (tmpfs) or a cached file has no map: buffered
-//!   io_uring reads;
+//! - `uring-direct`, a file that is not, read evenly: io_uring `READ_FIXED`s with
+//!   `O_DIRECT` into aligned registered buffers, past the page cache (the winner of the
+//!   random suite's cold and beyond-memory conditions, and at 1.0× fio there:
+//!   docs/findings/random.md);
+//! - `uring`, buffered io_uring reads: for a file that is not cached but whose requests
+//!   come back to recent blocks at least [`locality::REPEATS`] of the time (a hot set, a
+//!   Zipf access: the page cache keeps the hot blocks; `file/locality.rs`), where
+//!   `O_DIRECT` is refused (tmpfs), or where a cached file has no map;
 //! - `pread`, a loop of `pread(2)`s, where io_uring cannot run here (an old kernel, a
 //!   seccomp filter, `kernel.io_uring_disabled`).
 //!
@@ -48,6 +52,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::batch_ring::{self, MAX_SPAN, Reads};
 use super::direct::DirectReader;
+use super::locality::{self, Locality};
 use super::{Error, Result};
 use crate::sys::uring as ring_support;
 
@@ -94,13 +99,16 @@ pub(crate) struct Batcher {
     state: Mutex<Choice>,
 }
 
-/// The last choice: the backing, why, and batches since the cache was asked.
+/// The last choice: the backing, why, and batches since the cache was asked; the
+/// requests' repeats, and whether the choice counted them as many.
 #[derive(Debug, Default)]
 struct Choice {
     calls: u64,
     cached: Option<f64>,
     serving: Option<BatchBacking>,
     why: String,
+    locality: Locality,
+    repeating: bool,
 }
 
 impl Batcher {
@@ -146,7 +154,7 @@ impl Batcher {
         if requests.is_empty() {
             return Ok(());
         }
-        let backing = self.choose(target)?;
+        let backing = self.choose(target, requests)?;
         let direct = || self.direct_reader(target).expect("chosen only when open");
         match backing {
             BatchBacking::Map => {
@@ -163,8 +171,9 @@ impl Batcher {
     }
 
     /// The backing for this batch: the one asked (or why it cannot be had), else the
-    /// measured choice, asking the cache state again every [`RECHECK_CALLS`] batches.
-    fn choose(&self, target: &Target<'_>) -> Result<BatchBacking> {
+    /// measured choice, asking the cache state again every [`RECHECK_CALLS`] batches and
+    /// when the requests' repeats cross [`locality::REPEATS`].
+    fn choose(&self, target: &Target<'_>, requests: &[(u64, usize)]) -> Result<BatchBacking> {
         let mut state = self.lock();
         if let Some(asked) = self.asked {
             if state.serving.is_none() {
@@ -174,20 +183,30 @@ impl Batcher {
             }
             return Ok(asked);
         }
-        let due = state.calls.is_multiple_of(RECHECK_CALLS);
+        state.locality.note(requests);
+        let repeats = state.locality.repeat_share();
+        let repeating = repeats.is_some_and(|r| r >= locality::REPEATS);
+        let due = state.calls.is_multiple_of(RECHECK_CALLS) || repeating != state.repeating;
         state.calls += 1;
         if let (false, Some(serving)) = (due, state.serving) {
             return Ok(serving);
         }
         state.cached = crate::cache::residency_windows(target.file).ok();
-        let (backing, reason) = self.measured_choice(target, state.cached);
+        state.repeating = repeating;
+        let (backing, reason) = self.measured_choice(target, state.cached, repeats);
         state.why = self.describe(backing, &reason);
         state.serving = Some(backing);
         Ok(backing)
     }
 
-    /// The choice for a file `cached` in the page cache, and the reason.
-    fn measured_choice(&self, target: &Target<'_>, cached: Option<f64>) -> (BatchBacking, String) {
+    /// The choice for a file `cached` in the page cache whose requests repeat recent blocks
+    /// `repeats` of the time, and the reason.
+    fn measured_choice(
+        &self,
+        target: &Target<'_>,
+        cached: Option<f64>,
+        repeats: Option<f64>,
+    ) -> (BatchBacking, String) {
         let resident = cached.is_some_and(|f| f >= super::auto::RESIDENT);
         let state = match cached {
             Some(f) => format!("{:.0}% of the file in the page cache", f * 100.0),
@@ -206,6 +225,17 @@ impl Batcher {
             return (
                 BatchBacking::Uring,
                 format!("{state}, and no map of it: buffered"),
+            );
+        }
+        if let Some(r) = repeats.filter(|&r| r >= locality::REPEATS) {
+            return (
+                BatchBacking::Uring,
+                format!(
+                    "{state}, but {:.0}% of the last {} requests came back to a recent block: \
+                     buffered, so the page cache keeps the hot ones",
+                    r * 100.0,
+                    locality::WINDOW
+                ),
             );
         }
         match self.direct_reader(target) {

@@ -39,6 +39,7 @@ pub mod auto;
 pub mod batch;
 mod batch_ring;
 mod direct;
+mod locality;
 pub mod map_cost;
 pub mod measured;
 pub mod random_access;
