@@ -2,7 +2,8 @@
 //! besides the library — the tiny-append strategies and their timed engine
 //! ([`append::append_records`]), the random-read driver ([`random::run`], with its latency
 //! histograms), the data-set generators ([`generate`]) and the library calls a verdict
-//! hands over, as Rust that compiles ([`snippet`]). Not published: a program links the
+//! hands over, as Rust that compiles ([`snippet`]), and the machine a results file
+//! describes ([`sysinfo`]). Not published: a program links the
 //! `iolab` library, whose calls are the winners these measure.
 //!
 //! The library's own methods, kernels and system facts are reached through `iolab::lab`
@@ -12,10 +13,13 @@
 
 pub mod append;
 pub mod generate;
+mod procfs;
 pub mod random;
 pub mod snippet;
+pub mod sysinfo;
+mod text;
 
 pub use iolab::lab::{
-    atomic, buf, cache, durable, edit, error, file, kernel, named, profile, read, sys, sysinfo,
+    atomic, buf, cache, durable, edit, error, file, kernel, machine, named, profile, read, sys,
     task, units, write,
 };

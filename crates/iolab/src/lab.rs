@@ -41,10 +41,6 @@ pub mod kernel {
 pub mod cache {
     pub use crate::cache::*;
 }
-/// The machine: CPU, memory, storage, operating system.
-pub mod sysinfo {
-    pub use crate::sysinfo::*;
-}
 /// Sizes, durations and rates, parsed and printed.
 pub mod units {
     pub use crate::units::*;
@@ -77,4 +73,8 @@ pub mod error {
 /// Putting a file in place complete or not at all ([`atomic::write_file_atomically`]).
 pub mod atomic {
     pub use crate::atomic::*;
+}
+/// The facts about this machine the defaults read (memory available, CPU model, time).
+pub mod machine {
+    pub use crate::machine::*;
 }

@@ -44,6 +44,7 @@ mod error;
 mod file;
 mod input;
 mod kernel;
+mod machine;
 /// Where `named_enum!`'s expansion finds its trait in other crates (`$crate::named`);
 /// documented as [`lab::named`].
 #[doc(hidden)]
@@ -51,7 +52,6 @@ pub mod named;
 mod profile;
 mod read;
 mod sys;
-mod sysinfo;
 mod task;
 mod units;
 mod write;

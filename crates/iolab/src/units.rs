@@ -318,19 +318,6 @@ fn three_digits(value: f64) -> String {
     format!("{value:.decimals$}")
 }
 
-/// `value`, or `-` when it is not known.
-pub(crate) fn or_dash<T: ToString>(value: &Option<T>) -> String {
-    value.as_ref().map_or_else(|| "-".to_string(), T::to_string)
-}
-
-/// `23.5 GiB (25276510208 bytes)`.
-pub(crate) fn bytes_exact(bytes: Option<u64>) -> String {
-    bytes.map_or_else(
-        || "-".into(),
-        |n| format!("{} ({n} bytes)", format_bytes(n)),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -503,7 +503,7 @@ impl EditOptions {
     /// The memory `std-whole` may use now: the explicit limit, else 80% of MemAvailable.
     fn whole_limit(&self) -> Option<u64> {
         self.memory_limit.or_else(|| {
-            crate::sysinfo::mem_available_bytes()
+            crate::machine::mem_available_bytes()
                 .map(|a| a / WHOLE_MEMORY_SHARE.1 * WHOLE_MEMORY_SHARE.0)
         })
     }

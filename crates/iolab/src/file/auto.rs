@@ -73,7 +73,7 @@ pub fn choose(file: &std::fs::File, len: u64) -> Choice {
 
 /// As [`choose`], for a file whose share in the page cache is `cached` (asked already).
 pub(crate) fn choose_cached(len: u64, cached: Option<f64>) -> Choice {
-    let available = crate::sysinfo::mem_available_bytes();
+    let available = crate::machine::mem_available_bytes();
     let class = class_of(len, available);
     let fits = match available {
         Some(m) if len > m => format!("{len} bytes, more than the {m} bytes of memory available"),
@@ -116,7 +116,7 @@ pub(crate) fn choose_cached(len: u64, cached: Option<f64>) -> Choice {
 /// The size class of a file of `len` bytes: `warm` when it fits in the memory available
 /// now, `beyond-memory` when it does not.
 pub fn size_class(len: u64) -> &'static str {
-    class_of(len, crate::sysinfo::mem_available_bytes())
+    class_of(len, crate::machine::mem_available_bytes())
 }
 
 /// The size class of `len` bytes with `available` bytes of memory.

@@ -6,7 +6,7 @@
 //! **Which backing** ([`BatchBacking`], [`super::RandomAccessFile::batch_why`] says which
 //! and why), asked of the file's cache state at its first batch and every
 //! [`RECHECK_CALLS`] batches after (`cachestat(2)` of 16 windows, as at open), and again
-//! when the requests' share of repeats crosses [`locality::REPEATS`]:
+//! when the requests' share of repeats crosses a quarter:
 //! - `map`, a file at least [`super::auto::RESIDENT`] in the page cache that the
 //!   [`super::RandomAccessFile`] has a map of: each block copied from the map under the
 //!   `SIGBUS` guard into a buffer the call owns, no system call;
@@ -15,7 +15,7 @@
 //!   random suite's cold and beyond-memory conditions, and at 1.0× fio there:
 //!   docs/findings/random.md);
 //! - `uring`, buffered io_uring reads: for a file that is not cached but whose requests
-//!   come back to recent blocks at least [`locality::REPEATS`] of the time (a hot set, a
+//!   come back to recent blocks at least a quarter of the time (a hot set, a
 //!   Zipf access: the page cache keeps the hot blocks; `file/locality.rs`), where
 //!   `O_DIRECT` is refused (tmpfs), or where a cached file has no map;
 //! - `pread`, a loop of `pread(2)`s, where io_uring cannot run here (an old kernel, a
@@ -172,7 +172,7 @@ impl Batcher {
 
     /// The backing for this batch: the one asked (or why it cannot be had), else the
     /// measured choice, asking the cache state again every [`RECHECK_CALLS`] batches and
-    /// when the requests' repeats cross [`locality::REPEATS`].
+    /// when the requests' repeats cross a quarter.
     fn choose(&self, target: &Target<'_>, requests: &[(u64, usize)]) -> Result<BatchBacking> {
         let mut state = self.lock();
         if let Some(asked) = self.asked {

@@ -177,7 +177,7 @@ pub fn load_checked() -> Result<Profile, String> {
 
 /// This machine's CPU model, as the profile records it.
 pub fn cpu_model() -> String {
-    crate::sysinfo::cpu::model_name().unwrap_or_default()
+    crate::machine::cpu_model_name().unwrap_or_default()
 }
 
 /// The winner of `condition` in `profile`'s `which` list that decides for a file at
@@ -238,7 +238,7 @@ pub fn save(change: impl FnOnce(&mut Profile) -> bool) -> std::io::Result<Option
     let Some(dir) = cache_dir() else {
         return Ok(None);
     };
-    profile.measured_at = crate::sysinfo::now_rfc3339();
+    profile.measured_at = crate::machine::now_rfc3339();
     profile.kernel_release = kernel_release();
     profile.cores = cores();
     profile.cpu_model = cpu_model();

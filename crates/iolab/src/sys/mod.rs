@@ -5,7 +5,6 @@ pub mod dio;
 pub(crate) mod faults;
 pub mod fiemap;
 pub mod lease;
-pub(crate) mod procfs;
 pub mod sigbus;
 pub mod uring;
 

@@ -2,7 +2,7 @@
 //! partition resolved to its disk, or the mount's source when the device is anonymous.
 
 use super::{BlockDevice, MountEntry};
-use crate::sys::procfs::{bracketed, read_trimmed, read_u64};
+use crate::procfs::{bracketed, read_trimmed, read_u64};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;

@@ -4,6 +4,7 @@
 //! instance** (per core for L1 and usually L2), which is what a buffer-size discussion
 //! needs; `lscpu` prints totals over all instances instead ("64 KiB (2 instances)").
 
+pub use iolab::lab::machine::cpu_model_name as model_name;
 use std::collections::BTreeSet;
 use std::fs;
 use std::num::NonZero;
@@ -12,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::or_none;
 use crate::kernel::Kernel;
-use crate::sys::procfs::read_trimmed;
-use crate::units::or_dash as opt;
+use crate::procfs::read_trimmed;
+use crate::text::or_dash as opt;
 
 const CPU_SYSFS: &str = "/sys/devices/system/cpu";
 
@@ -71,7 +72,7 @@ impl Cache {
 pub(super) fn collect(notes: &mut Vec<String>) -> Cpu {
     let model = fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|text| cpuinfo_model(&text));
+        .and_then(|text| iolab::lab::machine::cpuinfo_model(&text));
     if model.is_none() {
         notes.push("cpu: no 'model name' in /proc/cpuinfo".into());
     }
@@ -167,20 +168,6 @@ impl Cpu {
         }
         rows
     }
-}
-
-/// This machine's CPU model (`model name` of `/proc/cpuinfo`), if it says.
-pub fn model_name() -> Option<String> {
-    cpuinfo_model(&std::fs::read_to_string("/proc/cpuinfo").ok()?)
-}
-
-/// The first `model name` of `/proc/cpuinfo`.
-fn cpuinfo_model(cpuinfo: &str) -> Option<String> {
-    cpuinfo.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        let value = value.trim();
-        (key.trim() == "model name" && !value.is_empty()).then(|| value.to_string())
-    })
 }
 
 /// The number of CPUs in a sysfs CPU list such as `0-3,8,10-11`.
@@ -311,13 +298,5 @@ mod tests {
         assert_eq!(parse_cache_size("32M"), Some(32 << 20));
         assert_eq!(parse_cache_size("512"), Some(512));
         assert_eq!(parse_cache_size("K"), None);
-    }
-
-    #[test]
-    fn model_name() {
-        let text = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\n\
-                    processor\t: 1\nmodel name\t: AMD EPYC\n";
-        assert_eq!(cpuinfo_model(text).as_deref(), Some("AMD EPYC"));
-        assert_eq!(cpuinfo_model("processor\t: 0\n"), None);
     }
 }

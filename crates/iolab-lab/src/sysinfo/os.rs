@@ -4,9 +4,9 @@ use std::os::fd::AsRawFd;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sys::procfs::read_u64;
+use crate::procfs::read_u64;
 use crate::sys::uring;
-use crate::units::or_dash as opt;
+use crate::text::or_dash as opt;
 
 /// The running kernel.
 #[derive(Debug, Clone, Serialize, Deserialize)]

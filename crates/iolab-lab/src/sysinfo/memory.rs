@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::sys::procfs::{bracketed, read_trimmed};
-use crate::units::{bytes_exact, or_dash as opt};
+use crate::procfs::{bracketed, read_trimmed};
+use crate::text::{bytes_exact, or_dash as opt};
 
 const THP_SYSFS: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -25,26 +25,18 @@ pub struct Memory {
 
 pub(super) fn collect(notes: &mut Vec<String>) -> Memory {
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let total_bytes = meminfo_bytes(&meminfo, "MemTotal");
+    let total_bytes = iolab::lab::machine::meminfo_bytes(&meminfo, "MemTotal");
     if total_bytes.is_none() {
         notes.push("memory: cannot read MemTotal from /proc/meminfo".into());
     }
     let thp = |file: &str| read_trimmed(format!("{THP_SYSFS}/{file}")).and_then(|s| bracketed(&s));
     Memory {
         total_bytes,
-        available_bytes: meminfo_bytes(&meminfo, "MemAvailable"),
+        available_bytes: iolab::lab::machine::meminfo_bytes(&meminfo, "MemAvailable"),
         page_size: page_size(),
         thp_enabled: thp("enabled"),
         thp_defrag: thp("defrag"),
     }
-}
-
-/// `MemAvailable` from /proc/meminfo, read now.
-pub(super) fn available_now() -> Option<u64> {
-    meminfo_bytes(
-        &std::fs::read_to_string("/proc/meminfo").ok()?,
-        "MemAvailable",
-    )
 }
 
 impl Memory {
@@ -81,40 +73,8 @@ fn bytes_or_dash(bytes: Option<u64>) -> String {
     bytes.map_or_else(|| "-".into(), crate::units::format_bytes)
 }
 
-/// A `/proc/meminfo` field (`MemTotal:  24684092 kB`) in bytes.
-fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
-    meminfo.lines().find_map(|line| {
-        let (name, rest) = line.split_once(':')?;
-        if name != key {
-            return None;
-        }
-        let mut words = rest.split_whitespace();
-        let value: u64 = words.next()?.parse().ok()?;
-        match words.next() {
-            Some("kB") => value.checked_mul(1024),
-            None => Some(value),
-            Some(_) => None,
-        }
-    })
-}
-
 fn page_size() -> Option<u64> {
     // SAFETY: sysconf only reads a system setting.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).ok().filter(|&n| n > 0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn meminfo_fields() {
-        let text = "MemTotal:       24684092 kB\nMemFree:        22669812 kB\n\
-                    MemAvailable:   24136588 kB\nHugePages_Total:       0\n";
-        assert_eq!(meminfo_bytes(text, "MemTotal"), Some(24_684_092 * 1024));
-        assert_eq!(meminfo_bytes(text, "MemAvailable"), Some(24_136_588 * 1024));
-        assert_eq!(meminfo_bytes(text, "HugePages_Total"), Some(0));
-        assert_eq!(meminfo_bytes(text, "Mem"), None);
-    }
 }

@@ -26,7 +26,7 @@ mod device;
 mod direct_io;
 mod mountinfo;
 
-use crate::units::{bytes_exact, or_dash as opt};
+use crate::text::{bytes_exact, or_dash as opt};
 use device::block_device;
 use direct_io::probe_direct_io;
 use mountinfo::{MountEntry, mount_for, read_mountinfo};
