@@ -174,6 +174,10 @@ impl RandomAccessOptions {
     ///
     /// By default, measured: the reads take turns among the backings at first and now and
     /// then, and the fastest serves ([`RandomAccessFile::why`] says which and why).
+    ///
+    /// This is the backing of [`RandomAccessFile::read_at`] and [`RandomAccessFile::read`];
+    /// [`RandomAccessFile::read_batch`] has its own ([`RandomAccessOptions::batch_backing`]),
+    /// and can copy from the map only when this one makes one.
     pub fn backing(mut self, backing: Backing) -> RandomAccessOptions {
         self.backing = Some(backing);
         self
@@ -211,9 +215,10 @@ impl RandomAccessOptions {
     /// run here fails with [`Error::Unavailable`] and the reason.
     ///
     /// By default, measured: the map for a file in the page cache, io_uring with
-    /// `O_DIRECT` for one that is not, buffered io_uring where `O_DIRECT` is refused,
-    /// `pread` where io_uring is unavailable ([`RandomAccessFile::batch_why`] says which and
-    /// why).
+    /// `O_DIRECT` for one that is not, buffered io_uring for one that is not but whose
+    /// requests keep coming back to a hot set of blocks (a quarter of them or more) and
+    /// where `O_DIRECT` is refused, `pread` where io_uring is unavailable
+    /// ([`RandomAccessFile::batch_why`] says which and why).
     pub fn batch_backing(mut self, backing: BatchBacking) -> RandomAccessOptions {
         self.batch = Some(backing);
         self
