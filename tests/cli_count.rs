@@ -21,6 +21,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 use tempfile::TempDir;
@@ -424,19 +426,32 @@ fn unknown_method_lists_the_valid_ones() {
 
 /// Runs `cmd` (which opens the FIFO at `fifo`) while a thread writes `content` into it.
 fn run_with_fifo_writer(fifo: &Path, content: &[u8], mut cmd: StdCommand) -> Output {
+    let done = Arc::new(AtomicBool::new(false));
     let writer = {
         let fifo = fifo.to_path_buf();
         let content = content.to_vec();
+        let done = Arc::clone(&done);
         thread::spawn(move || {
-            // Blocks until a reader opens the FIFO. Errors (EPIPE when iolab refuses the
-            // FIFO and closes it) are expected and ignored; SIGPIPE is ignored in Rust.
-            if let Ok(mut w) = OpenOptions::new().write(true).open(&fifo) {
-                let _ = w.write_all(&content);
+            // Blocks until a reader opens the FIFO. A write that fails (EPIPE; SIGPIPE is
+            // ignored in Rust) means the reader went away: iolab refused the FIFO, or the
+            // open met a reader that was passing (a FIFO's blocked writer wakes when any
+            // reader opens, even one that closes at once, and then has none). Until iolab
+            // has exited, open again, so that iolab's own open is never left waiting.
+            while !done.load(Ordering::SeqCst) {
+                let Ok(mut w) = OpenOptions::new().write(true).open(&fifo) else {
+                    return;
+                };
+                if w.write_all(&content).is_ok() {
+                    return;
+                }
+                drop(w);
+                thread::sleep(Duration::from_millis(1));
             }
         })
     };
     let output = cmd.output().unwrap();
-    // Should iolab not have opened the FIFO, release the writer with a reader of our own.
+    done.store(true, Ordering::SeqCst);
+    // Should the writer be waiting for a reader, release it with a reader of our own.
     while !writer.is_finished() {
         let _reader = OpenOptions::new()
             .read(true)
