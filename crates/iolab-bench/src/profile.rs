@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::context::Context;
 use crate::verdict::Verdict;
+use iolab_lab::profile::Record as _;
 use iolab_lab::profile::{self, Profile, Strategies, StrategyWinner};
 use iolab_lab::units::format_bytes;
 

@@ -12,14 +12,20 @@
 #![deny(missing_docs)]
 
 pub mod append;
+pub mod atomic;
+pub mod cache;
 pub mod generate;
+pub mod machine;
 mod procfs;
+pub mod profile;
 pub mod random;
+pub mod read;
 pub mod snippet;
+pub mod sys;
 pub mod sysinfo;
+pub mod task;
 mod text;
+pub mod units;
+pub mod write;
 
-pub use iolab::lab::{
-    atomic, buf, cache, durable, edit, error, file, kernel, machine, named, profile, read, sys,
-    task, units, write,
-};
+pub use iolab::lab::{buf, durable, edit, error, file, kernel, named};

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use iolab::lab::kernel::{ByteCounter, Kernel};
+use iolab_lab::kernel::{ByteCounter, Kernel};
 
 fn haystack(len: usize) -> Vec<u8> {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;

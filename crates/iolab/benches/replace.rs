@@ -7,8 +7,8 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use iolab::lab::kernel::Kernel;
-use iolab::lab::kernel::replace::Replacer;
+use iolab_lab::kernel::Kernel;
+use iolab_lab::kernel::replace::Replacer;
 
 /// CSV-like bytes: digits with a `,` about every 6.5 bytes and a `\n` every 65.
 fn haystack(len: usize) -> Vec<u8> {

@@ -1,13 +1,14 @@
-//! The laboratory: the machinery `iolab bench`, `iolab trace` and the `iolab` command
-//! drive — every method of every workload (the slow ones kept for comparison), the
-//! benchmark engines (zeros written to standard output, timed appends, the random-read
-//! driver), the kernels, the data-set generators, page-cache control and the system
-//! facts a results file records.
+//! The laboratory's door: every method of every workload one by one (the slow ones kept
+//! for comparison), the kernels, page-cache residency, the system-call helpers and the
+//! machine profile's types, for the engines `iolab bench`, `iolab trace` and the `iolab`
+//! command drive.
 //!
-//! It is public so that iolab's own crates can reach it; it is not the library's stable
-//! surface (the crate root is), and names here may change between releases. A program
-//! that wants one of these methods uses the root's options builders, which take every
-//! method by name ([`crate::CountMethod`], [`crate::EditStrategy`], [`crate::LogPolicy`]).
+//! It exists only with the `lab` feature, which iolab's own unpublished crates turn on
+//! (`crates/iolab-lab`, which adds the benchmark engines, the generators and the savers of
+//! the machine profile); it is off by default, outside the semver promise, and absent from
+//! the published documentation. A program uses the crate root, whose options builders take
+//! every method by name ([`crate::CountMethod`], [`crate::EditStrategy`],
+//! [`crate::LogPolicy`]).
 
 /// Read methods and the line-counting task ([`read::count_input`]) and `auto`'s rule.
 pub mod read {
@@ -17,7 +18,7 @@ pub mod read {
 pub mod profile {
     pub use crate::profile::*;
 }
-/// Write methods and [`write::write_zeros`], the engine of `iolab write`.
+/// Write methods (the engine of `iolab write` is the laboratory's).
 pub mod write {
     pub use crate::write::*;
 }
@@ -37,7 +38,7 @@ pub mod file {
 pub mod kernel {
     pub use crate::kernel::*;
 }
-/// The page cache: evicting and warming files.
+/// The page cache: residency and dropping clean pages.
 pub mod cache {
     pub use crate::cache::*;
 }
@@ -69,10 +70,6 @@ pub mod sys {
 /// Error helpers.
 pub mod error {
     pub use crate::error::describe_io;
-}
-/// Putting a file in place complete or not at all ([`atomic::write_file_atomically`]).
-pub mod atomic {
-    pub use crate::atomic::*;
 }
 /// The facts about this machine the defaults read (memory available, CPU model, time).
 pub mod machine {

@@ -2,7 +2,7 @@
 //! an edit strategy, a durable policy, a kernel, …) gets its list ([`ALL`](crate::named::Named::all)), its
 //! kebab-case name shared by the CLI, the JSON results and the docs, `Display`, and
 //! `FromStr` with one error ([`UnknownName`](crate::UnknownName)) that lists the valid names, from one
-//! declaration ([`named_enum!`](crate::lab::named::named_enum)).
+//! declaration (`named_enum!`).
 //!
 //! The macro is exported at the crate's root because a `macro_rules!` macro can only leave
 //! its crate that way, but hidden there: it is the laboratory's (`iolab::lab::named::named_enum!`),
@@ -40,7 +40,7 @@ impl fmt::Display for UnknownName {
 
 impl std::error::Error for UnknownName {}
 
-/// A value picked by name: implemented by [`named_enum!`](crate::lab::named::named_enum).
+/// A value picked by name: implemented by `named_enum!`.
 pub trait Named: Copy + Eq + 'static {
     /// What the values are called in messages: `method`, `strategy`, …
     const KIND: &'static str;

@@ -28,7 +28,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use iolab::lab::file::{AppendFile, SequentialFile};
+use iolab_lab::file::{AppendFile, SequentialFile};
 
 /// Set (to the folder holding `log` and `acks`) for the re-executed child.
 const CHILD_DIR_ENV: &str = "IOLAB_CRASH_CHILD_DIR";

@@ -2,13 +2,14 @@
 //! cache folder (`XDG_CACHE_HOME`) of their own: the rule's 64 KiB without a profile, the
 //! profile's `append` `buffer` winner with one, and a size asked for over both.
 
+use iolab_lab::profile::Record as _;
 use iolab_testkit as common;
 
 use std::path::Path;
 
-use iolab::lab::file::append::DEFAULT_BUFFER_SIZE;
-use iolab::lab::profile::{self, Strategies, StrategyWinner};
 use iolab::{AppendFile, AppendOptions};
+use iolab_lab::file::append::DEFAULT_BUFFER_SIZE;
+use iolab_lab::profile::{self, Strategies, StrategyWinner};
 
 /// Set (to a cache folder) for [`buffer_child`].
 const CHILD_ENV: &str = "IOLAB_APPEND_PROFILE_CACHE";

@@ -18,9 +18,9 @@
 //! random inputs on top. Each test collects every mismatch before failing, so one run shows
 //! the whole picture (which methods, which sizes, which options) instead of the first case.
 
-use iolab::lab::read::{CountMethod, ReadOptions, count_input};
-use iolab::lab::task::Fnv1a;
 use iolab::{Error, Input};
+use iolab_lab::read::{CountMethod, ReadOptions, count_input};
+use iolab_lab::task::Fnv1a;
 use iolab_testkit as common;
 use iolab_testkit::corpus::{KIB, MIB, binary, text};
 use iolab_testkit::differential::{Case, Expected, Failures, proptest_config};
@@ -117,7 +117,7 @@ fn check_file(
     // The digest proves the exact bytes arrived in order: a method that skipped one chunk
     // and repeated another of the same newline count would pass the count check.
     let mut fnv = Fnv1a::default();
-    match iolab::lab::read::run(method, &open(), options, &mut fnv) {
+    match iolab_lab::read::run(method, &open(), options, &mut fnv) {
         Ok((_, bytes)) => {
             if let Some(problem) = check_utf8_refusal(method, expected) {
                 failures.push(format!("fnv1a: {context}: {problem}"));

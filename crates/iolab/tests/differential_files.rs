@@ -7,10 +7,10 @@ use iolab_testkit as common;
 use iolab_testkit::corpus::{MIB, text};
 use iolab_testkit::differential::{Expected, Failures};
 
-use iolab::lab::kernel::naive_count;
-use iolab::lab::read::{CountMethod, ReadOptions, count_input};
-use iolab::lab::task::Fnv1a;
 use iolab::{Error, FileKind, Input};
+use iolab_lab::kernel::naive_count;
+use iolab_lab::read::{CountMethod, ReadOptions, count_input};
+use iolab_lab::task::Fnv1a;
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
@@ -147,7 +147,7 @@ fn check_pseudo_file(path: &str, exact: bool, failures: &mut Failures) {
             let open = || Input::open(Path::new(path)).expect("open the pseudo file");
             let counted = count_input(method, &open(), opts);
             let mut fnv = Fnv1a::default();
-            let digested = iolab::lab::read::run(method, &open(), opts, &mut fnv);
+            let digested = iolab_lab::read::run(method, &open(), opts, &mut fnv);
             if method.needs_size() {
                 for (task, result) in [
                     ("count", counted.map(|c| c.lines)),
@@ -280,7 +280,7 @@ fn methods_on_a_fifo() {
 
             let mut fnv = Fnv1a::default();
             let (digested, written) = through_fifo(&path, &content, |input| {
-                iolab::lab::read::run(method, input, opts, &mut fnv)
+                iolab_lab::read::run(method, input, opts, &mut fnv)
             });
             match digested {
                 Ok((_, bytes)) if bytes == expected.bytes && fnv.digest() == expected.digest => {}
@@ -317,7 +317,7 @@ fn methods_on_a_fifo() {
             ),
             (
                 "fnv1a",
-                iolab::lab::read::run(method, &open(), &ReadOptions::new(), &mut fnv)
+                iolab_lab::read::run(method, &open(), &ReadOptions::new(), &mut fnv)
                     .map(|(_, bytes)| bytes),
             ),
         ];

@@ -6,7 +6,7 @@ use iolab_testkit as common;
 use iolab_testkit::corpus::{KIB, MIB, Rng};
 use iolab_testkit::differential::{Failures, proptest_config};
 
-use iolab::lab::kernel::{ByteCounter, Kernel, count_byte, naive_count};
+use iolab_lab::kernel::{ByteCounter, Kernel, count_byte, naive_count};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use std::collections::BTreeSet;

@@ -1,4 +1,4 @@
-//! `iolab::lab::durable::Log`: every policy round-trips and recovers, a reopened log goes on
+//! `iolab_lab::durable::Log`: every policy round-trips and recovers, a reopened log goes on
 //! after a torn tail, and — the proof — under many threads with group commit no
 //! append is acknowledged before a completed sync covers its record (checked from the
 //! log's own write/sync events, interleaved with the acknowledgements on one clock).
@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use iolab::lab::durable::{
+use iolab_lab::durable::{
     FRAME_HEADER_LEN, LOG_HEADER_LEN, Log, LogObserver, LogOptions, LogPolicy, read_records,
 };
 

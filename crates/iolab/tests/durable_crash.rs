@@ -1,4 +1,4 @@
-//! Crash safety of `iolab::lab::durable::Log` with group commit: a child process appends from
+//! Crash safety of `iolab_lab::durable::Log` with group commit: a child process appends from
 //! four threads and is killed with `SIGKILL` at a random moment, many times, for the
 //! group-committed policies with and without preallocation. Reopening must find a prefix
 //! of complete, intact records that holds every acknowledged one, and nothing else.
@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use iolab::lab::durable::{LogOptions, LogPolicy, read_records};
+use iolab_lab::durable::{LogOptions, LogPolicy, read_records};
 
 /// Set (to the folder holding `log` and `acks`) for the re-executed child.
 const CHILD_DIR_ENV: &str = "IOLAB_DURABLE_CHILD_DIR";

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iolab::lab::durable::{LogObserver, LogOptions, LogPolicy, read_records};
+use iolab_lab::durable::{LogObserver, LogOptions, LogPolicy, read_records};
 
 /// Panics the first time the bytes of a batch are reported written (after the `pwrite`,
 /// before the sync, for the policies with a separate sync).

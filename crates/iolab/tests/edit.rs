@@ -17,9 +17,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use iolab::Error;
-use iolab::lab::kernel::Kernel;
-use iolab::lab::kernel::replace::{Replacer, naive_replace};
 use iolab::{EditOp, EditOptions, EditOutcome, EditStrategy};
+use iolab_lab::kernel::Kernel;
+use iolab_lab::kernel::replace::{Replacer, naive_replace};
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -269,12 +269,7 @@ fn edge_cases() -> Vec<Case> {
 }
 
 /// The buffer sizes `std-stream` is tried with: tiny (many boundaries), odd, the default.
-const BUFFERS: [usize; 4] = [
-    1,
-    7,
-    4096,
-    iolab::lab::edit::std_stream::DEFAULT_BUFFER_SIZE,
-];
+const BUFFERS: [usize; 4] = [1, 7, 4096, iolab_lab::edit::std_stream::DEFAULT_BUFFER_SIZE];
 
 /// Files above this size are not edited with the tiny buffers (a system call per byte).
 const TINY_BUFFER_MAX_FILE: usize = 16 * KIB;

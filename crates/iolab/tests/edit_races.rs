@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::Error;
-use iolab::lab::edit::{EditOptions, EditStrategy};
+use iolab_lab::edit::{EditOptions, EditStrategy};
 
 /// The helper's action.
 #[derive(Clone, Copy, Debug, PartialEq)]

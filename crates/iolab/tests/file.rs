@@ -1,4 +1,4 @@
-//! The `iolab::lab::file` abstractions against models, and on bad input.
+//! The `iolab_lab::file` abstractions against models, and on bad input.
 //!
 //! - Property tests run random operations on [`AppendFile`], [`SequentialFile`] and
 //!   [`RandomAccessFile`] next to a model (a `Vec<u8>` and a cursor) and compare after
@@ -19,11 +19,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{SmallFs, is_root, run_as_nobody};
-use iolab::lab::file::{
+use iolab::{Error, ErrorKind};
+use iolab_lab::file::{
     AppendFile, AppendOptions, Backing, Creation, MapLimiter, RandomAccessFile,
     RandomAccessOptions, SequentialFile,
 };
-use iolab::{Error, ErrorKind};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

@@ -18,8 +18,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use iolab::lab::durable::LOG_HEADER_LEN;
 use iolab::{ErrorKind, Log, LogOptions, LogPolicy};
+use iolab_lab::durable::LOG_HEADER_LEN;
 
 /// Every policy, with the small preallocation chunk the tests use.
 fn options(policy: LogPolicy) -> LogOptions {

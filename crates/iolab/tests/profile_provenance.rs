@@ -5,12 +5,13 @@
 //! is ignored with the reason in `load_checked` and in the defaults' `why()` strings
 //! (`RandomAccessFile`, `AppendFile`).
 
+use iolab_lab::profile::Record as _;
 use iolab_testkit as common;
 
 use std::path::Path;
 
-use iolab::lab::profile::{self, RandomWinner};
 use iolab::{AppendFile, RandomAccessFile};
+use iolab_lab::profile::{self, RandomWinner};
 
 /// Set (to a cache folder) for [`provenance_child`].
 const CHILD_ENV: &str = "IOLAB_PROFILE_PROVENANCE_CACHE";
@@ -34,7 +35,7 @@ fn refused(dir: &Path) -> String {
     assert!(why.ends_with(": ignored"), "{why}");
     let table = RandomAccessFile::open(dir.join("table")).unwrap();
     assert!(table.why().contains(&why), "{}", table.why());
-    let choice = iolab::lab::file::random_access::starting_choice(&table);
+    let choice = iolab_lab::file::random_access::starting_choice(&table);
     assert!(
         choice.unwrap().reason.contains("no measurements"),
         "{choice:?}"

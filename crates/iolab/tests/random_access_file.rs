@@ -6,23 +6,24 @@
 //! every backing (`O_DIRECT` at unaligned offsets included) and the measured one read the
 //! file's bytes, from two threads while the trials switch backings.
 
+use iolab_lab::profile::Record as _;
 use iolab_testkit as common;
 
 use std::fs::{self, File};
 use std::path::Path;
 
 use iolab::Error;
-use iolab::lab::file::random_access::starting_choice;
-use iolab::lab::file::{Backing, RandomAccessFile, RandomAccessOptions};
+use iolab_lab::file::random_access::starting_choice;
+use iolab_lab::file::{Backing, RandomAccessFile, RandomAccessOptions};
 
 /// Saves a profile (of this user, version and machine) whose warm winner is a plain map.
 fn save_plain_map_as_warm_winner() {
-    let winner = iolab::lab::profile::RandomWinner {
+    let winner = iolab_lab::profile::RandomWinner {
         size_class: "warm".to_string(),
         method: "mmap".to_string(),
         iops: 1.0,
     };
-    iolab::lab::profile::save(|p| p.record_random(iolab::lab::profile::MIN_BYTES, vec![winner]))
+    iolab_lab::profile::save(|p| p.record_random(iolab_lab::profile::MIN_BYTES, vec![winner]))
         .unwrap();
 }
 
@@ -101,7 +102,7 @@ fn rule_child() {
     };
     let path = Path::new(&cache).join("table");
     fs::write(&path, vec![7u8; 4 << 20]).unwrap();
-    iolab::lab::cache::warm(&path).unwrap();
+    iolab_lab::cache::warm(&path).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();
     let choice = starting_choice(&f).unwrap();
     assert_eq!(choice.method, "mmap-random", "{choice:?}");
@@ -113,8 +114,8 @@ fn rule_child() {
     let mut scratch = [0u8; 4096];
     assert_eq!(f.read(8192, &mut scratch).unwrap(), &[7u8; 4096][..]);
     drop(f);
-    iolab::lab::cache::evict(&path, false).unwrap();
-    if iolab::lab::cache::residency_of(&path).unwrap() > 0.1 {
+    iolab_lab::cache::evict(&path, false).unwrap();
+    if iolab_lab::cache::residency_of(&path).unwrap() > 0.1 {
         common::skip("the scratch file system keeps the file cached (tmpfs?)");
         return;
     }
@@ -124,7 +125,7 @@ fn rule_child() {
     assert_eq!(f.backing(), Backing::Pread, "{choice:?}");
     assert!(choice.reason.contains("no measurements"), "{choice:?}");
     // The reads of the first trial take turns, each timed; then the fastest serves.
-    for block in 0..iolab::lab::file::measured::TRIAL_READS as u64 {
+    for block in 0..iolab_lab::file::measured::TRIAL_READS as u64 {
         assert_eq!(
             f.read(block * 4096, &mut scratch).unwrap(),
             &[7u8; 4096][..]
@@ -161,9 +162,9 @@ fn warm_child() {
     };
     let path = Path::new(&cache).join("warm-table");
     fs::write(&path, vec![9u8; 16 << 20]).unwrap();
-    iolab::lab::cache::warm(&path).unwrap();
+    iolab_lab::cache::warm(&path).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();
-    let reads = u64::from(iolab::lab::file::measured::TRIAL_READS);
+    let reads = u64::from(iolab_lab::file::measured::TRIAL_READS);
     let why = read_blocks(&f, 16 << 20, 9, reads);
     assert!(
         why.starts_with("trial 1: 100% in the page cache; timed pread "),
@@ -198,11 +199,11 @@ fn profile_child() {
     save_plain_map_as_warm_winner();
     let path = Path::new(&cache).join("table");
     fs::write(&path, vec![3u8; 16 << 20]).unwrap();
-    iolab::lab::cache::warm(&path).unwrap();
+    iolab_lab::cache::warm(&path).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();
     assert_eq!(f.backing(), Backing::Mmap, "{:?}", f.why());
     assert!(f.why().contains("until the first turns end"), "{}", f.why());
-    let reads = u64::from(iolab::lab::file::measured::TRIAL_READS);
+    let reads = u64::from(iolab_lab::file::measured::TRIAL_READS);
     let why = read_blocks(&f, 16 << 20, 3, reads);
     assert!(why.starts_with("trial 1: "), "{why}");
     assert!(
@@ -281,7 +282,7 @@ fn the_measured_backing_reads_the_files_bytes_from_two_threads_while_it_switches
     let dir = common::scratch();
     let (path, content) = numbered(dir.path(), (2 << 20) + 77);
     // Out of the page cache, so that O_DIRECT is offered too.
-    iolab::lab::cache::evict(&path, false).unwrap();
+    iolab_lab::cache::evict(&path, false).unwrap();
     let f = RandomAccessFile::open(&path).unwrap();
     std::thread::scope(|s| {
         for seed in [1u64, 2] {

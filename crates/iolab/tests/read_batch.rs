@@ -167,7 +167,7 @@ fn every_backing_lends_the_files_bytes_at_unaligned_offsets_and_lengths() {
 fn a_file_out_of_the_page_cache_is_read_past_it_by_default() {
     let dir = iolab_testkit::scratch();
     let (path, content) = write_file(dir.path(), "cold");
-    let eviction = iolab::lab::cache::evict(&path, false).unwrap();
+    let eviction = iolab_lab::cache::evict(&path, false).unwrap();
     if eviction.residency > 0.5 {
         eprintln!(
             "skipped: the file stayed {:.0}% cached",
@@ -200,7 +200,7 @@ fn a_file_out_of_the_page_cache_is_read_past_it_by_default() {
 fn a_cold_file_whose_requests_come_back_to_a_hot_set_is_read_through_the_page_cache() {
     let dir = iolab_testkit::scratch();
     let (path, content) = write_file(dir.path(), "hot");
-    let eviction = iolab::lab::cache::evict(&path, false).unwrap();
+    let eviction = iolab_lab::cache::evict(&path, false).unwrap();
     let direct = RandomAccessOptions::new()
         .backing(iolab::Backing::Direct)
         .open(&path)

@@ -1,7 +1,7 @@
-//! Property tests of `iolab::lab::units`: what is printed parses back to about the same size,
+//! Property tests of `iolab_lab::units`: what is printed parses back to about the same size,
 //! suffixes multiply exactly, and no input makes the parser panic or print two lines.
 
-use iolab::lab::units::{SizeErrorKind, format_bytes, format_duration, format_rate, parse_size};
+use iolab_lab::units::{SizeErrorKind, format_bytes, format_duration, format_rate, parse_size};
 use proptest::prelude::*;
 
 /// The units a size may carry and what they multiply by.
@@ -140,12 +140,12 @@ fn the_seed_write_up_sizes() {
 #[test]
 fn control_characters_in_the_input_stay_escaped_in_one_line() {
     for text in ["\n", "x\ny", "\u{2028}", "4\tX"] {
-        let message = iolab::lab::units::parse_size(text).unwrap_err().to_string();
+        let message = iolab_lab::units::parse_size(text).unwrap_err().to_string();
         assert_eq!(message.lines().count(), 1, "{message:?}");
         assert!(!message.contains(['\n', '\r']), "{message:?}");
     }
     for text in ["\n\n", "a\nb"] {
-        let message = iolab::lab::units::parse_byte(text).unwrap_err();
+        let message = iolab_lab::units::parse_byte(text).unwrap_err();
         assert_eq!(message.lines().count(), 1, "{message:?}");
     }
 }

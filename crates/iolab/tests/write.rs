@@ -14,7 +14,7 @@ use std::io::{self, Read, Write};
 use std::thread;
 
 use iolab::Error;
-use iolab::lab::write::{
+use iolab_lab::write::{
     self, DestinationKind, Method, StdoutWriter, WriteOptions, default_buffer_size, probe_stdout,
     write_zeros,
 };

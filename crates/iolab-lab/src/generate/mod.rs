@@ -29,8 +29,8 @@ pub mod tree;
 
 use std::io;
 
+pub use crate::atomic::{AtomicOptions, GenerateError, Result, write_file_atomically};
 pub use csv::{CsvSpec, rows_for_size, write_csv};
-pub use iolab::lab::atomic::{AtomicOptions, GenerateError, Result, write_file_atomically};
 pub use lines::{LinesSpec, write_lines};
 
 /// The seed used when none is given. Any value works; fixing one means two machines that

@@ -115,7 +115,7 @@ fn check_room(root: &Path, files: usize) -> Result<()> {
         })
         .unwrap_or(Path::new("."));
     let dir = fs::File::open(existing).map_err(|e| Error::io("cannot open", e).at(existing))?;
-    let (bytes, inodes) = iolab::lab::atomic::free_space(&dir)?;
+    let (bytes, inodes) = crate::atomic::free_space(&dir)?;
     let need = files as u64 * SPACE_PER_FILE;
     if need > bytes {
         return Err(GenerateError::NotEnoughSpace {

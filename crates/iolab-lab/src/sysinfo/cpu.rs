@@ -4,7 +4,7 @@
 //! instance** (per core for L1 and usually L2), which is what a buffer-size discussion
 //! needs; `lscpu` prints totals over all instances instead ("64 KiB (2 instances)").
 
-pub use iolab::lab::machine::cpu_model_name as model_name;
+pub use crate::machine::cpu_model_name as model_name;
 use std::collections::BTreeSet;
 use std::fs;
 use std::num::NonZero;
@@ -72,7 +72,7 @@ impl Cache {
 pub(super) fn collect(notes: &mut Vec<String>) -> Cpu {
     let model = fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|text| iolab::lab::machine::cpuinfo_model(&text));
+        .and_then(|text| crate::machine::cpuinfo_model(&text));
     if model.is_none() {
         notes.push("cpu: no 'model name' in /proc/cpuinfo".into());
     }

@@ -25,14 +25,14 @@ pub struct Memory {
 
 pub(super) fn collect(notes: &mut Vec<String>) -> Memory {
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let total_bytes = iolab::lab::machine::meminfo_bytes(&meminfo, "MemTotal");
+    let total_bytes = crate::machine::meminfo_bytes(&meminfo, "MemTotal");
     if total_bytes.is_none() {
         notes.push("memory: cannot read MemTotal from /proc/meminfo".into());
     }
     let thp = |file: &str| read_trimmed(format!("{THP_SYSFS}/{file}")).and_then(|s| bracketed(&s));
     Memory {
         total_bytes,
-        available_bytes: iolab::lab::machine::meminfo_bytes(&meminfo, "MemAvailable"),
+        available_bytes: crate::machine::meminfo_bytes(&meminfo, "MemAvailable"),
         page_size: page_size(),
         thp_enabled: thp("enabled"),
         thp_defrag: thp("defrag"),

@@ -26,8 +26,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::machine::{mem_available_bytes, now_rfc3339};
 pub use cpu::{Cache, Cpu};
-pub use iolab::lab::machine::{mem_available_bytes, now_rfc3339};
 pub use memory::Memory;
 pub use os::{IoUring, Os};
 pub use storage::{BlockDevice, DirectIo, Mount, Storage, fs_type_name, is_tmpfs};
@@ -67,7 +67,7 @@ pub fn collect(data_dir: &Path) -> SysInfo {
     let hostname = uname.as_ref().and_then(|u| u.nodename.clone());
     SysInfo {
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-        collected_at: iolab::lab::machine::rfc3339_utc(unix),
+        collected_at: crate::machine::rfc3339_utc(unix),
         collected_at_unix: unix,
         hostname,
         cpu: cpu::collect(&mut notes),

@@ -66,9 +66,12 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[cfg(any(test, feature = "lab"))]
 pub use header::LOG_HEADER_LEN;
 pub use reader::{LogReader, Recovered, read_records};
-pub use record::{FRAME_HEADER_LEN, MAX_RECORD};
+#[cfg(any(test, feature = "lab"))]
+pub use record::FRAME_HEADER_LEN;
+pub use record::MAX_RECORD;
 
 use crate::file::{Error, Result, open_error, retry_eintr};
 

@@ -255,6 +255,7 @@ impl EditKind {
 /// [`DEFAULT_TRUNCATE`]. Where the rule applies, a replace of a file of at least
 /// [`TRIAL_MIN`] bytes measures `mmap` and `std-stream` on its first part and finishes
 /// with the faster ([`EditReport::strategy`] and [`EditReport::why`] say which it took).
+#[cfg(any(test, feature = "lab"))]
 pub fn default_strategy(kind: EditKind, path: &Path) -> (EditStrategy, String) {
     let (strategy, why, _) = strategy_from(&crate::profile::load_checked(), kind, path);
     (strategy, why)

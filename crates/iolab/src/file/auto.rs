@@ -67,6 +67,7 @@ fn rule(resident: bool) -> &'static str {
 }
 
 /// The backing for `file`, `len` bytes long.
+#[cfg(any(test, feature = "lab"))]
 pub fn choose(file: &std::fs::File, len: u64) -> Choice {
     choose_cached(len, crate::cache::residency_windows(file).ok())
 }

@@ -58,6 +58,7 @@ use std::time::Instant;
 
 use memmap2::Mmap;
 
+#[cfg(any(test, feature = "lab"))]
 use super::auto::Choice;
 use super::batch::{BatchBacking, Batcher, ReadInto, Target};
 use super::direct::DirectReader;
@@ -622,6 +623,7 @@ impl RandomAccessFile {
 /// Where `file`'s measured backing started and why (`None` when a backing was asked for,
 /// for [`RandomAccessOptions::mmap`], and for a file that cannot be mapped: empty, or not a
 /// regular file). The laboratory's view; a program reads [`RandomAccessFile::why`].
+#[cfg(any(test, feature = "lab"))]
 pub fn starting_choice(file: &RandomAccessFile) -> Option<&Choice> {
     file.choice.as_ref()
 }

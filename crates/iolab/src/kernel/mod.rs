@@ -163,11 +163,13 @@ fn best_counter() -> &'static Kernels {
 /// (chosen on the first call and kept in a `OnceLock`: later calls make no feature
 /// detection).
 #[inline]
+#[cfg(any(test, feature = "lab"))]
 pub fn count_byte(haystack: &[u8], needle: u8) -> u64 {
     best_counter().count(haystack, needle)
 }
 
 /// The reference: the obviously correct, slow answer every kernel is tested against.
+#[cfg(any(test, feature = "lab"))]
 pub fn naive_count(haystack: &[u8], needle: u8) -> u64 {
     let mut n = 0u64;
     for &b in haystack {

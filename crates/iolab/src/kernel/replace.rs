@@ -21,11 +21,13 @@ pub type Replacer = super::Kernels;
 
 /// Replaces every `from` byte of `buf` by `to` with the best kernel for this CPU; returns
 /// how many bytes changed.
+#[cfg(any(test, feature = "lab"))]
 pub fn replace_byte(buf: &mut [u8], from: u8, to: u8) -> u64 {
     Replacer::best().replace(buf, from, to)
 }
 
 /// The reference: the obviously correct, slow answer every kernel is tested against.
+#[cfg(any(test, feature = "lab"))]
 pub fn naive_replace(buf: &mut [u8], from: u8, to: u8) -> u64 {
     if from == to {
         return 0;

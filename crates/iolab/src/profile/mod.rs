@@ -1,8 +1,8 @@
 //! This machine's profile: the winners `iolab bench` measured here, which the library's
 //! defaults follow (`count_lines`'s `auto`, `RandomAccessFile::open`, the edit strategy,
 //! `Log::open`'s policy, the stdout and append buffers). One file, `auto.json` in iolab's
-//! cache folder; one way to read it ([`load_checked`]) and one to write it ([`save`] with
-//! a `Profile::record_*` change).
+//! cache folder; one way to read it ([`load_checked`]); `iolab bench` writes it (its laboratory's
+//! `profile::save`).
 //!
 //! - **What is kept.** Only verified, complete runs on data sets of at least [`MIN_BYTES`],
 //!   per size class ([`SizeClass`]: powers of four from 256 MiB), and only a winner that
@@ -24,9 +24,9 @@ pub mod provenance;
 mod winners;
 
 pub use provenance::Provenance;
-pub use winners::{
-    CountWinner, Decision, RandomDepth, RandomWinner, SizeClass, Strategies, StrategyWinner, Winner,
-};
+#[cfg(any(test, feature = "lab"))]
+pub use winners::Winner;
+pub use winners::{CountWinner, RandomDepth, RandomWinner, SizeClass, Strategies, StrategyWinner};
 
 /// The smallest data set whose winners are worth remembering: 256 MiB. Smaller files are
 /// dominated by fixed costs and their winners say little about big files.
@@ -120,13 +120,9 @@ pub fn kernel_release() -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn cores() -> usize {
+/// The cores available to this process.
+pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// The remembered winners, when they exist and were measured on this machine as it is.
-pub fn load() -> Option<Profile> {
-    load_checked().ok()
 }
 
 /// The remembered winners, or why there are none to follow: no profile yet; one this
@@ -224,125 +220,6 @@ impl Profile {
     }
 }
 
-/// Applies `change` to this machine's profile and writes it atomically into the cache
-/// folder, as measured now on this machine by this user and iolab; the one way a profile is
-/// written. `change` says whether it changed anything (the `record_*` methods do): when it
-/// did not, nothing is written. A profile this process would not follow (another machine,
-/// user or version) is started afresh. Returns where it was written (`None`: not written,
-/// or no cache folder).
-pub fn save(change: impl FnOnce(&mut Profile) -> bool) -> std::io::Result<Option<PathBuf>> {
-    let mut profile = load().unwrap_or_default();
-    if !change(&mut profile) {
-        return Ok(None);
-    }
-    let Some(dir) = cache_dir() else {
-        return Ok(None);
-    };
-    profile.measured_at = crate::machine::now_rfc3339();
-    profile.kernel_release = kernel_release();
-    profile.cores = cores();
-    profile.cpu_model = cpu_model();
-    profile.written_by = Some(Provenance::here());
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(FILE_NAME);
-    let json = serde_json::to_vec_pretty(&profile).expect("a profile serializes");
-    crate::atomic::write_file_atomically(
-        &path,
-        &crate::atomic::AtomicOptions::new().overwrite(true),
-        |out| {
-            out.write_all(&json)
-                .map_err(|e| crate::error::Error::io("cannot write", e).into())
-        },
-    )
-    .map_err(std::io::Error::other)?;
-    Ok(Some(path))
-}
-
-impl Profile {
-    /// Records a `count` run's `decisions` for a `file_bytes` data set (nothing below
-    /// [`MIN_BYTES`]): each winner replaces its cache state's entry for that size class,
-    /// each tie removes it; other classes are kept.
-    pub fn record_count(&mut self, file_bytes: u64, decisions: &[Decision]) -> bool {
-        let Some(class) = SizeClass::of(file_bytes).filter(|_| !decisions.is_empty()) else {
-            return false;
-        };
-        for decision in decisions {
-            let cache = match decision {
-                Decision::Winner(w) => &w.cache,
-                Decision::Tie { cache } => cache,
-            };
-            self.count
-                .retain(|w| !(w.cache == *cache && w.size_class == class));
-            if let Decision::Winner(w) = decision {
-                self.count.push(CountWinner {
-                    size_class: class,
-                    file_bytes,
-                    ..w.clone()
-                });
-            }
-        }
-        self.count.sort_by(|a, b| {
-            (a.size_class.from_bytes, &a.cache).cmp(&(b.size_class.from_bytes, &b.cache))
-        });
-        true
-    }
-
-    /// Records the `random` suite's winners (nothing below [`MIN_BYTES`] or without one).
-    pub fn record_random(&mut self, file_bytes: u64, winners: Vec<RandomWinner>) -> bool {
-        if file_bytes < MIN_BYTES || winners.is_empty() {
-            return false;
-        }
-        self.random = winners;
-        true
-    }
-
-    /// Records the depths `iolab bench random --sweep` measured (nothing below
-    /// [`MIN_BYTES`]): each method and class measured replaces its entry, and one `tied`
-    /// (no depth beat the rule's beyond the noise) is removed.
-    pub fn record_random_depths(
-        &mut self,
-        file_bytes: u64,
-        depths: Vec<RandomDepth>,
-        tied: &[(String, String)],
-    ) -> bool {
-        if file_bytes < MIN_BYTES || depths.is_empty() && tied.is_empty() {
-            return false;
-        }
-        self.random_depth.retain(|d| {
-            let key = (d.method.clone(), d.size_class.clone());
-            !tied.contains(&key)
-                && !depths
-                    .iter()
-                    .any(|n| n.method == d.method && n.size_class == d.size_class)
-        });
-        self.random_depth.extend(depths);
-        true
-    }
-
-    /// Records a run's decision for `condition` in the `which` list: `Some` winner replaces
-    /// the condition's entry, `None` (a tie) removes it, so the rule applies again.
-    pub fn record_strategy(
-        &mut self,
-        which: Strategies,
-        condition: &str,
-        winner: Option<StrategyWinner>,
-    ) -> bool {
-        let list = self.strategies_mut(which);
-        list.retain(|w| w.condition != condition);
-        list.extend(winner);
-        true
-    }
-
-    fn strategies_mut(&mut self, which: Strategies) -> &mut Vec<StrategyWinner> {
-        match which {
-            Strategies::Edit => &mut self.edit,
-            Strategies::Durable => &mut self.durable,
-            Strategies::Write => &mut self.write,
-            Strategies::Append => &mut self.append,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,24 +284,5 @@ mod tests {
         let none: Result<Profile, String> = Err("no profile of this machine yet".into());
         let why = strategy_for(&none, Strategies::Edit, "replace", &here).unwrap_err();
         assert_eq!(why, "no profile of this machine yet");
-    }
-
-    #[test]
-    fn a_record_below_the_smallest_size_changes_nothing_and_a_tie_removes_the_winner() {
-        let mut p = Profile::default();
-        assert!(!p.record_random(MIN_BYTES - 1, vec![]));
-        assert!(!p.record_count(
-            MIN_BYTES - 1,
-            &[Decision::Tie {
-                cache: "warm".into()
-            }]
-        ));
-        assert!(!p.record_random_depths(MIN_BYTES, vec![], &[]));
-        assert_eq!(p, Profile::default());
-        assert!(p.record_strategy(Strategies::Edit, "replace", Some(winner("replace", None))));
-        assert!(p.strategy_winner(Strategies::Edit, "replace").is_some());
-        assert!(p.strategy_winner(Strategies::Durable, "replace").is_none());
-        assert!(p.record_strategy(Strategies::Edit, "replace", None));
-        assert_eq!(p, Profile::default());
     }
 }

@@ -153,19 +153,6 @@ pub struct CountWinner {
     pub runner_up_bytes_per_s: f64,
 }
 
-/// What a benchmark run decided for one cache state: a winner, or a tie (which removes the
-/// class's previous winner, so the rule applies again).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Decision {
-    /// A method beat every other beyond the noise.
-    Winner(CountWinner),
-    /// No method did: `auto` keeps its rule for this cache state and size class.
-    Tie {
-        /// `warm` or `cold`.
-        cache: String,
-    },
-}
-
 /// The random-read method that won for a size class (`warm`: the file fits in memory and
 /// is cached; `beyond-memory`: it does not fit), measured by `iolab bench random`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

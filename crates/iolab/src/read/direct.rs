@@ -27,7 +27,9 @@ use crate::task::Task;
 
 /// Bytes per read: 1 MiB, large enough that the per-call cost is small.
 pub const DEFAULT_BUFFER_SIZE: usize = 1 << 20;
-pub use crate::sys::dio::{DirectAlignment, FALLBACK_ALIGNMENT, alignment, logical_block_size};
+pub use crate::sys::dio::alignment;
+#[cfg(any(test, feature = "lab"))]
+pub use crate::sys::dio::{DirectAlignment, FALLBACK_ALIGNMENT, logical_block_size};
 
 const METHOD: &str = "direct";
 

@@ -20,7 +20,7 @@
 //! | `stream` | [`stream`] | `read` after `posix_fadvise(SEQUENTIAL)`, read-ahead kept ahead |
 //! | `auto` | [`auto`] | picks one of the above for the file |
 //!
-//! Many files at once: [`many::count_files`] (parallel across files, results in order).
+//! Many files at once: the laboratory's `read::many::count_files` (parallel across files).
 //!
 //! How fast each is on the machines iolab was measured on, and why `auto` chooses as it
 //! does: docs/findings/count.md.
@@ -30,7 +30,6 @@ pub mod batching;
 pub mod bufread_chunks;
 pub mod bufread_lines;
 pub mod direct;
-pub mod many;
 pub mod mmap;
 pub mod mmap_parallel;
 pub mod pread_parallel;
@@ -324,7 +323,8 @@ impl ReadOptions {
         self.hints.contains(&hint)
     }
 
-    pub(crate) fn threads_or_cores(&self) -> usize {
+    /// The threads asked for, or else the cores available.
+    pub fn threads_or_cores(&self) -> usize {
         self.threads.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())

@@ -3,7 +3,6 @@
 
 pub mod dio;
 pub(crate) mod faults;
-pub mod fiemap;
 pub mod lease;
 pub mod sigbus;
 pub mod uring;

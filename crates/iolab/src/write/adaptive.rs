@@ -135,6 +135,7 @@ impl Adaptive {
     }
 
     /// The small and the large size, and the bytes each has written so far.
+    #[cfg(any(test, feature = "lab"))]
     pub fn report(&self) -> [(usize, u64); 2] {
         [
             (self.sizes[0], self.written[0]),
@@ -164,16 +165,6 @@ pub enum Sizing {
     Fixed(usize),
     /// Chosen by measuring.
     Adaptive(Adaptive),
-}
-
-/// A method's run in progress: how it sizes its writes, and the bytes the kernel has
-/// accepted so far (so a failure can say how far it got).
-#[derive(Debug, Clone)]
-pub(crate) struct Run {
-    pub(crate) sizing: Sizing,
-    pub(crate) written: u64,
-    /// Of `written`, the bytes whose pages were lent to the pipe ([`super::lend`]).
-    pub(crate) lent: u64,
 }
 
 impl Sizing {

@@ -21,16 +21,11 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use super::adaptive::{Adaptive, Run, Sizing};
+use super::adaptive::{Adaptive, Sizing};
 use super::lend::{Lender, MIN_LEND};
 use super::raw_fd::SizedStdout;
 use super::{DestinationKind, Error, PAGE_ALIGN, default_buffer, probe_stdout};
 use crate::buf::AlignedBuf;
-
-/// The record size the `bufwriter` method writes in: 128 bytes, about a line of text (the
-/// benchmark's generated lines average 110 bytes), and smaller than every buffer of the
-/// sweep, so every byte really goes through the buffer.
-pub const RECORD_SIZE: usize = 128;
 
 /// A buffered writer on standard output that is not line-buffered.
 ///
@@ -199,6 +194,7 @@ impl StdoutWriter {
 
     /// How its writes are sized (for reports: [`Adaptive::report`] says how many bytes
     /// went out in small and in large writes).
+    #[cfg(any(test, feature = "lab"))]
     pub(crate) fn sizing(&self) -> &Sizing {
         &self.out.sizing
     }
@@ -467,45 +463,31 @@ impl super::WriteOptions {
 }
 
 /// How a writer of `capacity` bytes sizes its writes into `destination` by default:
+/// A writer whose buffers `lender` lends to the pipe (the laboratory's `bufwriter`
+/// method, as `StdoutWriter::new()` makes it into a pipe).
+#[cfg(any(test, feature = "lab"))]
+pub fn lending_writer(lender: Lender) -> StdoutWriter {
+    StdoutWriter::lending(lender)
+}
+
+/// A writer of `bytes` whose writes `sizing` sizes, standard output not checked (the
+/// laboratory's `bufwriter` method, which checked it already).
+#[cfg(any(test, feature = "lab"))]
+pub fn unchecked_writer(bytes: usize, sizing: Sizing) -> StdoutWriter {
+    StdoutWriter::unchecked(bytes, sizing)
+}
+
+/// How `writer`'s writes are sized (for reports: [`Adaptive::report`] says how many bytes
+/// went out in small and in large writes).
+#[cfg(any(test, feature = "lab"))]
+pub fn writer_sizing(writer: &StdoutWriter) -> &Sizing {
+    writer.sizing()
+}
+
 /// [`Adaptive`] into a pipe, one write per buffer elsewhere.
-pub(crate) fn default_sizing(destination: &super::Destination, capacity: usize) -> Sizing {
+pub fn default_sizing(destination: &super::Destination, capacity: usize) -> Sizing {
     match destination.kind {
         DestinationKind::Pipe => Sizing::Adaptive(Adaptive::new(capacity)),
         _ => Sizing::Fixed(capacity),
     }
-}
-
-/// Writes `bytes` zero bytes as [`RECORD_SIZE`]-byte records (the last one shorter) into a
-/// [`StdoutWriter`] of `buffer_size` bytes whose writes are sized by `sizing` (which it
-/// hands back updated), or that lends its buffers with `lender`.
-pub(crate) fn write(
-    bytes: u64,
-    buffer_size: usize,
-    lender: Option<Lender>,
-    run: &mut Run,
-) -> io::Result<()> {
-    let Run {
-        sizing,
-        written,
-        lent,
-    } = run;
-    // Opaque to the optimizer, as a program's own records are: a constant record of zeros
-    // let the compiler store zeros instead of copying it, and whether it did moved with
-    // unrelated code (1.4x on this loop between two builds, 26 Nov 2026).
-    let record = std::hint::black_box([0u8; RECORD_SIZE]);
-    let mut out = match lender {
-        Some(lender) => StdoutWriter::lending(lender),
-        None => StdoutWriter::unchecked(buffer_size, sizing.clone()),
-    };
-    let result = (|| {
-        for _ in 0..bytes / RECORD_SIZE as u64 {
-            out.write_all(&record)?;
-        }
-        out.write_all(&record[..(bytes % RECORD_SIZE as u64) as usize])?;
-        out.flush()
-    })();
-    *written = out.written();
-    *lent = out.lent();
-    *sizing = out.sizing().clone();
-    result
 }

@@ -13,6 +13,7 @@
 //! notes its closed descriptors before Rust's runtime replaces them, and refuses them.
 
 use std::io::{self, IsTerminal};
+#[cfg(any(test, feature = "lab"))]
 use std::os::fd::AsRawFd;
 
 use super::Error;
@@ -140,6 +141,7 @@ pub fn pipe_capacity_of(fd: libc::c_int) -> io::Result<usize> {
 /// got: the kernel rounds up to a power-of-two number of pages. Fails with `EPERM` beyond
 /// `/proc/sys/fs/pipe-max-size` without `CAP_SYS_RESOURCE`, and with `EBUSY` below the
 /// bytes the pipe holds.
+#[cfg(any(test, feature = "lab"))]
 pub fn set_pipe_capacity_of(fd: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
     resize(fd.as_raw_fd(), bytes)
 }

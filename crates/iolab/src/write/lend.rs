@@ -69,7 +69,7 @@ pub const MIN_LEND: usize = 16 << 10;
 
 /// The ring of buffers lent to the pipe on standard output, and the count that says when
 /// each may be reused (module docs).
-pub(crate) struct Lender {
+pub struct Lender {
     /// Bytes per buffer, a multiple of the page size.
     chunk: usize,
     /// The page size: a pipe slot holds at most one page.
@@ -90,7 +90,7 @@ impl Lender {
     /// A lender into the pipe on standard output (`destination`, updated when the pipe is
     /// enlarged): buffers of `chunk` bytes, or by default a quarter of the pipe after it was
     /// enlarged to 1 MiB where the kernel allows. Why not, when it cannot lend.
-    pub(crate) fn for_stdout(
+    pub fn for_stdout(
         destination: &mut Destination,
         chunk: Option<usize>,
     ) -> Result<Lender, String> {
@@ -123,7 +123,7 @@ impl Lender {
     }
 
     /// Bytes per buffer.
-    pub(crate) fn chunk(&self) -> usize {
+    pub fn chunk(&self) -> usize {
         self.chunk
     }
 

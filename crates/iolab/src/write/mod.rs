@@ -41,17 +41,17 @@ pub mod bufwriter;
 pub mod destination;
 pub mod lend;
 pub mod raw_fd;
-pub mod stdout;
 pub mod vmsplice;
 
 use std::io;
 
+#[cfg(any(test, feature = "lab"))]
 pub use adaptive::Sizing;
 pub use bufwriter::StdoutWriter;
 pub use destination::{Destination, DestinationKind, probe_stdout};
 
 use crate::buf::AlignedBuf;
-use crate::error::{Error, Result};
+use crate::error::Error;
 
 /// The smallest buffer the rule picks: 64 KiB, the default pipe capacity on Linux, where
 /// every sink of the sweep had reached its plateau (32 KiB was 20–30% slower into a pipe).
@@ -65,53 +65,6 @@ pub const BLOCKS_PER_BUFFER: u64 = 32;
 /// The largest buffer a caller may ask for: 1 GiB. Buffers are allocated and touched up
 /// front, so a typo such as `--buffer 1T` must fail instead of exhausting memory.
 pub const MAX_BUFFER_SIZE: usize = 1 << 30;
-
-crate::named_enum! {
-    /// A way of writing bytes to standard output, by its kebab-case name.
-    #[non_exhaustive]
-    pub enum Method: "method" {
-        /// `std::io::stdout().lock()`: Rust's line-buffered standard output, as programs use it.
-        Stdout = "stdout",
-        /// `write(2)` of a whole buffer on file descriptor 1: no user-space buffer in between.
-        RawFd = "raw-fd",
-        /// Small records into a [`StdoutWriter`] (a sized buffer over the raw descriptor).
-        Bufwriter = "bufwriter",
-        /// `vmsplice(2)` of an unchanging zero buffer into a pipe: pages, not copies.
-        Vmsplice = "vmsplice",
-    }
-}
-
-impl Method {
-    /// Whether the method can run on this machine at all (the kernel's `vmsplice`).
-    ///
-    /// An available method may still refuse a particular standard output: see
-    /// [`Method::requirement`].
-    pub fn availability(self) -> Result<(), String> {
-        match self {
-            Method::Vmsplice => vmsplice::availability(),
-            Method::Stdout | Method::RawFd | Method::Bufwriter => Ok(()),
-        }
-    }
-
-    /// What standard output must be for the method to run, when that is restricted.
-    pub fn requirement(self) -> Option<&'static str> {
-        match self {
-            Method::Vmsplice => Some("standard output must be a pipe"),
-            Method::Stdout | Method::RawFd | Method::Bufwriter => None,
-        }
-    }
-
-    /// Why the method cannot write to `destination`, if it cannot.
-    pub fn refuses(self, destination: &Destination) -> Option<String> {
-        match self {
-            Method::Vmsplice if destination.kind != DestinationKind::Pipe => Some(format!(
-                "standard output is {}, not a pipe; vmsplice can only hand pages to a pipe",
-                destination.kind.describe()
-            )),
-            Method::Vmsplice | Method::Stdout | Method::RawFd | Method::Bufwriter => None,
-        }
-    }
-}
 
 /// How to write to standard output: [`WriteOptions::stdout`] makes a [`StdoutWriter`]
 /// with them.
@@ -170,24 +123,21 @@ impl WriteOptions {
         self.lend_pages = Some(lend);
         self
     }
-}
 
-/// What [`write_zeros`] did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Written {
-    /// Bytes the kernel accepted.
-    pub bytes: u64,
-    /// The method that wrote them.
-    pub method: Method,
-    /// The buffer size used.
-    pub buffer_size: usize,
-    /// What standard output was (after a requested pipe resize).
-    pub destination: Destination,
-    /// With adaptive write sizes (the default into a pipe): the small and the large size
-    /// and the bytes each wrote.
-    pub adaptive: Option<[(usize, u64); 2]>,
-    /// Bytes whose pages were lent to the pipe (`bufwriter`'s default into a pipe, `vmsplice`).
-    pub lent: u64,
+    /// The buffer size asked for, if any ([`WriteOptions::buffer_size`]).
+    pub fn buffer_size_asked(&self) -> Option<usize> {
+        self.buffer_size
+    }
+
+    /// The pipe capacity asked for, if any ([`WriteOptions::pipe_capacity`]).
+    pub fn pipe_capacity_asked(&self) -> Option<usize> {
+        self.pipe_capacity
+    }
+
+    /// Whether lending was asked for or refused, if either ([`WriteOptions::lend_pages`]).
+    pub fn lend_pages_asked(&self) -> Option<bool> {
+        self.lend_pages
+    }
 }
 
 /// The buffer size iolab picks for `destination`: a pipe's capacity, else its
@@ -249,132 +199,10 @@ fn buffer_from(
 /// The largest buffer a profile may set: 64 MiB.
 const MAX_WRITE_BUFFER: usize = 64 << 20;
 
-/// Writes `bytes` zero bytes to standard output with `method`.
-///
-/// Standard output is checked first ([`probe_stdout`]): a closed descriptor is an
-/// [`Error::StdoutClosed`], and a method that cannot write there is
-/// [`Error::Unavailable`]. Write failures are classified: [`Error::BrokenPipe`] when the
-/// reader went away (a caller printing data usually stops quietly then),
-/// [`Error::StdoutNoSpace`] when the disk or quota is full.
-pub fn write_zeros(method: Method, bytes: u64, options: &WriteOptions) -> Result<Written, Error> {
-    method.availability().map_err(|reason| Error::Unavailable {
-        method: method.name(),
-        reason,
-    })?;
-    let mut destination = probe_stdout()?;
-    if let Some(reason) = method.refuses(&destination) {
-        return Err(Error::Unavailable {
-            method: method.name(),
-            reason,
-        });
-    }
-    let pipe = destination.kind == DestinationKind::Pipe;
-    if let Some(capacity) = options.pipe_capacity
-        && pipe
-    {
-        destination.pipe_capacity = Some(
-            destination::set_pipe_capacity(capacity)
-                .map_err(|e| Error::io("cannot resize the pipe on standard output", e))?,
-        );
-    } else if method == Method::Vmsplice && options.buffer_size.is_none() && pipe {
-        // vmsplice's default: the largest pipe this process may make (module docs of
-        // `vmsplice`); refused (EPERM past the user's pipe quota), the pipe stays as it is.
-        if let Some(capacity) = vmsplice::enlarge_pipe() {
-            destination.pipe_capacity = Some(capacity);
-        }
-    }
-    // `StdoutWriter::new()`'s default into a pipe: its buffers lent, not copied.
-    let lender = (method == Method::Bufwriter
-        && pipe
-        && options.buffer_size.is_none()
-        && options.lend_pages != Some(false))
-    .then(|| lend::Lender::for_stdout(&mut destination, None).ok())
-    .flatten();
-    let buffer_size = options.buffer_size.unwrap_or_else(|| match method {
-        Method::Vmsplice => vmsplice::default_chunk(&destination),
-        _ if lender.is_some() => lender.as_ref().map_or(0, lend::Lender::chunk),
-        _ => default_buffer(&destination).0,
-    });
-    // Explicit sizes are kept; the default into a pipe measures (`adaptive`), except
-    // vmsplice's, whose pages are not copied and whose best size does not move.
-    let sizing = match options.buffer_size {
-        None if method != Method::Vmsplice && lender.is_none() => {
-            bufwriter::default_sizing(&destination, buffer_size)
-        }
-        _ => Sizing::Fixed(buffer_size),
-    };
-    // Where a regular file's position stands, so that what std's line buffer never got
-    // to write can be told from what reached the file.
-    let start = (method == Method::Stdout && destination.kind == DestinationKind::RegularFile)
-        .then(stdout_position)
-        .flatten();
-    let mut run = adaptive::Run {
-        sizing,
-        written: 0,
-        lent: 0,
-    };
-    let result = match method {
-        Method::Stdout => stdout::write(bytes, buffer_size, &mut run),
-        Method::RawFd => raw_fd::write(bytes, buffer_size, &mut run),
-        Method::Bufwriter => bufwriter::write(bytes, buffer_size, lender, &mut run),
-        Method::Vmsplice => vmsplice::write(bytes, buffer_size, &mut run.written),
-    };
-    let adaptive::Run {
-        sizing,
-        written,
-        lent,
-    } = run;
-    result.map_err(|e| match method {
-        Method::Stdout => std_buffered(
-            from_write(e, written),
-            start.and_then(|start| stdout_position().map(|now| now.saturating_sub(start))),
-        ),
-        _ => from_write(e, written),
-    })?;
-    Ok(Written {
-        bytes: written,
-        method,
-        buffer_size,
-        destination,
-        adaptive: match sizing {
-            Sizing::Adaptive(a) => Some(a.report()),
-            Sizing::Fixed(_) => None,
-        },
-        lent,
-    })
-}
-
-/// Standard output's file position, where it has one.
-fn stdout_position() -> Option<u64> {
-    // SAFETY: lseek on descriptor 1 has no memory effects; SEEK_CUR with offset 0 only
-    // reads the position.
-    u64::try_from(unsafe { libc::lseek(1, 0, libc::SEEK_CUR) }).ok()
-}
-
-/// For the `stdout` method, whose last pieces std's line buffer may have held when the
-/// write failed: the bytes that reached standard output, when they can be known
-/// (`reached`, from the file position of a regular file), else up to the line buffer's
-/// size of `written` marked as unknown.
-fn std_buffered(mut e: Error, reached: Option<u64>) -> Error {
-    if let Error::BrokenPipe {
-        written, unflushed, ..
-    }
-    | Error::StdoutNoSpace {
-        written, unflushed, ..
-    } = &mut e
-    {
-        match reached {
-            Some(reached) => (*written, *unflushed) = (reached.min(*written), 0),
-            None => *unflushed = (*written).min(stdout::LINE_BUFFER as u64),
-        }
-    }
-    e
-}
-
 /// Classifies a failed write to standard output after `written` bytes. An error that
 /// already carries an [`Error`] (from [`StdoutWriter`]) is unwrapped rather than wrapped
 /// twice.
-pub(crate) fn from_write(e: io::Error, written: u64) -> Error {
+pub fn from_write(e: io::Error, written: u64) -> Error {
     if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
         let inner = e.into_inner().expect("checked above");
         return match inner.downcast::<Error>() {
@@ -421,7 +249,7 @@ pub(crate) fn from_write(e: io::Error, written: u64) -> Error {
 /// whose buffer sat 16 bytes past a page moved 11.5–11.8 GB/s against 13.5–14.0
 /// page-aligned. `malloc` only promises 16 bytes, so the speed of a `Vec` buffer would be
 /// luck (evidence: docs/findings/write.md).
-pub(crate) fn zeroed_buffer(len: usize) -> AlignedBuf {
+pub fn zeroed_buffer(len: usize) -> AlignedBuf {
     let mut buf = AlignedBuf::new(len, PAGE_ALIGN);
     touch_pages(&mut buf);
     buf
@@ -444,10 +272,7 @@ fn touch_pages(buf: &mut [u8]) {
 
 /// Retries `f` while it fails with `EINTR`, and waits for `fd` to become writable while it
 /// fails with `EAGAIN` (a non-blocking descriptor inherited from the caller).
-pub(crate) fn retry_write(
-    fd: libc::c_int,
-    mut f: impl FnMut() -> libc::ssize_t,
-) -> io::Result<usize> {
+pub fn retry_write(fd: libc::c_int, mut f: impl FnMut() -> libc::ssize_t) -> io::Result<usize> {
     loop {
         let n = f();
         if let Ok(n) = usize::try_from(n) {
@@ -485,15 +310,6 @@ fn wait_writable(fd: libc::c_int) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_round_trip_and_unknown_names_list_the_valid_ones() {
-        for m in Method::ALL {
-            assert_eq!(m.name().parse::<Method>().unwrap(), m);
-        }
-        let e = "nope".parse::<Method>().unwrap_err().to_string();
-        assert!(e.contains("stdout, raw-fd, bufwriter, vmsplice"), "{e}");
-    }
 
     #[test]
     fn into_a_file_the_measured_size_replaces_the_rule_elsewhere_the_rule_stays() {

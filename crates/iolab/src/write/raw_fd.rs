@@ -17,8 +17,8 @@
 
 use std::io::{self, Write};
 
-use super::adaptive::{Run, Sizing};
-use super::{retry_write, zeroed_buffer};
+use super::adaptive::Sizing;
+use super::retry_write;
 
 /// Standard output's file descriptor.
 const STDOUT_FD: libc::c_int = 1;
@@ -66,25 +66,4 @@ impl Write for SizedStdout {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-}
-
-/// Writes `bytes` zero bytes from a buffer of `buffer_size`, each `write` sized by `sizing`,
-/// counting in `written` what the kernel accepted (so a failure can say how far it got).
-pub(crate) fn write(bytes: u64, buffer_size: usize, run: &mut Run) -> io::Result<()> {
-    let Run {
-        sizing, written, ..
-    } = run;
-    let buf = zeroed_buffer(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));
-    while *written < bytes {
-        let want = usize::try_from(bytes - *written)
-            .map_or(buf.len(), |rest| rest.min(buf.len()))
-            .min(sizing.next_size());
-        let n = RawStdout.write(&buf[..want])?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        sizing.wrote(n);
-        *written += n as u64;
-    }
-    Ok(())
 }

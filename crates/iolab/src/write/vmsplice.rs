@@ -30,7 +30,7 @@
 use std::io;
 use std::sync::{Mutex, OnceLock};
 
-use super::{retry_write, zeroed_buffer};
+use super::zeroed_buffer;
 use crate::buf::AlignedBuf;
 
 /// Standard output's file descriptor.
@@ -128,7 +128,7 @@ pub const CHUNKS_PER_PIPE: usize = 4;
 
 /// Enlarges the pipe on standard output to `min(pipe-max-size, 1 MiB)`, when that is
 /// larger than it is; returns the capacity it has, or `None` when the kernel refused.
-pub(crate) fn enlarge_pipe() -> Option<usize> {
+pub fn enlarge_pipe() -> Option<usize> {
     let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok())
@@ -148,29 +148,4 @@ pub fn default_chunk(destination: &super::Destination) -> usize {
         Some(c) if c >= DEFAULT_PIPE_CAPACITY => c / CHUNKS_PER_PIPE,
         _ => super::default_buffer_size(destination),
     }
-}
-
-/// Splices `bytes` zero bytes into the pipe on standard output, `buffer_size` per call.
-pub(crate) fn write(bytes: u64, buffer_size: usize, written: &mut u64) -> io::Result<()> {
-    let region = zero_region(usize::try_from(bytes).map_or(buffer_size, |b| b.min(buffer_size)));
-    while *written < bytes {
-        let want = usize::try_from(bytes - *written).map_or(region.len(), |r| r.min(region.len()));
-        // A partial call took the first `n` bytes; the next call starts again at the
-        // region's beginning, which holds the same zeros.
-        let iov = libc::iovec {
-            iov_base: region.as_ptr().cast_mut().cast(),
-            iov_len: want,
-        };
-        let n = retry_write(STDOUT_FD, || {
-            // SAFETY: `iov` describes `want <= region.len()` bytes of the zero region, which
-            // lives and stays unchanged for the rest of the process (module docs), so the
-            // pipe may keep referring to its pages; the kernel only reads them.
-            unsafe { libc::vmsplice(STDOUT_FD, &iov, 1, 0) }
-        })?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        *written += n as u64;
-    }
-    Ok(())
 }

@@ -6,6 +6,7 @@
 use crate::context::Context;
 use crate::results::Row;
 use crate::stats;
+use iolab_lab::profile::Record as _;
 use iolab_lab::profile::{self, CountWinner, Decision, SizeClass};
 use iolab_lab::read::CountMethod;
 use iolab_lab::units::format_rate;

@@ -9,6 +9,7 @@ use super::{DEEP_QUEUE, State, rows::figure};
 use crate::context::Context;
 use crate::results::Row;
 use iolab_lab::profile::RandomDepth;
+use iolab_lab::profile::Record as _;
 use iolab_lab::random::Method;
 
 /// Decides and saves the depths of `rows` (a complete run on a `bytes`-byte data set).

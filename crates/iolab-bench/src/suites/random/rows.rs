@@ -9,6 +9,7 @@ use crate::results::Row;
 use crate::rounds::Tally;
 use crate::stats::Summary;
 use iolab_lab::profile;
+use iolab_lab::profile::Record as _;
 use iolab_lab::random::{DEFAULT_BLOCK, Pattern};
 
 /// A row that could not run, with the reason.

@@ -6,7 +6,7 @@ use crate::results::{Row, keys};
 use crate::rounds::{Tally, set_times};
 use crate::runner::{self, CpuPlacement};
 use iolab_lab::units::format_bytes;
-use iolab_lab::write::{self, Destination, DestinationKind, Method, bufwriter::RECORD_SIZE};
+use iolab_lab::write::{self, Destination, DestinationKind, Method, RECORD_SIZE};
 use serde_json::json;
 
 pub(super) fn to_row(

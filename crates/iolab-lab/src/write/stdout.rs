@@ -20,7 +20,7 @@
 
 use std::io::{self, Write};
 
-use super::adaptive::Run;
+use super::Run;
 
 /// The capacity of std's `LineWriter` around standard output: 1 KiB, which is how many of
 /// the bytes passed to it may still be unwritten when a write fails.

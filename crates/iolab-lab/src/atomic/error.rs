@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind};
 use crate::units::format_bytes;
+use iolab::{Error, ErrorKind};
 
 /// Everything that can go wrong while generating a data set.
 ///

@@ -34,7 +34,7 @@ mod error;
 
 pub use error::GenerateError;
 
-use crate::error::Error;
+use iolab::Error;
 
 /// The atomic writer's result type.
 pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
@@ -180,13 +180,13 @@ fn check_target(path: &Path, overwrite: bool) -> Result<()> {
 }
 
 /// The bytes an unprivileged user may still write on the file system of `dir`.
-fn available_space(dir: &File) -> crate::error::Result<u64> {
+fn available_space(dir: &File) -> iolab::Result<u64> {
     Ok(free_space(dir)?.0)
 }
 
 /// The bytes and the inodes an unprivileged user may still use on the file system of
 /// `dir`.
-pub fn free_space(dir: &File) -> crate::error::Result<(u64, u64)> {
+pub fn free_space(dir: &File) -> iolab::Result<(u64, u64)> {
     // SAFETY: `statvfs` is a plain C struct of integers, for which all zeros is valid.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: the descriptor is open for the duration of the call (`dir` is borrowed), and
@@ -209,7 +209,7 @@ pub fn free_space(dir: &File) -> crate::error::Result<(u64, u64)> {
 }
 
 /// Creates `.NAME.tmp-PID` (or `.NAME.tmp-PID-N` when taken) in `dir`, exclusively.
-fn create_temp(dir: &Path, name: &OsStr) -> crate::error::Result<(OsString, File)> {
+fn create_temp(dir: &Path, name: &OsStr) -> iolab::Result<(OsString, File)> {
     let pid = std::process::id();
     for attempt in 0..TEMP_NAME_ATTEMPTS {
         let mut temp_name = OsString::from(".");
@@ -242,7 +242,7 @@ fn rename_into_place(
     temp_name: &OsStr,
     name: &OsStr,
     overwrite: bool,
-) -> crate::error::Result<()> {
+) -> iolab::Result<()> {
     let c_name = |name: &OsStr| {
         CString::new(name.as_bytes()).map_err(|e| Error::io("cannot rename", e.into()))
     };

@@ -23,10 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::{CountMethod, ReadOptions, auto, count_input};
-use crate::error::{Error, Result};
-use crate::input::Input;
-use crate::kernel::ByteCounter;
+use iolab::lab::kernel::ByteCounter;
+use iolab::lab::read::{CountMethod, ReadOptions, auto, count_input};
+use iolab::{Error, FileKind, Input, Result};
 
 /// Files a worker takes at a time: 64, enough to make the shared counter cheap, few
 /// enough that the workers finish together.
@@ -133,7 +132,7 @@ fn count_file(
 }
 
 fn whole(input: Input, options: &ReadOptions) -> Result<FileCount> {
-    let regular = input.kind() == crate::input::FileKind::Regular;
+    let regular = input.kind() == FileKind::Regular;
     let size = input.reported_len();
     let count = count_input(CountMethod::Auto, &input, options)?;
     Ok(FileCount {
