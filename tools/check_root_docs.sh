@@ -46,4 +46,14 @@ if [ "$found" = 1 ]; then
   echo "check_root_docs: root items link into iolab::lab (above)" >&2
   exit 1
 fi
-echo "check_root_docs: $checked root item pages, no link into iolab::lab"
+# The published crate (no `lab` feature) documents no laboratory, and stays small.
+if [ -e "$generated/lab" ]; then
+  echo "check_root_docs: the default build documents iolab::lab; it belongs behind the lab feature" >&2
+  exit 1
+fi
+items=$(grep -oE '<li><a href="[^"]+">' "$generated/all.html" | wc -l)
+if [ "$items" -ge 60 ]; then
+  echo "check_root_docs: $items public items (all.html); the stable surface aims under 60" >&2
+  exit 1
+fi
+echo "check_root_docs: $checked root item pages, no link into iolab::lab, no lab module, $items public items"
