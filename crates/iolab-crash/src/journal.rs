@@ -1,0 +1,208 @@
+//! What a program did to a folder, in the order it did it: one [`Entry`] per change
+//! (creations, writes with their bytes, truncations, renames, links, unlinks, folders made
+//! and removed), per sync, and per write to standard output (an acknowledgement, placed
+//! among the changes).
+//!
+//! Files are named by their inode number ([`Ino`]) where the change is to a file's bytes
+//! (a write through a descriptor reaches the file whatever its name is by then), and by
+//! their path, relative to the folder, where the change is to a folder's names. A change
+//! to a folder's names carries the inode of that folder (its parent), which a sync of the
+//! folder makes durable.
+
+use serde::{Deserialize, Serialize};
+
+/// A file's or a folder's inode number, as `stat` gives it on the folder's file system.
+pub type Ino = u64;
+
+/// One change, sync or acknowledgement.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Op {
+    /// An open made an empty file at `path` (`O_CREAT` on a name that did not exist).
+    Create {
+        /// The new name, relative to the folder.
+        path: String,
+        /// The new file.
+        ino: Ino,
+        /// The folder that holds the name.
+        parent: Ino,
+    },
+    /// A folder was made.
+    Mkdir {
+        /// Its name, relative to the folder.
+        path: String,
+        /// The new folder.
+        ino: Ino,
+        /// The folder that holds the name.
+        parent: Ino,
+    },
+    /// Bytes were written at `offset` (whatever call wrote them: `write`, `pwrite`,
+    /// `writev`, `copy_file_range`, …).
+    Write {
+        /// The file.
+        ino: Ino,
+        /// Where the bytes start.
+        offset: u64,
+        /// The bytes, as the file held them right after the call.
+        data: Vec<u8>,
+    },
+    /// The file's size was set (`ftruncate`, `truncate`, an `O_TRUNC` open, `fallocate`
+    /// that grows it).
+    Truncate {
+        /// The file.
+        ino: Ino,
+        /// Its new size.
+        size: u64,
+    },
+    /// `from` was renamed to `to`, replacing what `to` named.
+    Rename {
+        /// The old name.
+        from: String,
+        /// The new name.
+        to: String,
+        /// The folder that held the old name.
+        from_parent: Ino,
+        /// The folder that holds the new name.
+        to_parent: Ino,
+    },
+    /// `to` was made a second name of what `from` names.
+    Link {
+        /// The existing name.
+        from: String,
+        /// The new name.
+        to: String,
+        /// The folder that holds the new name.
+        parent: Ino,
+    },
+    /// A file's name was removed.
+    Unlink {
+        /// The name.
+        path: String,
+        /// The folder that held it.
+        parent: Ino,
+    },
+    /// An empty folder was removed.
+    Rmdir {
+        /// Its name.
+        path: String,
+        /// The folder that held it.
+        parent: Ino,
+    },
+    /// A file or a folder was synced: `fsync` (`data_only: false`), `fdatasync`,
+    /// `sync_file_range` with `SYNC_FILE_RANGE_WAIT_AFTER`, `msync(MS_SYNC)`.
+    Sync {
+        /// The file or folder.
+        ino: Ino,
+        /// `fdatasync` and kin: the data and the size, not the other metadata.
+        data_only: bool,
+    },
+    /// Everything was synced (`sync`, `syncfs` on the folder's file system).
+    SyncAll,
+    /// The program wrote these bytes to its standard output: what it has acknowledged
+    /// by this point.
+    Stdout {
+        /// The bytes.
+        data: Vec<u8>,
+    },
+}
+
+impl Op {
+    /// Whether it changes the folder (not a sync, not standard output).
+    pub fn is_change(&self) -> bool {
+        !matches!(self, Op::Sync { .. } | Op::SyncAll | Op::Stdout { .. })
+    }
+
+    /// Whether it changes a folder's names (rather than a file's bytes or size).
+    pub fn is_namespace(&self) -> bool {
+        matches!(
+            self,
+            Op::Create { .. }
+                | Op::Mkdir { .. }
+                | Op::Rename { .. }
+                | Op::Link { .. }
+                | Op::Unlink { .. }
+                | Op::Rmdir { .. }
+        )
+    }
+
+    /// The folders whose names it changes; a sync of the last one makes it durable
+    /// (for a rename, the folder of the new name).
+    pub fn parents(&self) -> Vec<Ino> {
+        match self {
+            Op::Create { parent, .. }
+            | Op::Mkdir { parent, .. }
+            | Op::Link { parent, .. }
+            | Op::Unlink { parent, .. }
+            | Op::Rmdir { parent, .. } => vec![*parent],
+            Op::Rename {
+                from_parent,
+                to_parent,
+                ..
+            } => vec![*from_parent, *to_parent],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The file whose bytes or size it changes.
+    pub fn file(&self) -> Option<Ino> {
+        match self {
+            Op::Write { ino, .. } | Op::Truncate { ino, .. } => Some(*ino),
+            _ => None,
+        }
+    }
+}
+
+/// A recorded [`Op`], with who made it and where.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// What happened.
+    #[serde(flatten)]
+    pub op: Op,
+    /// The system call that did it (`pwrite64`, `renameat2`, …).
+    pub call: String,
+    /// The process.
+    pub pid: u32,
+    /// For a write through a descriptor opened `O_SYNC` or `O_DSYNC`: durable when the
+    /// call returned.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synced: bool,
+}
+
+impl Entry {
+    /// An entry of `op` made by `call`, in process 0, not synced (for tests and replays).
+    pub fn new(op: Op, call: &str) -> Entry {
+        Entry {
+            op,
+            call: call.to_string(),
+            pid: 0,
+            synced: false,
+        }
+    }
+
+    /// A short description: `pwrite64(ino 12, 4096 bytes at 0)`, `rename(a → b)`.
+    pub fn describe(&self, names: &dyn Fn(Ino) -> String) -> String {
+        let what = match &self.op {
+            Op::Create { path, .. } => format!("create {path}"),
+            Op::Mkdir { path, .. } => format!("mkdir {path}"),
+            Op::Write { ino, offset, data } => {
+                format!("{} bytes at {offset} of {}", data.len(), names(*ino))
+            }
+            Op::Truncate { ino, size } => format!("size {size} of {}", names(*ino)),
+            Op::Rename { from, to, .. } => format!("{from} → {to}"),
+            Op::Link { from, to, .. } => format!("{from} → {to}"),
+            Op::Unlink { path, .. } | Op::Rmdir { path, .. } => path.clone(),
+            Op::Sync { ino, .. } => names(*ino),
+            Op::SyncAll => String::new(),
+            Op::Stdout { data } => format!("{} bytes", data.len()),
+        };
+        format!("{}({what})", self.call)
+    }
+}
+
+/// A program's run: the folder's first state is the folder copied before it started;
+/// `entries` are what it did, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Journal {
+    /// The changes, syncs and acknowledgements, in order.
+    pub entries: Vec<Entry>,
+}
