@@ -10,11 +10,12 @@
 #![deny(missing_docs)]
 
 pub mod explore;
+pub mod fold;
 pub mod fs;
 pub mod journal;
 pub mod model;
 
-pub use explore::{CrashState, explore};
+pub use explore::{CrashState, explore, explore_with, planned};
 pub use fs::Fs;
 pub use journal::{Entry, Ino, Journal, Op};
 pub use model::Model;
