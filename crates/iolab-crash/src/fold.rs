@@ -103,6 +103,7 @@ fn shape(op: &Op, call: &str, names: &HashMap<Ino, String>) -> String {
         }
         Op::SyncAll => String::new(),
         Op::Stdout { data } => data.len().to_string(),
+        Op::Refused { why } => why.clone(),
     };
     format!("{call} {what}")
 }

@@ -172,7 +172,7 @@ impl Fs {
             },
             Op::Unlink { path, .. } => self.remove(path, false),
             Op::Rmdir { path, .. } => self.remove(path, true),
-            Op::Sync { .. } | Op::SyncAll | Op::Stdout { .. } => true,
+            Op::Sync { .. } | Op::SyncAll | Op::Stdout { .. } | Op::Refused { .. } => true,
         }
     }
 

@@ -104,12 +104,21 @@ pub enum Op {
         /// The bytes.
         data: Vec<u8>,
     },
+    /// A call whose effect on the folder cannot be replayed faithfully (a write through a
+    /// shared map, io_uring, a symbolic link made): the run cannot be explored.
+    Refused {
+        /// What and why.
+        why: String,
+    },
 }
 
 impl Op {
     /// Whether it changes the folder (not a sync, not standard output).
     pub fn is_change(&self) -> bool {
-        !matches!(self, Op::Sync { .. } | Op::SyncAll | Op::Stdout { .. })
+        !matches!(
+            self,
+            Op::Sync { .. } | Op::SyncAll | Op::Stdout { .. } | Op::Refused { .. }
+        )
     }
 
     /// Whether it changes a folder's names (rather than a file's bytes or size).
@@ -194,6 +203,7 @@ impl Entry {
             Op::Sync { ino, .. } => names(*ino),
             Op::SyncAll => String::new(),
             Op::Stdout { data } => format!("{} bytes", data.len()),
+            Op::Refused { why } => why.clone(),
         };
         format!("{}({what})", self.call)
     }

@@ -43,6 +43,9 @@ iolab_lab::named::named_enum! {
 pub struct RunOptions {
     /// Where to stream every call, one line each (`--log`).
     pub log: Option<PathBuf>,
+    /// For `iolab crash` (ptrace only): the folder whose changes to journal (absolute and
+    /// resolved), and the file the journal goes to.
+    pub journal: Option<(PathBuf, PathBuf)>,
 }
 
 /// What a backend hands back.

@@ -28,6 +28,7 @@ pub mod backend;
 pub mod costs;
 pub mod engine;
 pub mod error;
+pub mod journal;
 pub mod launch;
 pub mod model;
 pub mod origin;

@@ -74,6 +74,7 @@ pub fn trace(words: &[OsString], options: &Options) -> Result<Report> {
         options.backend,
         &RunOptions {
             log: options.log.clone(),
+            journal: None,
         },
     )?;
     let analysis = rules::Analysis::new(&outcome.trace, outcome.backend == Backend::Bpf);

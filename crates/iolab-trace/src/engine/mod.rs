@@ -36,10 +36,11 @@ const ALLOWED: &str = "eBPF is allowed here (root or CAP_BPF with CAP_PERFMON, B
 /// Runs `command` with the backend `choice` names (or, for `auto`, the one that costs it
 /// less here: [`auto`]).
 pub fn run(command: &Command, choice: Choice, options: &RunOptions) -> Result<Outcome> {
-    const NEEDS_PTRACE: &str = "--log streams every call, which only the ptrace backend does";
+    const NEEDS_PTRACE: &str =
+        "--log and iolab crash see every call, which only the ptrace backend does";
     match choice {
         Choice::Bpf => {
-            if options.log.is_some() {
+            if options.log.is_some() || options.journal.is_some() {
                 return Err(Error::Unavailable {
                     backend: "bpf",
                     reason: NEEDS_PTRACE.into(),
@@ -52,7 +53,7 @@ pub fn run(command: &Command, choice: Choice, options: &RunOptions) -> Result<Ou
             bpf::run(command, format!("asked for; {ALLOWED}"))
         }
         Choice::Ptrace => ptrace::run(command, options, "asked for (--backend ptrace)".into()),
-        Choice::Auto if options.log.is_some() => {
+        Choice::Auto if options.log.is_some() || options.journal.is_some() => {
             ptrace_else_refused(command, options, NEEDS_PTRACE.to_string())
         }
         Choice::Auto => auto(command, options),

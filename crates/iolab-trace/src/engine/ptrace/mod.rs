@@ -28,6 +28,7 @@
 //! The tracer is a fork of the caller: it uses only the allocator (glibc's is fork-safe),
 //! the file system and ptrace, and takes no lock another thread of the caller may hold.
 
+pub mod journal;
 pub mod recorder;
 pub mod seccomp;
 pub mod stops;
@@ -510,6 +511,14 @@ pub fn run(command: &Command, options: &RunOptions, reason: String) -> Result<Ou
         ),
         None => None,
     };
+    let journal = match &options.journal {
+        Some((dir, path)) => Some((
+            dir.clone(),
+            std::fs::File::create(path)
+                .map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?,
+        )),
+        None => None,
+    };
     let setup_started = Instant::now();
     let (from_tracer, to_here) = pipe()?;
     // SAFETY: fork has no preconditions. The intermediate child only forks again and
@@ -524,7 +533,7 @@ pub fn run(command: &Command, options: &RunOptions, reason: String) -> Result<Ou
         let tracer = unsafe { libc::fork() };
         if tracer == 0 {
             drop(from_tracer);
-            tracer::serve(command, log, to_here, setup_started);
+            tracer::serve(command, log, journal, to_here, setup_started);
         }
         // SAFETY: _exit ends the intermediate child without running the caller's
         // destructors or atexit handlers.
@@ -532,6 +541,7 @@ pub fn run(command: &Command, options: &RunOptions, reason: String) -> Result<Ou
     }
     drop(to_here);
     drop(log);
+    drop(journal);
     let mut status = 0;
     // SAFETY: reaps the intermediate child, which exits at once. ECHILD (SIGCHLD ignored
     // by the caller: reaped already) is fine.

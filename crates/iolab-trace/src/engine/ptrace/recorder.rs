@@ -13,8 +13,9 @@ use std::io::Write;
 use std::time::Instant;
 
 use super::HashMap;
+use super::journal::{self, Finished, Journal};
 use super::stops::{self, Probe, Sched, StopCosts};
-use super::witness::{Before, Call, Witness};
+use super::witness::{Before, Call, Witness, read_memory};
 use crate::launch::child::{PROBE_OFFSET, Probes};
 use crate::model::{Kind, Place, Target, TargetKey, Trace};
 use crate::procfs::{self, FdFacts};
@@ -63,32 +64,10 @@ struct Pending {
     before: Before,
 }
 
-/// The arguments of a copy that point at its offsets (`loff_t *`), for its reading and
-/// its writing side: `sendfile(out, in, *offset, n)`, `splice(in, *off_in, out, *off_out,
-/// …)`, `copy_file_range(in, *off_in, out, *off_out, …)`; `tee` has none.
-fn copy_offset_args(sys: Sys) -> [Option<usize>; 2] {
-    match sys {
-        Sys::Sendfile => [Some(2), None],
-        Sys::Splice | Sys::CopyFileRange => [Some(1), Some(3)],
-        _ => [None, None],
-    }
-}
-
-/// The 8 bytes at `address` in task `tid` (stopped), read with `process_vm_readv`.
+/// The 8 bytes at `address` in task `tid` (stopped).
 fn read_u64(tid: i32, address: u64) -> Option<u64> {
-    let mut value = 0u64;
-    let local = libc::iovec {
-        iov_base: (&mut value as *mut u64).cast(),
-        iov_len: 8,
-    };
-    let remote = libc::iovec {
-        iov_base: address as *mut libc::c_void,
-        iov_len: 8,
-    };
-    // SAFETY: the kernel writes at most 8 bytes into `value` through `local`; `remote`
-    // names memory of the other process, which the kernel checks.
-    let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
-    (n == 8).then_some(value)
+    let bytes = read_memory(tid, address, 8);
+    Some(u64::from_ne_bytes(bytes.try_into().ok()?))
 }
 
 /// A task (thread): its process, and the call it is in.
@@ -96,6 +75,8 @@ fn read_u64(tid: i32, address: u64) -> Option<u64> {
 struct Task {
     tgid: i32,
     pending: Option<Pending>,
+    /// A call only the journal follows, between its entry and its exit: number, arguments.
+    pending_extra: Option<(i64, [u64; 6])>,
     /// Its `/proc/TID/schedstat`, open once (`None` when it cannot be read).
     schedstat: Option<Option<std::fs::File>>,
     /// Whether its last call that did not wait ran with the tracer on another CPU.
@@ -112,6 +93,8 @@ pub struct Recorder {
     procs: HashMap<i32, Proc>,
     tasks: HashMap<i32, Task>,
     log: Option<std::io::BufWriter<std::fs::File>>,
+    /// The journal of one folder's changes, for `iolab crash`.
+    journal: Option<Journal>,
     started: Instant,
     warned_ptrace: bool,
     /// The batches of probes the launch makes.
@@ -137,14 +120,16 @@ struct Done<'a> {
 }
 
 impl Recorder {
-    /// An empty recorder, streaming every call to `log` when given.
-    pub fn new(log: Option<std::fs::File>) -> Recorder {
+    /// An empty recorder, streaming every call to `log` when given, and the changes under
+    /// a folder to `journal`.
+    pub fn new(log: Option<std::fs::File>, journal: Option<Journal>) -> Recorder {
         Recorder {
             trace: Trace::default(),
             index: HashMap::default(),
             procs: HashMap::default(),
             tasks: HashMap::default(),
             log: log.map(std::io::BufWriter::new),
+            journal,
             started: Instant::now(),
             warned_ptrace: false,
             probe_batches: 1,
@@ -172,6 +157,7 @@ impl Recorder {
             Task {
                 tgid,
                 pending: None,
+                pending_extra: None,
                 schedstat: None,
                 apart: false,
             },
@@ -224,7 +210,9 @@ impl Recorder {
 
     /// Whether the task is between a followed call's entry and its exit.
     pub fn in_call(&self, tid: i32) -> bool {
-        self.tasks.get(&tid).is_some_and(|t| t.pending.is_some())
+        self.tasks
+            .get(&tid)
+            .is_some_and(|t| t.pending.is_some() || t.pending_extra.is_some())
     }
 
     /// Takes the probes made so far as all of them (at the first real call, or when the
@@ -266,6 +254,12 @@ impl Recorder {
     pub fn enter(&mut self, tid: i32, nr: i64, args: [u64; 6]) {
         self.task_started(tid);
         let Some(sys) = Sys::from_number(nr) else {
+            if self.journal.is_some()
+                && journal::is_extra(nr)
+                && let Some(task) = self.tasks.get_mut(&tid)
+            {
+                task.pending_extra = Some((nr, args));
+            }
             return;
         };
         let probe = sys == Sys::Lseek
@@ -292,7 +286,8 @@ impl Recorder {
         }
         // Before the call moves them: where a copy starts, when its offsets are pointers.
         // An unreadable one (the call will fail with EFAULT) counts as none.
-        let copy_at = copy_offset_args(sys).map(|arg| match arg {
+        let (from_at, to_at) = sys.copy_offsets();
+        let copy_at = [from_at, to_at].map(|arg| match arg {
             Some(i) if args[i] != 0 => read_u64(tid, args[i]),
             _ => None,
         });
@@ -321,6 +316,11 @@ impl Recorder {
             return;
         };
         let Some(call) = task.pending.take() else {
+            if let (Some((nr, args)), Some(journal)) =
+                (task.pending_extra.take(), &mut self.journal)
+            {
+                journal.finished(&Finished::plain(tid, task.tgid, nr, &args, ret));
+            }
             return;
         };
         let tgid = task.tgid;
@@ -361,6 +361,13 @@ impl Recorder {
                 regs,
             },
         );
+        if let Some(journal) = &mut self.journal {
+            journal.finished(&Finished {
+                before: &call.before,
+                copy_to_at: call.copy_at[1],
+                ..Finished::plain(tid, tgid, call.sys.number(), &call.args, ret)
+            });
+        }
         if let Some(log) = &mut self.log {
             let path = target.map_or("", |t| self.trace.targets[t].path.as_str());
             let _ = writeln!(
@@ -373,10 +380,21 @@ impl Recorder {
         }
     }
 
+    /// Notes what standard output of process `pid` (the command's) is: the journal takes
+    /// only writes to it as acknowledgements.
+    pub fn journal_stdout_of(&mut self, pid: i32) {
+        if let Some(journal) = &mut self.journal {
+            journal.stdout_of(pid);
+        }
+    }
+
     /// Flushes the log (it may go on after).
     pub fn finish(&mut self) -> std::io::Result<()> {
         if let Some(log) = &mut self.log {
             log.flush()?;
+        }
+        if let Some(journal) = &mut self.journal {
+            journal.flush()?;
         }
         Ok(())
     }

@@ -181,11 +181,12 @@ fn keep_only(keep: &[libc::c_int]) {
 pub(super) fn serve(
     command: &Command,
     log: Option<std::fs::File>,
+    journal: Option<(std::path::PathBuf, std::fs::File)>,
     to_iolab: OwnedFd,
     setup_started: Instant,
 ) -> ! {
     let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        trace(command, log, to_iolab, setup_started)
+        trace(command, log, journal, to_iolab, setup_started)
     })) {
         Ok(()) => 0,
         Err(_) => 101,
@@ -195,10 +196,20 @@ pub(super) fn serve(
     unsafe { libc::_exit(code) }
 }
 
-fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup_started: Instant) {
+fn trace(
+    command: &Command,
+    log: Option<std::fs::File>,
+    journal: Option<(std::path::PathBuf, std::fs::File)>,
+    to_iolab: OwnedFd,
+    setup_started: Instant,
+) {
     own_signals();
     let mut report = Report(Some(std::fs::File::from(to_iolab)));
-    let filter = seccomp::filter(Sys::ALL);
+    let mut calls: Vec<i64> = Sys::ALL.iter().map(|s| s.number()).collect();
+    if journal.is_some() {
+        calls.extend(super::journal::extra_calls());
+    }
+    let filter = seccomp::filter(&calls);
     // The probes run with the command's process pinned to this process's first allowed
     // CPU (this process pins itself there meanwhile), then to its second: the stops'
     // cost on one CPU and across two (see `stops`).
@@ -220,6 +231,7 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
     let mut keep = child.descriptors();
     keep.extend(report.0.as_ref().map(|f| f.as_raw_fd()));
     keep.extend(log.as_ref().map(|f| f.as_raw_fd()));
+    keep.extend(journal.as_ref().map(|(_, f)| f.as_raw_fd()));
     keep_only(&keep);
     let root = child.pid;
     let mut status = 0;
@@ -252,9 +264,11 @@ fn trace(command: &Command, log: Option<std::fs::File>, to_iolab: OwnedFd, setup
             errno,
         ))));
     }
-    let mut recorder = Recorder::new(log);
+    let journal = journal.map(|(dir, out)| super::journal::Journal::new(dir, out));
+    let mut recorder = Recorder::new(log, journal);
     recorder.expect_probes(probes);
     recorder.task_started(root);
+    recorder.journal_stdout_of(root);
     // Pinned while the probes run.
     let mut pinned = match (probes.together, own_cpus) {
         (Some(cpu), Some(own)) if CpuSet::only(cpu).apply() => Some(own),

@@ -92,7 +92,7 @@ pub fn read_string(tid: i32, address: u64) -> Option<String> {
 
 /// The absolute path that `path`, relative to the directory descriptor `dirfd` (or the
 /// working directory), names in task `tid`.
-fn resolve(tid: i32, dirfd: Option<i32>, path: &str) -> PathBuf {
+pub(super) fn resolve(tid: i32, dirfd: Option<i32>, path: &str) -> PathBuf {
     if path.starts_with('/') {
         return normalize(Path::new(path));
     }
