@@ -7,6 +7,7 @@ mod bench;
 mod compare;
 mod count;
 mod count_output;
+mod crash;
 mod drain;
 mod edit;
 mod generate;
@@ -119,6 +120,8 @@ enum Command {
     Sysinfo(sysinfo::Args),
     /// Run a command and find where it does I/O the slow way, with this machine's fix.
     Trace(trace::Args),
+    /// Run a program once, then check every crash state in which it could lose data.
+    Crash(crash::Args),
     /// Splice standard input to /dev/null and print the byte count (the write benchmark's
     /// pipe reader).
     #[command(hide = true)]
@@ -158,6 +161,7 @@ pub fn main() -> i32 {
         Command::Gen(command) => generate::run(command),
         Command::Sysinfo(args) => sysinfo::run(args),
         Command::Trace(args) => trace::run(args),
+        Command::Crash(args) => crash::run(args),
         Command::Drain(args) => drain::run(args),
     })
 }

@@ -220,6 +220,28 @@ impl Fs {
         true
     }
 
+    /// Every inode reachable from the root, with one of its paths.
+    pub fn paths(&self) -> HashMap<Ino, String> {
+        let mut out = HashMap::new();
+        let mut stack = vec![(self.root, String::new())];
+        while let Some((ino, path)) = stack.pop() {
+            if let Some(Node::Dir(names)) = self.nodes.get(&ino) {
+                for (name, child) in names {
+                    let full = if path.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{path}/{name}")
+                    };
+                    if !out.contains_key(child) {
+                        out.insert(*child, full.clone());
+                        stack.push((*child, full));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// A digest of what the folder holds: every name reachable from the root, its kind and
     /// bytes (not the inode numbers, which a crash state does not show).
     pub fn digest(&self) -> u64 {
@@ -376,5 +398,10 @@ mod tests {
             Path::new("sub/f")
         );
         assert_eq!(Fs::load(out.path()).unwrap().digest(), fs.digest());
+        let paths = fs.paths();
+        let linked = std::fs::metadata(src.path().join("g")).unwrap().ino();
+        assert!(["sub/f", "g"].contains(&paths[&linked].as_str()));
+        // sub, the file (two names, one path), l.
+        assert_eq!(paths.len(), 3);
     }
 }

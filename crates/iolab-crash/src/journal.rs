@@ -202,7 +202,10 @@ impl Entry {
             Op::Unlink { path, .. } | Op::Rmdir { path, .. } => path.clone(),
             Op::Sync { ino, .. } => names(*ino),
             Op::SyncAll => String::new(),
-            Op::Stdout { data } => format!("{} bytes", data.len()),
+            Op::Stdout { data } => {
+                let text = String::from_utf8_lossy(&data[..data.len().min(40)]);
+                format!("stdout {:?}", text.trim_end())
+            }
             Op::Refused { why } => why.clone(),
         };
         format!("{}({what})", self.call)

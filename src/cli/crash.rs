@@ -1,0 +1,349 @@
+//! `iolab crash --check CHECK [OPTIONS] -- PROGRAM [ARGS…]`: runs PROGRAM once, recording
+//! every change it makes under a folder (`iolab_trace::journal`), then rebuilds each crash
+//! state a persistence model allows (`iolab_crash`) in a scratch folder and runs CHECK
+//! there. Exits 0 when every state passes, 1 when some fail, 2 when it could not run.
+//! Models, sources and limits: docs/crash.md.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use iolab_crash::{CrashState, Fs, Ino, Journal, Model, Op};
+
+/// Arguments of `iolab crash`.
+#[derive(Debug, clap::Args)]
+#[command(override_usage = "iolab crash --check CHECK [OPTIONS] -- PROGRAM [ARGS]...")]
+#[command(after_help = "CHECK runs with `sh -c` in each crash state's folder; \
+    $IOLAB_CRASH_STDOUT names a file holding what PROGRAM had printed by that crash. \
+    See docs/crash.md.")]
+pub struct Args {
+    /// The shell command that says whether a crash state is good (exit 0) or not.
+    #[arg(long, value_name = "CHECK")]
+    check: String,
+    /// The folder whose changes are recorded and replayed [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// What the file system promises: posix (only what the syncs promise) or
+    /// ext4-ordered.
+    #[arg(long, default_value = "posix", value_parser = parse_model)]
+    model: Model,
+    /// Checks run at once [default: the CPUs].
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Also write the results as JSON to FILE, a new file (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// The program and its arguments (after `--`).
+    #[arg(
+        value_name = "PROGRAM",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    program: Vec<OsString>,
+}
+
+fn parse_model(s: &str) -> Result<Model, String> {
+    s.parse()
+}
+
+/// One state's check.
+struct Checked {
+    state: CrashState,
+    passed: bool,
+    output: String,
+}
+
+/// Runs `iolab crash`: its exit code (2, with the error's line, when it could not run).
+pub fn run(args: Args) -> Result<i32> {
+    match crash(args) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            super::report(&super::one_line(&e));
+            Ok(2)
+        }
+    }
+}
+
+fn crash(args: Args) -> Result<i32> {
+    if args.program.is_empty() {
+        bail!("no program to run: iolab crash --check CHECK -- PROGRAM [ARGS]...");
+    }
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let dir = std::fs::canonicalize(&dir).with_context(|| format!("{}", dir.display()))?;
+    if !dir.is_dir() {
+        bail!("{}: not a folder", dir.display());
+    }
+    let initial = Fs::load(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    let work = Scratch::new()?;
+    let journal_path = work.0.join("journal.jsonl");
+    let started = Instant::now();
+    let exit = iolab_trace::journal::record(&args.program, &dir, &journal_path)
+        .context("cannot record the program")?;
+    let journal = iolab_trace::journal::load(&journal_path)?;
+    let refused: Vec<&str> = (journal.entries.iter())
+        .filter_map(|e| match &e.op {
+            Op::Refused { why } => Some(why.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !refused.is_empty() {
+        bail!("cannot replay this run: {}", refused.join("; "));
+    }
+    let model = args.model;
+    let states = iolab_crash::explore(&initial, &journal, model);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let checked = check_all(states, &args.check, &work.0, jobs.max(1))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let names = names(&initial, &journal);
+    let failing: Vec<&Checked> = checked.iter().filter(|c| !c.passed).collect();
+    eprintln!(
+        "iolab crash: {} crash states of {} entries explored under {model} in {seconds:.1} s \
+         (the program exited {}): {} failed",
+        checked.len(),
+        journal.entries.len(),
+        exit.shell_code(),
+        failing.len()
+    );
+    print_groups(&failing, &journal, &names);
+    if let Some(path) = &args.json {
+        write_json(path, model, &checked, &journal, &names, seconds)?;
+    }
+    Ok(if failing.is_empty() { 0 } else { 1 })
+}
+
+/// A scratch folder of this run, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        let base = std::env::temp_dir().join(format!("iolab-crash-{}", std::process::id()));
+        std::fs::create_dir_all(&base)
+            .with_context(|| format!("cannot make {}", base.display()))?;
+        Ok(Scratch(base))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `check` in every state, `jobs` at a time; in the states' order.
+fn check_all(
+    states: Vec<CrashState>,
+    check: &str,
+    work: &Path,
+    jobs: usize,
+) -> Result<Vec<Checked>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Checked>>> =
+        Mutex::new((0..states.len()).map(|_| None).collect());
+    let error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(states.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(state) = states.get(i) else { break };
+                    match check_one(state, check, work, i) {
+                        Ok((passed, output)) => {
+                            let c = Checked {
+                                state: state.clone(),
+                                passed,
+                                output,
+                            };
+                            results.lock().expect("no panic holds it")[i] = Some(c);
+                        }
+                        Err(e) => {
+                            error.lock().expect("no panic holds it").get_or_insert(e);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = error.into_inner().expect("no panic holds it") {
+        return Err(e);
+    }
+    Ok(results
+        .into_inner()
+        .expect("no panic holds it")
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// Builds state `i` in a scratch folder, runs `check` there; whether it passed, and its
+/// output (the first 2 KiB).
+fn check_one(state: &CrashState, check: &str, work: &Path, i: usize) -> Result<(bool, String)> {
+    let folder = work.join(format!("state-{i}"));
+    let stdout = work.join(format!("stdout-{i}"));
+    std::fs::create_dir(&folder).with_context(|| format!("cannot make {}", folder.display()))?;
+    state
+        .fs
+        .write_to(&folder)
+        .with_context(|| format!("cannot build crash state {i} in {}", folder.display()))?;
+    std::fs::write(&stdout, &state.stdout)
+        .with_context(|| format!("cannot write {}", stdout.display()))?;
+    let out = Process::new("sh")
+        .arg("-c")
+        .arg(check)
+        .current_dir(&folder)
+        .env("IOLAB_CRASH_STDOUT", &stdout)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run the check with sh")?;
+    let _ = std::fs::remove_dir_all(&folder);
+    let _ = std::fs::remove_file(&stdout);
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    let mut end = text.len().min(2048);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    Ok((out.status.success(), text))
+}
+
+/// A path for every inode the run touched: where the folder had it, else where the run
+/// made it.
+fn names(initial: &Fs, journal: &Journal) -> HashMap<Ino, String> {
+    let mut names = initial.paths();
+    for e in &journal.entries {
+        if let Op::Create { path, ino, .. } | Op::Mkdir { path, ino, .. } = &e.op {
+            names.entry(*ino).or_insert_with(|| path.clone());
+        }
+    }
+    names
+}
+
+/// What a failing state lost: the entries' descriptions (or `none`: the run as made, cut
+/// at that point).
+fn cause(c: &Checked, journal: &Journal, names: &HashMap<Ino, String>) -> String {
+    let name = |ino: Ino| {
+        names
+            .get(&ino)
+            .cloned()
+            .unwrap_or_else(|| format!("inode {ino}"))
+    };
+    let mut parts: Vec<String> = (c.state.lost.iter())
+        .map(|&i| format!("lost {}", journal.entries[i].describe(&name)))
+        .collect();
+    if let Some((i, keep)) = c.state.torn {
+        let entry = journal.entries[i].describe(&name);
+        parts.push(format!("torn after {keep} bytes: {entry}"));
+    }
+    if parts.is_empty() {
+        parts.push("nothing lost: the run as made, cut here".into());
+    }
+    parts.join("; ")
+}
+
+/// The program's fix for a cause, in its own terms.
+fn fix(c: &Checked, journal: &Journal) -> &'static str {
+    let lost = c
+        .state
+        .lost
+        .iter()
+        .chain(c.state.torn.iter().map(|(i, _)| i));
+    for &i in lost {
+        match &journal.entries[i].op {
+            Op::Write { .. } | Op::Truncate { .. } => {
+                return "fsync (or fdatasync) the file before what depends on it: the rename, \
+                        the next step, the acknowledgement";
+            }
+            op if op.is_namespace() => {
+                return "fsync the folder after making, renaming or removing a name in it";
+            }
+            _ => {}
+        }
+    }
+    "make what is printed durable before printing it (sync first, then acknowledge)"
+}
+
+fn print_groups(failing: &[&Checked], journal: &Journal, names: &HashMap<Ino, String>) {
+    let mut groups: BTreeMap<String, Vec<&Checked>> = BTreeMap::new();
+    for c in failing {
+        groups.entry(cause(c, journal, names)).or_default().push(c);
+    }
+    let name = |ino: Ino| {
+        names
+            .get(&ino)
+            .cloned()
+            .unwrap_or_else(|| format!("inode {ino}"))
+    };
+    for (cause, states) in &groups {
+        let first = states[0];
+        let at = first
+            .state
+            .after
+            .map_or("before the first change".to_string(), |a| {
+                format!("after {}", journal.entries[a].describe(&name))
+            });
+        eprintln!("  {} state(s): {cause}", states.len());
+        eprintln!("    e.g. crash {at}");
+        if let Some(line) = first.output.lines().rev().find(|l| !l.trim().is_empty()) {
+            eprintln!("    check said: {line}");
+        }
+        eprintln!("    fix: {}", fix(first, journal));
+    }
+}
+
+fn write_json(
+    path: &Path,
+    model: Model,
+    checked: &[Checked],
+    journal: &Journal,
+    names: &HashMap<Ino, String>,
+    seconds: f64,
+) -> Result<()> {
+    let name = |ino: Ino| {
+        names
+            .get(&ino)
+            .cloned()
+            .unwrap_or_else(|| format!("inode {ino}"))
+    };
+    let describe = |i: &usize| journal.entries[*i].describe(&name);
+    let failing: Vec<serde_json::Value> = (checked.iter())
+        .filter(|c| !c.passed)
+        .map(|c| {
+            serde_json::json!({
+                "after": c.state.after.map(|a| journal.entries[a].describe(&name)),
+                "persisted": c.state.persisted().iter().map(describe).collect::<Vec<_>>(),
+                "lost": c.state.lost.iter().map(describe).collect::<Vec<_>>(),
+                "torn": c.state.torn.map(|(i, keep)| serde_json::json!({
+                    "entry": describe(&i), "kept_bytes": keep })),
+                "output": c.output,
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "model": model.name(),
+        "entries": journal.entries.len(),
+        "states": checked.len(),
+        "failing": failing,
+        "seconds": seconds,
+    });
+    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    if path == Path::new("-") {
+        print!("{text}");
+        return Ok(());
+    }
+    // A file iolab did not make is never overwritten.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("cannot create {} (it must not exist)", path.display()))?;
+    std::io::Write::write_all(&mut file, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
+}

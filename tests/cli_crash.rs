@@ -1,0 +1,197 @@
+//! `iolab crash` end to end on real programs: a JSON file replaced by `os.replace` with no
+//! sync fails under `posix` (the acknowledged version can be lost), the same program with
+//! the file and its folder synced passes every state under both models; a write through a
+//! shared map is refused (exit 2); bad arguments are one line and exit 2; `--json` has the
+//! documented keys and never overwrites a file.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+fn iolab() -> Command {
+    Command::cargo_bin("iolab").unwrap()
+}
+
+/// Whether the ptrace backend and python3 can run here (a skip line printed otherwise).
+fn can_run() -> bool {
+    let probe = |b: &str| {
+        let mut c = iolab();
+        c.args(["trace", "--no-calibrate", "--backend", b]);
+        c
+    };
+    if !iolab_testkit::trace::cli_backends(probe).contains(&"ptrace") {
+        return false;
+    }
+    if Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .is_err()
+    {
+        iolab_testkit::skip("python3 is not installed");
+        return false;
+    }
+    true
+}
+
+/// The program: replaces `config.json` in the folder by rename, printing `saved` after;
+/// `sync` adds the `fsync` of the file and of the folder.
+fn replace_script(sync: bool) -> String {
+    let (file_sync, dir_sync) = if sync {
+        (
+            "    f.flush()\n    os.fsync(f.fileno())\n",
+            "dfd = os.open(d, os.O_RDONLY)\nos.fsync(dfd)\nos.close(dfd)\n",
+        )
+    } else {
+        ("", "")
+    };
+    format!(
+        "import json, os, sys\nd = sys.argv[1]\n\
+         with open(os.path.join(d, 'config.json.tmp'), 'w') as f:\n    \
+         json.dump({{'v': 2, 'pad': 'x' * 5000}}, f)\n{file_sync}\
+         os.replace(os.path.join(d, 'config.json.tmp'), os.path.join(d, 'config.json'))\n\
+         {dir_sync}print('saved', flush=True)\n"
+    )
+}
+
+/// The check: `config.json` parses, and once `saved` was printed it is version 2.
+const CHECK: &str = "python3 -c \"import json, os, sys\n\
+    v = json.load(open('config.json'))['v']\n\
+    acked = open(os.environ['IOLAB_CRASH_STDOUT']).read()\n\
+    sys.exit(1 if 'saved' in acked and v != 2 else 0)\"";
+
+/// A scratch folder holding the program's folder `d`.
+fn folder() -> (tempfile::TempDir, std::path::PathBuf) {
+    let scratch = iolab_testkit::scratch();
+    let dir = scratch.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    (scratch, dir)
+}
+
+fn crash(dir: &Path, model: &str, script: &str, extra: &[&str]) -> Output {
+    std::fs::write(dir.join("config.json"), b"{\"v\": 1}\n").unwrap();
+    let _ = std::fs::remove_file(dir.join("config.json.tmp"));
+    let mut c = iolab();
+    c.args(["crash", "--model", model, "--check", CHECK, "--dir"])
+        .arg(dir)
+        .args(extra)
+        .args(["--", "python3", "-c", script])
+        .arg(dir);
+    c.output().unwrap()
+}
+
+#[test]
+fn a_replace_without_syncs_fails_and_with_them_every_state_passes() {
+    if !can_run() {
+        return;
+    }
+    let (_scratch, dir) = folder();
+    let unsafe_run = crash(&dir, "posix", &replace_script(false), &[]);
+    let stderr = String::from_utf8_lossy(&unsafe_run.stderr);
+    assert_eq!(unsafe_run.status.code(), Some(1), "{stderr}");
+    // The program's own output is untouched.
+    assert_eq!(unsafe_run.stdout, b"saved\n");
+    assert!(
+        stderr.contains("lost write(") && stderr.contains("of config.json.tmp"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("fix: fsync"), "{stderr}");
+    for model in ["posix", "ext4-ordered"] {
+        let safe = crash(&dir, model, &replace_script(true), &[]);
+        let stderr = String::from_utf8_lossy(&safe.stderr);
+        assert_eq!(safe.status.code(), Some(0), "{model}: {stderr}");
+        assert!(stderr.contains(": 0 failed"), "{stderr}");
+    }
+    // ext4-ordered: auto_da_alloc never leaves the replaced file empty or torn, but the
+    // acknowledgement still comes before anything is durable.
+    let ext4 = crash(&dir, "ext4-ordered", &replace_script(false), &[]);
+    let stderr = String::from_utf8_lossy(&ext4.stderr);
+    assert_eq!(ext4.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("torn"), "{stderr}");
+}
+
+#[test]
+fn the_json_has_the_states_and_the_failing_ones_and_is_never_written_over() {
+    if !can_run() {
+        return;
+    }
+    let (scratch, dir) = folder();
+    let json = scratch.path().join("crash.json");
+    let out = crash(
+        &dir,
+        "posix",
+        &replace_script(false),
+        &["--json", json.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["model"], "posix");
+    assert!(doc["states"].as_u64().unwrap() > 3);
+    let failing = doc["failing"].as_array().unwrap();
+    assert!(!failing.is_empty());
+    for f in failing {
+        for key in ["after", "persisted", "lost", "torn", "output"] {
+            assert!(f.get(key).is_some(), "{key} in {f}");
+        }
+    }
+    assert!(doc["seconds"].as_f64().is_some());
+    // A second run refuses to write over the file: exit 2, and the file is unchanged.
+    let before = std::fs::read(&json).unwrap();
+    let again = crash(
+        &dir,
+        "posix",
+        &replace_script(false),
+        &["--json", json.to_str().unwrap()],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(std::fs::read(&json).unwrap(), before);
+}
+
+#[test]
+fn a_write_through_a_shared_map_is_refused_by_name() {
+    if !can_run() {
+        return;
+    }
+    let (_scratch, dir) = folder();
+    std::fs::write(dir.join("m"), [0u8; 4096]).unwrap();
+    let script = "import mmap, sys\nf = open(sys.argv[1] + '/m', 'r+b')\n\
+                  m = mmap.mmap(f.fileno(), 4096)\nm[0:1] = b'x'\nm.flush()\n";
+    let out = iolab()
+        .args(["crash", "--check", "true", "--dir"])
+        .arg(&dir)
+        .args(["--", "python3", "-c", script])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot replay this run") && stderr.contains("map"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn bad_arguments_are_one_line_and_exit_2() {
+    for args in [
+        vec!["crash", "--check", "true"],
+        vec![
+            "crash",
+            "--check",
+            "true",
+            "--dir",
+            "/nonexistent/iolab",
+            "--",
+            "true",
+        ],
+        vec!["crash", "--check", "true", "--model", "zfs", "--", "true"],
+    ] {
+        let out = iolab().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("iolab: "), "{args:?}: {stderr}");
+    }
+}
