@@ -32,6 +32,11 @@ pub struct Args {
     /// ext4-ordered.
     #[arg(long, default_value = "posix", value_parser = parse_model)]
     model: Model,
+    /// A file of the folder whose bytes need not survive a crash, so that writing it
+    /// through a shared map is allowed (and not replayed): SQLite's `*-shm`. A leading or
+    /// trailing `*` matches any start or end of the name; repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    volatile: Vec<String>,
     /// Checks run at once [default: the CPUs].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -82,7 +87,7 @@ fn crash(args: Args) -> Result<i32> {
     let work = Scratch::new()?;
     let journal_path = work.0.join("journal.jsonl");
     let started = Instant::now();
-    let exit = iolab_trace::journal::record(&args.program, &dir, &journal_path)
+    let exit = iolab_trace::journal::record(&args.program, &dir, &journal_path, &args.volatile)
         .context("cannot record the program")?;
     let journal = iolab_trace::journal::load(&journal_path)?;
     let refused: Vec<&str> = (journal.entries.iter())

@@ -43,9 +43,21 @@ iolab_lab::named::named_enum! {
 pub struct RunOptions {
     /// Where to stream every call, one line each (`--log`).
     pub log: Option<PathBuf>,
-    /// For `iolab crash` (ptrace only): the folder whose changes to journal (absolute and
-    /// resolved), and the file the journal goes to.
-    pub journal: Option<(PathBuf, PathBuf)>,
+    /// For `iolab crash` (ptrace only): what to journal, and where.
+    pub journal: Option<JournalTo>,
+}
+
+/// The journal `iolab crash` asks for.
+#[derive(Clone, Debug, Default)]
+pub struct JournalTo {
+    /// The folder whose changes are journaled (absolute and resolved).
+    pub dir: PathBuf,
+    /// The file the journal goes to.
+    pub out: PathBuf,
+    /// Files of the folder whose bytes need not survive a crash (`*-shm`: a leading or
+    /// trailing `*` matches any start or end): their writes through shared maps are not
+    /// refused, and not replayed.
+    pub volatile: Vec<String>,
 }
 
 /// What a backend hands back.

@@ -6,15 +6,16 @@ use std::path::Path;
 
 use iolab_crash::{Entry, Journal};
 
-use crate::backend::{Choice, RunOptions};
+use crate::backend::{Choice, JournalTo, RunOptions};
 use crate::error::{Error, Result};
 use crate::launch::Command;
 use crate::model::Exit;
 use crate::{engine, signals};
 
 /// Runs `words` (the command and its arguments), its standard streams its own, and writes
-/// the journal of its changes under `dir` to `out`. Returns how it ended.
-pub fn record(words: &[OsString], dir: &Path, out: &Path) -> Result<Exit> {
+/// the journal of its changes under `dir` to `out`; the files matching `volatile` may be
+/// written through shared maps (their bytes need not survive). Returns how it ended.
+pub fn record(words: &[OsString], dir: &Path, out: &Path, volatile: &[String]) -> Result<Exit> {
     let dir = std::fs::canonicalize(dir)
         .map_err(|e| Error::io(format!("cannot resolve {}", dir.display()), e))?;
     let command = Command::resolve(words)?;
@@ -24,7 +25,11 @@ pub fn record(words: &[OsString], dir: &Path, out: &Path) -> Result<Exit> {
         Choice::Ptrace,
         &RunOptions {
             log: None,
-            journal: Some((dir, out.to_path_buf())),
+            journal: Some(JournalTo {
+                dir,
+                out: out.to_path_buf(),
+                volatile: volatile.to_vec(),
+            }),
         },
     )?;
     Ok(outcome.exit)

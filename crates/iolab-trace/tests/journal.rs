@@ -27,7 +27,7 @@ fn folder() -> (tempfile::TempDir, std::path::PathBuf) {
 fn record(dir: &Path, w: &[&str]) -> Vec<Op> {
     let out = dir.parent().unwrap().join("journal.jsonl");
     let exit = kit::locked("record", w, |words| {
-        iolab_trace::journal::record(words, dir, &out)
+        iolab_trace::journal::record(words, dir, &out, &[])
     });
     assert_eq!(exit.shell_code(), 0, "{w:?}");
     let journal = iolab_trace::journal::load(&out).unwrap();

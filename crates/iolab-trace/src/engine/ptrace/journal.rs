@@ -113,6 +113,8 @@ pub struct Journal {
     refused: HashSet<String>,
     /// The command's standard output (device, inode): writes to it are acknowledgements.
     stdout: Option<(u64, u64)>,
+    /// Patterns of the files whose bytes need not survive a crash.
+    volatile: Vec<String>,
 }
 
 /// A finished call, as the journal needs it.
@@ -156,13 +158,32 @@ impl<'a> Finished<'a> {
 
 impl Journal {
     /// A journal of the changes under `dir` (an absolute, resolved path), written to `out`.
-    pub fn new(dir: PathBuf, out: std::fs::File) -> Journal {
+    pub fn new(dir: PathBuf, out: std::fs::File, volatile: Vec<String>) -> Journal {
         Journal {
             dir,
             out: std::io::BufWriter::new(out),
             refused: HashSet::new(),
             stdout: None,
+            volatile,
         }
+    }
+
+    /// The journal file's descriptor (kept open across the tracer's clean-up).
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.out.get_ref().as_raw_fd()
+    }
+
+    /// Whether the file at `rel` in the folder is volatile (its bytes need not survive).
+    fn is_volatile(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.volatile
+            .iter()
+            .any(|p| match (p.strip_prefix('*'), p.strip_suffix('*')) {
+                (Some(end), _) => name.ends_with(end),
+                (_, Some(start)) => name.starts_with(start),
+                _ => name == p,
+            })
     }
 
     /// Takes process `pid`'s descriptor 1 as the command's standard output.
@@ -286,13 +307,23 @@ impl Journal {
             Role::Msync => {}
             Role::Mmap => {
                 let (prot, flags, fd) = (f.args[2] as i32, f.args[3] as i32, f.args[4] as i32);
+                let volatile = self
+                    .file_of(tid, fd)
+                    .and_then(|(_, path)| self.relative(&path))
+                    .map(|rel| self.is_volatile(&rel));
                 if prot & libc::PROT_WRITE != 0
                     && flags & libc::MAP_SHARED != 0
-                    && self.file_of(tid, fd).is_some()
+                    && volatile == Some(false)
                 {
-                    let why = "a shared writable map of a file in the folder (mmap): its \
-                               writes cannot be seen, so they cannot be replayed";
-                    self.refuse(why.into(), name, pid);
+                    let rel = Journal::fd_path(tid, fd)
+                        .and_then(|p| self.relative(&p))
+                        .unwrap_or_default();
+                    let why = format!(
+                        "{rel}: a shared writable map (mmap) of a file in the folder: its \
+                         writes cannot be seen, so they cannot be replayed (--volatile {rel} \
+                         if its bytes need not survive a crash)"
+                    );
+                    self.refuse(why, name, pid);
                 }
             }
             Role::RingEnter => self.refuse(

@@ -512,10 +512,11 @@ pub fn run(command: &Command, options: &RunOptions, reason: String) -> Result<Ou
         None => None,
     };
     let journal = match &options.journal {
-        Some((dir, path)) => Some((
-            dir.clone(),
-            std::fs::File::create(path)
-                .map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?,
+        Some(to) => Some(journal::Journal::new(
+            to.dir.clone(),
+            std::fs::File::create(&to.out)
+                .map_err(|e| Error::io(format!("cannot create {}", to.out.display()), e))?,
+            to.volatile.clone(),
         )),
         None => None,
     };

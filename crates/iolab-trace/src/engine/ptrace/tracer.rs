@@ -3,6 +3,7 @@
 //! has ended; then goes on serving what the command left running until the last tracee
 //! exits, silently.
 
+use super::journal::Journal;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;
@@ -181,7 +182,7 @@ fn keep_only(keep: &[libc::c_int]) {
 pub(super) fn serve(
     command: &Command,
     log: Option<std::fs::File>,
-    journal: Option<(std::path::PathBuf, std::fs::File)>,
+    journal: Option<Journal>,
     to_iolab: OwnedFd,
     setup_started: Instant,
 ) -> ! {
@@ -199,7 +200,7 @@ pub(super) fn serve(
 fn trace(
     command: &Command,
     log: Option<std::fs::File>,
-    journal: Option<(std::path::PathBuf, std::fs::File)>,
+    journal: Option<Journal>,
     to_iolab: OwnedFd,
     setup_started: Instant,
 ) {
@@ -231,7 +232,7 @@ fn trace(
     let mut keep = child.descriptors();
     keep.extend(report.0.as_ref().map(|f| f.as_raw_fd()));
     keep.extend(log.as_ref().map(|f| f.as_raw_fd()));
-    keep.extend(journal.as_ref().map(|(_, f)| f.as_raw_fd()));
+    keep.extend(journal.as_ref().map(Journal::raw_fd));
     keep_only(&keep);
     let root = child.pid;
     let mut status = 0;
@@ -264,7 +265,6 @@ fn trace(
             errno,
         ))));
     }
-    let journal = journal.map(|(dir, out)| super::journal::Journal::new(dir, out));
     let mut recorder = Recorder::new(log, journal);
     recorder.expect_probes(probes);
     recorder.task_started(root);
