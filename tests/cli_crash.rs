@@ -288,3 +288,60 @@ fn sqlite_rollback_journal_loses_the_last_commit_with_full_not_with_extra() {
     let stderr = String::from_utf8_lossy(&extra.stderr);
     assert_eq!(extra.status.code(), Some(0), "{stderr}");
 }
+
+/// `iolab crash --model MODEL` of one `git commit` (with `fsync`, the value of
+/// `core.fsync`, or git's default) in a fresh repository in `dir`, checked by `git fsck`.
+fn git_crash(dir: &Path, model: &str, fsync: Option<&str>) -> Output {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir(dir).unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "git {args:?}: {ok:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.join("f"), b"one\n").unwrap();
+    git(&["add", "f"]);
+    git(&["commit", "-qm", "one"]);
+    let config = match fsync {
+        Some(v) => format!("-c core.fsync={v} -c core.fsyncMethod=fsync"),
+        None => String::new(),
+    };
+    let program = format!(
+        "cd '{}' && echo two >> f && git -c user.name=t -c user.email=t@t {config} commit -qam two",
+        dir.display()
+    );
+    iolab()
+        .args(["crash", "--jobs", "2", "--model", model])
+        .args(["--check", "git fsck --full", "--dir"])
+        .arg(dir)
+        .args(["--", "sh", "-c", &program])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn git_with_core_fsync_all_passes_fsck_in_every_ext4_state_and_its_default_does_not() {
+    if !can_run() {
+        return;
+    }
+    if Command::new("git").arg("--version").output().is_err() {
+        iolab_testkit::skip("git is not installed");
+        return;
+    }
+    let (scratch, _) = folder();
+    let dir = scratch.path().join("repo");
+    let all = git_crash(&dir, "ext4-ordered", Some("all"));
+    let stderr = String::from_utf8_lossy(&all.stderr);
+    assert_eq!(all.status.code(), Some(0), "{stderr}");
+    // By default git syncs no loose object: a crash can keep the new branch head and lose
+    // the objects it names.
+    let default = git_crash(&dir, "ext4-ordered", None);
+    let stderr = String::from_utf8_lossy(&default.stderr);
+    assert_eq!(default.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("missing"), "{stderr}");
+}

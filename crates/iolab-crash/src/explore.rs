@@ -236,15 +236,40 @@ fn replacing_renames(initial: &Fs, journal: &Journal) -> Vec<Option<Ino>> {
         .collect()
 }
 
+/// For each entry, whether it is a write that makes its file longer (an append), as the
+/// run went.
+fn extending_writes(initial: &Fs, journal: &Journal) -> Vec<bool> {
+    let mut fs = initial.clone();
+    journal
+        .entries
+        .iter()
+        .map(|e| {
+            let extends = match &e.op {
+                Op::Write { ino, offset, data } => match fs.node(*ino) {
+                    Some(crate::fs::Node::File(bytes)) => {
+                        offset + data.len() as u64 > bytes.len() as u64
+                    }
+                    _ => true,
+                },
+                _ => false,
+            };
+            fs.apply(&e.op);
+            extends
+        })
+        .collect()
+}
+
 fn ext4_plans(initial: &Fs, journal: &Journal, full: &[bool]) -> Vec<Plan> {
     let entries = &journal.entries;
-    // The ordered journal: changes to names and sizes set by truncation. Writes (appends
-    // included: delayed allocation writes their blocks and sizes later) persist on their own.
+    // The ordered journal: changes to names and sizes set by truncation. Writes persist on
+    // their own (delayed allocation writes their blocks, and an append's size, later), but
+    // an append never before the journal's earlier changes.
     let meta: Vec<bool> = entries
         .iter()
         .map(|e| e.op.is_namespace() || matches!(e.op, Op::Truncate { .. }))
         .collect();
     let replaced = replacing_renames(initial, journal);
+    let extends = extending_writes(initial, journal);
     let mut plans = vec![Plan {
         after: None,
         lost: BTreeSet::new(),
@@ -271,14 +296,19 @@ fn ext4_plans(initial: &Fs, journal: &Journal, full: &[bool]) -> Vec<Plan> {
             .collect();
         for m in forced..=metadata.len() {
             let kept: BTreeSet<usize> = metadata[..m].iter().copied().collect();
-            let dropped: BTreeSet<usize> = metadata[m..].iter().copied().collect();
+            let mut dropped: BTreeSet<usize> = metadata[m..].iter().copied().collect();
+            // An append's new size is journaled after the changes made before it: with
+            // them cut, the appends after the cut are lost too.
+            if let Some(&cut) = metadata.get(m) {
+                dropped.extend(writes.iter().filter(|&&i| i > cut && extends[i]));
+            }
             plans.push(Plan {
                 after,
                 lost: dropped.clone(),
                 torn: None,
             });
             for &j in &writes {
-                if ext4_write_durable(journal, &replaced, j, k, &kept) {
+                if dropped.contains(&j) || ext4_write_durable(journal, &replaced, j, k, &kept) {
                     continue;
                 }
                 let mut lost = dropped.clone();
@@ -588,5 +618,32 @@ mod tests {
         };
         assert!(lost_ack(&explore(&initial, &unsynced, Model::Posix)));
         assert!(!lost_ack(&explore(&initial, &synced, Model::Posix)));
+    }
+
+    #[test]
+    fn on_ext4_an_append_never_persists_before_an_earlier_change_to_names() {
+        let mut initial = Fs::empty(1);
+        initial.apply(&create("log", 2));
+        let journal = Journal {
+            entries: vec![
+                entry(create("new", 3)),
+                entry(Op::Write {
+                    ino: 2,
+                    offset: 0,
+                    data: b"after".to_vec(),
+                }),
+            ],
+        };
+        let states = explore(&initial, &journal, Model::Ext4Ordered);
+        for s in &states {
+            let appended = matches!(s.fs.node(2), Some(crate::fs::Node::File(b)) if !b.is_empty());
+            if appended {
+                assert!(s.fs.lookup("new").is_some(), "{s:?}");
+            }
+        }
+        // Under posix, it may.
+        let posix = explore(&initial, &journal, Model::Posix);
+        assert!(posix.iter().any(|s| s.fs.lookup("new").is_none()
+            && matches!(s.fs.node(2), Some(crate::fs::Node::File(b)) if !b.is_empty())));
     }
 }
