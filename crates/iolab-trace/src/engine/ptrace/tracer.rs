@@ -206,11 +206,7 @@ fn trace(
 ) {
     own_signals();
     let mut report = Report(Some(std::fs::File::from(to_iolab)));
-    let mut calls: Vec<i64> = Sys::ALL.iter().map(|s| s.number()).collect();
-    if journal.is_some() {
-        calls.extend(super::journal::extra_calls());
-    }
-    let filter = seccomp::filter(&calls);
+    let filter = seccomp_filter(journal.is_some());
     // The probes run with the command's process pinned to this process's first allowed
     // CPU (this process pins itself there meanwhile), then to its second: the stops'
     // cost on one CPU and across two (see `stops`).
@@ -235,35 +231,8 @@ fn trace(
     keep.extend(journal.as_ref().map(Journal::raw_fd));
     keep_only(&keep);
     let root = child.pid;
-    let mut status = 0;
-    // SAFETY: waits for our own child to stop itself.
-    let waited = unsafe { libc::waitpid(root, &mut status, libc::WUNTRACED | libc::__WALL) };
-    if waited == root && libc::WIFSIGNALED(status) {
-        // Ctrl-C (or another signal) killed it before it could stop: it never ran.
-        return report.last(&Message::Failed(Failure::Interrupted(libc::WTERMSIG(
-            status,
-        ))));
-    }
-    if waited != root || !libc::WIFSTOPPED(status) {
-        child.abandon();
-        return report.last(&Message::Failed(Failure::Backend(
-            "the command's process did not stop before executing".into(),
-        )));
-    }
-    let flags = libc::PTRACE_O_TRACESYSGOOD
-        | libc::PTRACE_O_TRACEFORK
-        | libc::PTRACE_O_TRACEVFORK
-        | libc::PTRACE_O_TRACECLONE
-        | libc::PTRACE_O_TRACEEXEC
-        | libc::PTRACE_O_TRACESECCOMP
-        | libc::PTRACE_O_EXITKILL;
-    // SAFETY: PTRACE_SEIZE of our stopped child, options as data.
-    if unsafe { libc::ptrace(libc::PTRACE_SEIZE, root, 0, flags as libc::c_long) } != 0 {
-        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        child.abandon();
-        return report.last(&Message::Failed(Failure::NotPermitted(seize_refused(
-            errno,
-        ))));
+    if let Err(failure) = seize(&mut child) {
+        return report.last(&Message::Failed(failure));
     }
     let mut recorder = Recorder::new(log, journal);
     recorder.expect_probes(probes);
@@ -319,6 +288,49 @@ fn trace(
         on_stop(&mut recorder, &mut pinned, pid, status);
     }
     let _ = recorder.finish();
+}
+
+/// The seccomp filter: the trace's calls, and the journal's besides when journaling.
+fn seccomp_filter(journaling: bool) -> Vec<libc::sock_filter> {
+    let mut calls: Vec<i64> = Sys::ALL.iter().map(|s| s.number()).collect();
+    if journaling {
+        calls.extend(super::journal::extra_calls());
+    }
+    seccomp::filter(&calls)
+}
+
+/// Waits for the command's process to stop itself before it executes, then seizes it
+/// with the options that follow its threads, children and execs; why not, otherwise (the
+/// child abandoned where it did not stop or could not be seized).
+fn seize(child: &mut child::Child) -> Result<(), Failure> {
+    let root = child.pid;
+    let mut status = 0;
+    // SAFETY: waits for our own child to stop itself.
+    let waited = unsafe { libc::waitpid(root, &mut status, libc::WUNTRACED | libc::__WALL) };
+    if waited == root && libc::WIFSIGNALED(status) {
+        // Ctrl-C (or another signal) killed it before it could stop: it never ran.
+        return Err(Failure::Interrupted(libc::WTERMSIG(status)));
+    }
+    if waited != root || !libc::WIFSTOPPED(status) {
+        child.abandon();
+        return Err(Failure::Backend(
+            "the command's process did not stop before executing".into(),
+        ));
+    }
+    let flags = libc::PTRACE_O_TRACESYSGOOD
+        | libc::PTRACE_O_TRACEFORK
+        | libc::PTRACE_O_TRACEVFORK
+        | libc::PTRACE_O_TRACECLONE
+        | libc::PTRACE_O_TRACEEXEC
+        | libc::PTRACE_O_TRACESECCOMP
+        | libc::PTRACE_O_EXITKILL;
+    // SAFETY: PTRACE_SEIZE of our stopped child, options as data.
+    if unsafe { libc::ptrace(libc::PTRACE_SEIZE, root, 0, flags as libc::c_long) } != 0 {
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        child.abandon();
+        return Err(Failure::NotPermitted(seize_refused(errno)));
+    }
+    Ok(())
 }
 
 /// One stop of tracee `pid` (a followed call's entry or exit, a new task, an exec, a
