@@ -2,7 +2,8 @@
 //! sync fails under `posix` (the acknowledged version can be lost), the same program with
 //! the file and its folder synced passes every state under both models; a write through a
 //! shared map is refused (exit 2); bad arguments are one line and exit 2; `--json` has the
-//! documented keys and never overwrites a file.
+//! documented keys and never overwrites a file; an appender that acknowledges a record
+//! before its `fsync` loses an acknowledged record, and one that syncs first does not.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -109,6 +110,67 @@ fn a_replace_without_syncs_fails_and_with_them_every_state_passes() {
     let stderr = String::from_utf8_lossy(&ext4.stderr);
     assert_eq!(ext4.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("torn"), "{stderr}");
+}
+
+/// An appender of three records to `log` (made before the run): `early` prints each
+/// record's acknowledgement before its `fsync`, else after.
+fn appender_script(early: bool) -> String {
+    let (before, after) = if early {
+        ("    print(f'ack {i}', flush=True)\n", "")
+    } else {
+        ("", "    print(f'ack {i}', flush=True)\n")
+    };
+    format!(
+        "import os, sys\nf = open(os.path.join(sys.argv[1], 'log'), 'a')\n\
+         for i in range(3):\n    f.write(f'record {{i}}\\n')\n    f.flush()\n\
+         {before}    os.fsync(f.fileno())\n{after}"
+    )
+}
+
+/// The appender's check: every acknowledged record is in `log`.
+const APPENDER_CHECK: &str = "python3 -c \"import os, sys\n\
+    acks = open(os.environ['IOLAB_CRASH_STDOUT']).read().split()[1::2]\n\
+    log = open('log').read().splitlines()\n\
+    missing = [a for a in acks if 'record ' + a not in log]\n\
+    print('missing', missing)\n\
+    sys.exit(1 if missing else 0)\"";
+
+#[test]
+fn an_appender_that_acknowledges_before_it_syncs_loses_an_acknowledged_record() {
+    if !can_run() {
+        return;
+    }
+    let (_scratch, dir) = folder();
+    let run = |model: &str, early: bool| {
+        std::fs::write(dir.join("log"), b"").unwrap();
+        let mut c = iolab();
+        c.args([
+            "crash",
+            "--model",
+            model,
+            "--check",
+            APPENDER_CHECK,
+            "--dir",
+        ])
+        .arg(&dir)
+        .args(["--", "python3", "-c", &appender_script(early)])
+        .arg(&dir);
+        c.output().unwrap()
+    };
+    for model in ["posix", "ext4-ordered"] {
+        let early = run(model, true);
+        let stderr = String::from_utf8_lossy(&early.stderr);
+        assert_eq!(early.status.code(), Some(1), "{model}: {stderr}");
+        assert!(
+            stderr.contains("lost write(") && stderr.contains("of log"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("check said: missing ['"), "{stderr}");
+        assert_eq!(early.stdout, b"ack 0\nack 1\nack 2\n");
+        let synced_first = run(model, false);
+        let stderr = String::from_utf8_lossy(&synced_first.stderr);
+        assert_eq!(synced_first.status.code(), Some(0), "{model}: {stderr}");
+    }
 }
 
 #[test]

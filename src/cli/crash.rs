@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use iolab_crash::{CrashState, Fs, Ino, Journal, Model, Op};
+use iolab_trace::journal::{DroppedSync, Recording};
 
 /// Arguments of `iolab crash`.
 #[derive(Debug, clap::Args)]
@@ -37,6 +38,12 @@ pub struct Args {
     /// trailing `*` matches any start or end of the name; repeatable.
     #[arg(long, value_name = "PATTERN")]
     volatile: Vec<String>,
+    /// Take these syncs out of PROGRAM (they return success and do nothing), to see that
+    /// CHECK and the model notice a missing sync: fsync, fdatasync (of files), dir-fsync
+    /// (fsync or fdatasync of a folder), o-dsync (O_DSYNC and O_SYNC cleared from opens).
+    /// Comma-separated or repeated; x86-64 only.
+    #[arg(long, value_name = "SYNC", value_delimiter = ',', value_parser = parse_drop)]
+    drop: Vec<DroppedSync>,
     /// Checks run at once [default: the CPUs].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -53,6 +60,10 @@ pub struct Args {
 }
 
 fn parse_model(s: &str) -> Result<Model, String> {
+    s.parse()
+}
+
+fn parse_drop(s: &str) -> Result<DroppedSync, String> {
     s.parse()
 }
 
@@ -87,7 +98,14 @@ fn crash(args: Args) -> Result<i32> {
     let work = Scratch::new()?;
     let journal_path = work.0.join("journal.jsonl");
     let started = Instant::now();
-    let exit = iolab_trace::journal::record(&args.program, &dir, &journal_path, &args.volatile)
+    if !args.drop.is_empty() && !iolab_trace::journal::DROPS_AVAILABLE {
+        bail!("--drop: syncs can be taken out only on x86-64");
+    }
+    let how = Recording {
+        volatile: args.volatile.clone(),
+        drops: args.drop.clone(),
+    };
+    let exit = iolab_trace::journal::record(&args.program, &dir, &journal_path, &how)
         .context("cannot record the program")?;
     let journal = iolab_trace::journal::load(&journal_path)?;
     let refused: Vec<&str> = (journal.entries.iter())
@@ -223,8 +241,12 @@ fn check_one(state: &CrashState, check: &str, work: &Path, i: usize) -> Result<(
 /// made it.
 fn names(initial: &Fs, journal: &Journal) -> HashMap<Ino, String> {
     let mut names = initial.paths();
+    names.insert(initial.root(), "the folder".to_string());
     for e in &journal.entries {
-        if let Op::Create { path, ino, .. } | Op::Mkdir { path, ino, .. } = &e.op {
+        if let Op::Create { path, ino, .. }
+        | Op::Name { path, ino, .. }
+        | Op::Mkdir { path, ino, .. } = &e.op
+        {
             names.entry(*ino).or_insert_with(|| path.clone());
         }
     }

@@ -246,9 +246,7 @@ fn extending_writes(initial: &Fs, journal: &Journal) -> Vec<bool> {
         .map(|e| {
             let extends = match &e.op {
                 Op::Write { ino, offset, data } => match fs.node(*ino) {
-                    Some(crate::fs::Node::File(bytes)) => {
-                        offset + data.len() as u64 > bytes.len() as u64
-                    }
+                    Some(crate::fs::Node::File(bytes)) => offset + data.len() as u64 > bytes.len(),
                     _ => true,
                 },
                 _ => false,
@@ -409,7 +407,7 @@ mod tests {
 
     fn config_of(state: &CrashState) -> Option<Vec<u8>> {
         match state.fs.node(state.fs.lookup("config")?)? {
-            crate::fs::Node::File(bytes) => Some(bytes.clone()),
+            crate::fs::Node::File(bytes) => Some(bytes.to_vec()),
             _ => None,
         }
     }
@@ -478,7 +476,7 @@ mod tests {
         let sizes: BTreeSet<usize> = states
             .iter()
             .filter_map(|s| match s.fs.node(2) {
-                Some(crate::fs::Node::File(b)) => Some(b.len()),
+                Some(crate::fs::Node::File(b)) => Some(b.len() as usize),
                 _ => None,
             })
             .collect();
@@ -610,7 +608,9 @@ mod tests {
             states.iter().any(|s| {
                 let acked = s.stdout.len() / 3;
                 let kept = match s.fs.node(2) {
-                    Some(crate::fs::Node::File(b)) => b.iter().filter(|&&c| c == b'\n').count(),
+                    Some(crate::fs::Node::File(b)) => {
+                        b.to_vec().iter().filter(|&&c| c == b'\n').count()
+                    }
                     _ => 0,
                 };
                 kept < acked

@@ -63,7 +63,7 @@ pub fn explored_fully(journal: &Journal) -> Vec<bool> {
 fn names_of_files(journal: &Journal) -> HashMap<Ino, String> {
     let mut names = HashMap::new();
     for e in &journal.entries {
-        if let Op::Create { path, ino, .. } = &e.op {
+        if let Op::Create { path, ino, .. } | Op::Name { path, ino, .. } = &e.op {
             names.entry(*ino).or_insert_with(|| path.clone());
         }
     }
@@ -93,11 +93,12 @@ fn shape(op: &Op, call: &str, names: &HashMap<Ino, String>) -> String {
     };
     let what = match op {
         Op::Create { path, .. }
+        | Op::Name { path, .. }
         | Op::Mkdir { path, .. }
         | Op::Unlink { path, .. }
         | Op::Rmdir { path, .. } => fold_digits(path),
         Op::Write { ino, data, .. } => format!("{} {}", file(ino), data.len()),
-        Op::Truncate { ino, .. } | Op::Sync { ino, .. } => file(ino),
+        Op::Truncate { ino, .. } | Op::Sync { ino, .. } | Op::Tmpfile { ino } => file(ino),
         Op::Rename { from, to, .. } | Op::Link { from, to, .. } => {
             format!("{} {}", fold_digits(from), fold_digits(to))
         }

@@ -15,13 +15,14 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use crate::bytes::Bytes;
 use crate::journal::{Ino, Op};
 
 /// One inode.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
     /// A regular file and its bytes.
-    File(Vec<u8>),
+    File(Bytes),
     /// A folder: its names, in order.
     Dir(BTreeMap<String, Ino>),
     /// A symbolic link and its target.
@@ -70,7 +71,9 @@ impl Fs {
                 self.nodes.insert(child, Node::Dir(BTreeMap::new()));
                 self.load_dir(&path, child)?;
             } else if kind.is_file() {
-                self.nodes.insert(child, Node::File(std::fs::read(&path)?));
+                let bytes = std::fs::read(&path)?;
+                self.nodes
+                    .insert(child, Node::File(Bytes::from(bytes.as_slice())));
             } else if kind.is_symlink() {
                 let target = std::fs::read_link(&path)?;
                 let target = target.to_string_lossy().into_owned();
@@ -96,6 +99,11 @@ impl Fs {
             }
         }
         Some(ino)
+    }
+
+    /// The folder's own inode.
+    pub fn root(&self) -> Ino {
+        self.root
     }
 
     /// The node of `ino`.
@@ -140,25 +148,26 @@ impl Fs {
     /// docs). Syncs and standard output change nothing.
     pub fn apply(&mut self, op: &Op) -> bool {
         match op {
-            Op::Create { path, ino, .. } => self.add_name(path, *ino, Node::File(Vec::new())),
+            Op::Create { path, ino, .. } => self.add_name(path, *ino, Node::File(Bytes::new())),
             Op::Mkdir { path, ino, .. } => self.add_name(path, *ino, Node::Dir(BTreeMap::new())),
+            Op::Tmpfile { ino } => {
+                self.nodes.entry(*ino).or_insert(Node::File(Bytes::new()));
+                true
+            }
+            Op::Name { ino, path, .. } => match self.nodes.get(ino) {
+                Some(Node::File(_)) => self.add_name(path, *ino, Node::File(Bytes::new())),
+                _ => false,
+            },
             Op::Write { ino, offset, data } => match self.nodes.get_mut(ino) {
                 Some(Node::File(bytes)) => {
-                    let Ok(start) = usize::try_from(*offset) else {
-                        return false;
-                    };
-                    let end = start + data.len();
-                    if bytes.len() < end {
-                        bytes.resize(end, 0);
-                    }
-                    bytes[start..end].copy_from_slice(data);
+                    bytes.write(*offset, data);
                     true
                 }
                 _ => false,
             },
             Op::Truncate { ino, size } => match self.nodes.get_mut(ino) {
                 Some(Node::File(bytes)) => {
-                    bytes.resize(usize::try_from(*size).unwrap_or(usize::MAX), 0);
+                    bytes.set_len(*size);
                     true
                 }
                 _ => false,
@@ -166,7 +175,7 @@ impl Fs {
             Op::Rename { from, to, .. } => self.rename(from, to),
             Op::Link { from, to, .. } => match self.lookup(from) {
                 Some(ino) if matches!(self.nodes.get(&ino), Some(Node::File(_))) => {
-                    self.add_name(to, ino, Node::File(Vec::new()))
+                    self.add_name(to, ino, Node::File(Bytes::new()))
                 }
                 _ => false,
             },
@@ -295,7 +304,7 @@ impl Fs {
                 Some(Node::File(bytes)) => match written.get(child) {
                     Some(first) => std::fs::hard_link(first, &path)?,
                     None => {
-                        std::fs::write(&path, bytes)?;
+                        write_sparse(&path, bytes)?;
                         written.insert(*child, path);
                     }
                 },
@@ -305,6 +314,16 @@ impl Fs {
         }
         Ok(())
     }
+}
+
+/// Writes `bytes` to a new file at `path`, leaving holes where they are zeros.
+fn write_sparse(path: &Path, bytes: &Bytes) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::create_new(path)?;
+    for (at, block) in bytes.stored() {
+        file.write_all_at(block, at)?;
+    }
+    file.set_len(bytes.len())
 }
 
 #[cfg(test)]
@@ -332,7 +351,7 @@ mod tests {
         let mut fs = Fs::empty(1);
         assert!(fs.apply(&create("a.tmp", 10)));
         assert!(fs.apply(&write(10, 2, b"xy")));
-        assert_eq!(fs.node(10), Some(&Node::File(b"\0\0xy".to_vec())));
+        assert_eq!(fs.node(10), Some(&Node::File(Bytes::from(&b"\0\0xy"[..]))));
         let rename = Op::Rename {
             from: "a.tmp".into(),
             to: "a".into(),

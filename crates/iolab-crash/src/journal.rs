@@ -27,6 +27,20 @@ pub enum Op {
         /// The folder that holds the name.
         parent: Ino,
     },
+    /// An open with `O_TMPFILE` made a file with no name; it gets one with [`Op::Name`].
+    Tmpfile {
+        /// The new file.
+        ino: Ino,
+    },
+    /// A file with no name (`O_TMPFILE`) was given `path` (`linkat` of its descriptor).
+    Name {
+        /// The file.
+        ino: Ino,
+        /// Its name, relative to the folder.
+        path: String,
+        /// The folder that holds the name.
+        parent: Ino,
+    },
     /// A folder was made.
     Mkdir {
         /// Its name, relative to the folder.
@@ -44,6 +58,7 @@ pub enum Op {
         /// Where the bytes start.
         offset: u64,
         /// The bytes, as the file held them right after the call.
+        #[serde(with = "packed")]
         data: Vec<u8>,
     },
     /// The file's size was set (`ftruncate`, `truncate`, an `O_TRUNC` open, `fallocate`
@@ -102,6 +117,7 @@ pub enum Op {
     /// by this point.
     Stdout {
         /// The bytes.
+        #[serde(with = "packed")]
         data: Vec<u8>,
     },
     /// A call whose effect on the folder cannot be replayed faithfully (a write through a
@@ -113,11 +129,16 @@ pub enum Op {
 }
 
 impl Op {
-    /// Whether it changes the folder (not a sync, not standard output).
+    /// Whether it changes the folder (not a sync, not standard output, not a file with
+    /// no name yet, which no crash state can show).
     pub fn is_change(&self) -> bool {
         !matches!(
             self,
-            Op::Sync { .. } | Op::SyncAll | Op::Stdout { .. } | Op::Refused { .. }
+            Op::Sync { .. }
+                | Op::SyncAll
+                | Op::Stdout { .. }
+                | Op::Refused { .. }
+                | Op::Tmpfile { .. }
         )
     }
 
@@ -126,6 +147,7 @@ impl Op {
         matches!(
             self,
             Op::Create { .. }
+                | Op::Name { .. }
                 | Op::Mkdir { .. }
                 | Op::Rename { .. }
                 | Op::Link { .. }
@@ -139,6 +161,7 @@ impl Op {
     pub fn parents(&self) -> Vec<Ino> {
         match self {
             Op::Create { parent, .. }
+            | Op::Name { parent, .. }
             | Op::Mkdir { parent, .. }
             | Op::Link { parent, .. }
             | Op::Unlink { parent, .. }
@@ -192,6 +215,8 @@ impl Entry {
     pub fn describe(&self, names: &dyn Fn(Ino) -> String) -> String {
         let what = match &self.op {
             Op::Create { path, .. } => format!("create {path}"),
+            Op::Tmpfile { ino } => format!("unnamed file {}", names(*ino)),
+            Op::Name { path, .. } => format!("a file with no name → {path}"),
             Op::Mkdir { path, .. } => format!("mkdir {path}"),
             Op::Write { ino, offset, data } => {
                 format!("{} bytes at {offset} of {}", data.len(), names(*ino))
@@ -218,4 +243,89 @@ impl Entry {
 pub struct Journal {
     /// The changes, syncs and acknowledgements, in order.
     pub entries: Vec<Entry>,
+}
+
+/// Bytes in a journal line: lowercase hex, with each run of 16 or more zero bytes written
+/// `zN.` (N in decimal), so a preallocation's megabytes of zeros take a few characters.
+mod packed {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::fmt::Write;
+
+    /// Runs of zeros at least this long are written as their length.
+    const RUN: usize = 16;
+
+    pub fn serialize<S: Serializer>(data: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&encode(data))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        decode(&text).ok_or_else(|| D::Error::custom("bytes neither hex nor a zN. run"))
+    }
+
+    pub(super) fn encode(data: &[u8]) -> String {
+        let mut out = String::with_capacity(data.len() * 2);
+        let mut i = 0;
+        while i < data.len() {
+            let zeros = data[i..].iter().take_while(|&&b| b == 0).count();
+            if zeros >= RUN {
+                let _ = write!(out, "z{zeros}.");
+                i += zeros;
+            } else {
+                let _ = write!(out, "{:02x}", data[i]);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    pub(super) fn decode(text: &str) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(text.len() / 2);
+        let mut rest = text.as_bytes();
+        while let Some((&first, tail)) = rest.split_first() {
+            if first == b'z' {
+                let end = tail.iter().position(|&b| b == b'.')?;
+                let n: usize = std::str::from_utf8(&tail[..end]).ok()?.parse().ok()?;
+                out.resize(out.len() + n, 0);
+                rest = &tail[end + 1..];
+            } else {
+                let pair = std::str::from_utf8(rest.get(..2)?).ok()?;
+                out.push(u8::from_str_radix(pair, 16).ok()?);
+                rest = &rest[2..];
+            }
+        }
+        Some(out)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn bytes_come_back_as_they_went(
+                parts in proptest::collection::vec(
+                    prop_oneof![
+                        proptest::collection::vec(any::<u8>(), 0..40),
+                        (0usize..100).prop_map(|n| vec![0u8; n]),
+                    ],
+                    0..6,
+                )
+            ) {
+                let data = parts.concat();
+                let text = super::encode(&data);
+                prop_assert_eq!(super::decode(&text), Some(data));
+            }
+        }
+
+        #[test]
+        fn zeros_are_short_and_bad_text_is_refused() {
+            assert_eq!(super::encode(&[0u8; 1 << 20]), "z1048576.");
+            assert_eq!(super::encode(b"ok\0"), "6f6b00");
+            assert_eq!(super::decode("6g"), None);
+            assert_eq!(super::decode("z12"), None);
+            assert_eq!(super::decode("abc"), None);
+        }
+    }
 }

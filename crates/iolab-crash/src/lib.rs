@@ -9,12 +9,14 @@
 
 #![deny(missing_docs)]
 
+pub mod bytes;
 pub mod explore;
 pub mod fold;
 pub mod fs;
 pub mod journal;
 pub mod model;
 
+pub use bytes::Bytes;
 pub use explore::{CrashState, explore, explore_with, planned};
 pub use fs::Fs;
 pub use journal::{Entry, Ino, Journal, Op};

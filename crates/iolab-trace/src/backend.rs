@@ -58,6 +58,8 @@ pub struct JournalTo {
     /// trailing `*` matches any start or end): their writes through shared maps are not
     /// refused, and not replayed.
     pub volatile: Vec<String>,
+    /// Syncs taken out of the command (`--drop`), to see that a check notices.
+    pub drops: Vec<DroppedSync>,
 }
 
 /// What a backend hands back.
@@ -478,5 +480,57 @@ mod tests {
         assert_eq!(o.untraced_wall(), Duration::from_millis(30));
         o.backend = Backend::Bpf;
         assert_eq!(o.untraced_wall(), o.wall);
+    }
+}
+
+/// A kind of sync to take out of the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DroppedSync {
+    /// `fsync` of a file.
+    Fsync,
+    /// `fdatasync` of a file.
+    Fdatasync,
+    /// `fsync` or `fdatasync` of a folder.
+    DirFsync,
+    /// `O_DSYNC` and `O_SYNC` on the files opened.
+    ODsync,
+}
+
+impl DroppedSync {
+    /// Every kind.
+    pub const ALL: [DroppedSync; 4] = [
+        DroppedSync::Fsync,
+        DroppedSync::Fdatasync,
+        DroppedSync::DirFsync,
+        DroppedSync::ODsync,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            DroppedSync::Fsync => "fsync",
+            DroppedSync::Fdatasync => "fdatasync",
+            DroppedSync::DirFsync => "dir-fsync",
+            DroppedSync::ODsync => "o-dsync",
+        }
+    }
+}
+
+impl std::fmt::Display for DroppedSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for DroppedSync {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<DroppedSync, String> {
+        DroppedSync::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| {
+                format!("unknown sync `{s}` to drop (known: fsync, fdatasync, dir-fsync, o-dsync)")
+            })
     }
 }

@@ -12,10 +12,22 @@ use crate::launch::Command;
 use crate::model::Exit;
 use crate::{engine, signals};
 
+pub use crate::backend::DroppedSync;
+pub use crate::engine::ptrace::mutate::AVAILABLE as DROPS_AVAILABLE;
+
+/// How [`record`] runs the command.
+#[derive(Clone, Debug, Default)]
+pub struct Recording {
+    /// Files of the folder whose bytes need not survive a crash (`*-shm`): they may be
+    /// written through shared maps.
+    pub volatile: Vec<String>,
+    /// Syncs taken out of the command ([`DroppedSync`]; x86-64 only, [`DROPS_AVAILABLE`]).
+    pub drops: Vec<DroppedSync>,
+}
+
 /// Runs `words` (the command and its arguments), its standard streams its own, and writes
-/// the journal of its changes under `dir` to `out`; the files matching `volatile` may be
-/// written through shared maps (their bytes need not survive). Returns how it ended.
-pub fn record(words: &[OsString], dir: &Path, out: &Path, volatile: &[String]) -> Result<Exit> {
+/// the journal of its changes under `dir` to `out`, as `how` says. Returns how it ended.
+pub fn record(words: &[OsString], dir: &Path, out: &Path, how: &Recording) -> Result<Exit> {
     let dir = std::fs::canonicalize(dir)
         .map_err(|e| Error::io(format!("cannot resolve {}", dir.display()), e))?;
     let command = Command::resolve(words)?;
@@ -28,7 +40,8 @@ pub fn record(words: &[OsString], dir: &Path, out: &Path, volatile: &[String]) -
             journal: Some(JournalTo {
                 dir,
                 out: out.to_path_buf(),
-                volatile: volatile.to_vec(),
+                volatile: how.volatile.clone(),
+                drops: how.drops.clone(),
             }),
         },
     )?;

@@ -27,7 +27,7 @@ fn folder() -> (tempfile::TempDir, std::path::PathBuf) {
 fn record(dir: &Path, w: &[&str]) -> Vec<Op> {
     let out = dir.parent().unwrap().join("journal.jsonl");
     let exit = kit::locked("record", w, |words| {
-        iolab_trace::journal::record(words, dir, &out, &[])
+        iolab_trace::journal::record(words, dir, &out, &Default::default())
     });
     assert_eq!(exit.shell_code(), 0, "{w:?}");
     let journal = iolab_trace::journal::load(&out).unwrap();
@@ -63,8 +63,16 @@ fn a_python_replace_by_rename_is_journaled_with_its_bytes_and_syncs() {
     let initial = Fs::load(&dir).unwrap();
     let d = dir.to_str().unwrap();
     let ops = record(&dir, &["python3", "-c", script, d]);
-    let ino = std::fs::metadata(dir.join("config.json")).unwrap().ino();
+    let real = std::fs::metadata(dir.join("config.json")).unwrap().ino();
     let dir_ino = std::fs::metadata(&dir).unwrap().ino();
+    // A file the run made has an identity of its own, not its inode number, which a
+    // file deleted earlier may have had.
+    let ino = match ops.first() {
+        Some(Op::Create { ino, .. }) => *ino,
+        other => panic!("the first change is {other:?}, not the creation"),
+    };
+    assert_ne!(ino, real);
+    assert_ne!(ino, dir_ino);
     let expected = vec![
         Op::Create {
             path: "config.json.tmp".into(),
@@ -169,4 +177,58 @@ fn a_shared_writable_map_of_a_file_in_the_folder_is_refused_by_name() {
             .any(|op| matches!(op, Op::Refused { why } if why.contains("map"))),
         "{ops:?}"
     );
+}
+
+/// A file made with no name (`O_TMPFILE`), filled and synced, then linked through its
+/// `/proc/self/fd` link (`linkat` with `AT_SYMLINK_FOLLOW`), as `iolab::Log` makes a log: the journal has the file, its bytes
+/// (the contiguous writes of zeros as one), its sync and its name.
+#[test]
+fn a_file_made_with_no_name_and_linked_is_journaled() {
+    if !ptrace_here() || !kit::have("python3", iolab_trace::launch::Command::resolve) {
+        return;
+    }
+    let (_scratch, dir) = folder();
+    let script = "import os, sys\n\
+        d = sys.argv[1]\n\
+        fd = os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o644)\n\
+        os.pwrite(fd, b'hdr', 0)\n\
+        for i in range(3):\n    os.pwrite(fd, bytes(65536), 3 + i * 65536)\n\
+        os.fsync(fd)\n\
+        dfd = os.open(d, os.O_RDONLY)\n\
+        os.link(f'/proc/self/fd/{fd}', 'made', dst_dir_fd=dfd)\n";
+    let initial = Fs::load(&dir).unwrap();
+    let ops = record(&dir, &["python3", "-c", script, dir.to_str().unwrap()]);
+    let dir_ino = std::fs::metadata(&dir).unwrap().ino();
+    let ino = match ops.first() {
+        Some(Op::Tmpfile { ino }) => *ino,
+        other => panic!("the first change is {other:?}, not the unnamed file"),
+    };
+    let expected = vec![
+        Op::Tmpfile { ino },
+        Op::Write {
+            ino,
+            offset: 0,
+            data: b"hdr".to_vec(),
+        },
+        Op::Write {
+            ino,
+            offset: 3,
+            data: vec![0; 3 * 65536],
+        },
+        Op::Sync {
+            ino,
+            data_only: false,
+        },
+        Op::Name {
+            ino,
+            path: "made".into(),
+            parent: dir_ino,
+        },
+    ];
+    assert_eq!(ops, expected);
+    let mut end = initial;
+    for op in &ops {
+        assert!(end.apply(op), "{op:?}");
+    }
+    assert_eq!(end.digest(), Fs::load(&dir).unwrap().digest());
 }

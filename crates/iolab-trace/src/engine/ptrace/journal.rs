@@ -8,14 +8,20 @@
 //!   call wrote (its argument, or the descriptor's offset after the call less the bytes
 //!   written), so every writing call (`write`, `pwritev2`, `copy_file_range`, …) is
 //!   recorded the same way;
-//! - **inodes** are `stat`ed: the file's, and the folder's of a name that changed.
+//! - **inodes** are `stat`ed: the file's, and the folder's of a name that changed. A file
+//!   or folder the command makes gets an identity of its own in the journal, since its
+//!   inode number may be one a deleted file had;
+//! - a file made with no name (`O_TMPFILE`) is [`iolab_crash::Op::Tmpfile`], and its
+//!   `linkat` (through `/proc/self/fd/N` or `AT_EMPTY_PATH`) is [`iolab_crash::Op::Name`];
+//! - contiguous writes of zeros to one file, one after the other, are one entry (a
+//!   preallocation of 64 MiB in 1 MiB writes is one change, not 64).
 //!
 //! Calls whose effect cannot be replayed are refused by name ([`iolab_crash::Op::Refused`]):
 //! a shared writable map of a file in the folder, io_uring, a symbolic link made there, a
 //! `fallocate` that punches or shifts. Names beyond the folder are ignored; a rename into it
 //! from outside is recorded as the file made with its bytes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -25,6 +31,10 @@ use iolab_crash::{Entry, Op};
 use super::witness::{Before, read_memory, read_string, resolve};
 use crate::procfs::normalize;
 use crate::syscalls::{Role, Sys};
+
+/// The first identity the journal gives a file or folder the command made (far above the
+/// inode numbers file systems give).
+const FIRST_MADE: u64 = 1 << 60;
 
 /// The name-changing calls only `iolab crash` follows (`iolab trace` does not stop on them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +125,15 @@ pub struct Journal {
     stdout: Option<(u64, u64)>,
     /// Patterns of the files whose bytes need not survive a crash.
     volatile: Vec<String>,
+    /// Files made with no name (`O_TMPFILE`) in the folder, not linked yet.
+    unnamed: HashSet<u64>,
+    /// The identity each inode number has in the journal now: a file or folder the
+    /// command makes gets a new one ([`FIRST_MADE`] and up), because its number may be one
+    /// an earlier file had before it was deleted.
+    lives: HashMap<u64, u64>,
+    /// A write of zeros not written out yet: the next contiguous one joins it (a
+    /// preallocation's many writes are one change).
+    zeros: Option<Entry>,
 }
 
 /// A finished call, as the journal needs it.
@@ -165,6 +184,9 @@ impl Journal {
             refused: HashSet::new(),
             stdout: None,
             volatile,
+            unnamed: HashSet::new(),
+            lives: HashMap::new(),
+            zeros: None,
         }
     }
 
@@ -199,6 +221,9 @@ impl Journal {
 
     /// Flushes what is written so far.
     pub fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(zeros) = self.zeros.take() {
+            self.write_line(&zeros);
+        }
         self.out.flush()
     }
 
@@ -208,14 +233,74 @@ impl Journal {
         Some(rest.to_string_lossy().into_owned())
     }
 
+    /// The journal's identity of inode number `real` now.
+    fn id(&self, real: u64) -> u64 {
+        self.lives.get(&real).copied().unwrap_or(real)
+    }
+
+    /// A new identity for inode number `real`, which the command just made.
+    fn made(&mut self, real: u64) -> u64 {
+        let id = FIRST_MADE + self.lives.len() as u64;
+        self.lives.insert(real, id);
+        id
+    }
+
+    /// `op` with its inode numbers as the journal's identities.
+    fn identified(&mut self, mut op: Op) -> Op {
+        match &mut op {
+            Op::Create { ino, parent, .. } | Op::Mkdir { ino, parent, .. } => {
+                *parent = self.id(*parent);
+                *ino = self.made(*ino);
+            }
+            Op::Tmpfile { ino } => *ino = self.made(*ino),
+            Op::Name { ino, parent, .. } => {
+                *ino = self.id(*ino);
+                *parent = self.id(*parent);
+            }
+            Op::Write { ino, .. } | Op::Truncate { ino, .. } | Op::Sync { ino, .. } => {
+                *ino = self.id(*ino);
+            }
+            Op::Rename {
+                from_parent,
+                to_parent,
+                ..
+            } => {
+                *from_parent = self.id(*from_parent);
+                *to_parent = self.id(*to_parent);
+            }
+            Op::Link { parent, .. } | Op::Unlink { parent, .. } | Op::Rmdir { parent, .. } => {
+                *parent = self.id(*parent);
+            }
+            Op::SyncAll | Op::Stdout { .. } | Op::Refused { .. } => {}
+        }
+        op
+    }
+
     fn emit(&mut self, op: Op, call: &str, pid: i32, synced: bool) {
+        let op = self.identified(op);
         let entry = Entry {
             op,
             call: call.to_string(),
             pid: pid as u32,
             synced,
         };
-        if let Ok(line) = serde_json::to_string(&entry) {
+        let zero = zeros_joining(&entry);
+        if let Some(mut run) = self.zeros.take() {
+            if zero && joins(&mut run, &entry) {
+                self.zeros = Some(run);
+                return;
+            }
+            self.write_line(&run);
+        }
+        if zero {
+            self.zeros = Some(entry);
+        } else {
+            self.write_line(&entry);
+        }
+    }
+
+    fn write_line(&mut self, entry: &Entry) {
+        if let Ok(line) = serde_json::to_string(entry) {
             let _ = writeln!(self.out, "{line}");
         }
     }
@@ -266,6 +351,10 @@ impl Journal {
                 let Some(rel) = self.relative(&path) else {
                     return;
                 };
+                if let Some(ino) = unnamed_file(tid, f.ret as i32, &path) {
+                    self.unnamed.insert(ino);
+                    return self.emit(Op::Tmpfile { ino }, name, pid, false);
+                }
                 let Some(ino) = Journal::ino_of(&path) else {
                     return;
                 };
@@ -291,9 +380,10 @@ impl Journal {
             }
             Role::Sync => match sys {
                 Sys::Fsync | Sys::Fdatasync => {
-                    let path = Journal::fd_path(tid, f.args[0] as i32);
-                    if let Some(path) = path.filter(|p| self.relative(p).is_some())
-                        && let Some(ino) = Journal::ino_of(&path)
+                    let fd = f.args[0] as i32;
+                    let path = Journal::fd_path(tid, fd);
+                    if path.is_some_and(|p| self.relative(&p).is_some())
+                        && let Some((_, ino)) = Journal::identity(tid, fd)
                     {
                         let data_only = sys == Sys::Fdatasync;
                         self.emit(Op::Sync { ino, data_only }, name, pid, false);
@@ -505,6 +595,17 @@ impl Journal {
                 if let (Some(a), Some(b)) = (a, b)
                     && let Some(to) = self.relative(&b)
                 {
+                    // A file made with no name, linked through its descriptor (its
+                    // `/proc/self/fd/N` link, or `AT_EMPTY_PATH`).
+                    if let Some(ino) = Journal::ino_of(&b).filter(|i| self.unnamed.remove(i)) {
+                        let parent = Journal::parent_ino(&b).unwrap_or(0);
+                        let op = Op::Name {
+                            ino,
+                            path: to,
+                            parent,
+                        };
+                        return self.emit(op, name, pid, false);
+                    }
                     match self.relative(&a) {
                         Some(from) => {
                             let parent = Journal::parent_ino(&b).unwrap_or(0);
@@ -567,6 +668,47 @@ impl Journal {
             ),
         }
     }
+}
+
+/// The inode of a file with no name (`O_TMPFILE`) that descriptor `fd` of `tid` opens,
+/// whose `/proc` link reads `path`.
+fn unnamed_file(tid: i32, fd: i32, path: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(format!("/proc/{tid}/fd/{fd}")).ok()?;
+    let deleted = path.to_string_lossy().ends_with(" (deleted)");
+    (deleted && meta.is_file() && meta.nlink() == 0).then(|| meta.ino())
+}
+
+/// Whether `entry` is a write of zeros that a following contiguous one may join.
+fn zeros_joining(entry: &Entry) -> bool {
+    matches!(&entry.op, Op::Write { data, .. } if !data.is_empty() && data.iter().all(|&b| b == 0))
+}
+
+/// Joins the write of zeros `next` to `run` if it continues it (same file, process and
+/// sync; starting where `run` ends).
+fn joins(run: &mut Entry, next: &Entry) -> bool {
+    let (
+        Op::Write {
+            ino, offset, data, ..
+        },
+        Op::Write {
+            ino: next_ino,
+            offset: next_offset,
+            data: next_data,
+        },
+    ) = (&mut run.op, &next.op)
+    else {
+        return false;
+    };
+    if ino != next_ino
+        || *offset + data.len() as u64 != *next_offset
+        || run.pid != next.pid
+        || run.synced != next.synced
+        || run.call != next.call
+    {
+        return false;
+    }
+    data.resize(data.len() + next_data.len(), 0);
+    true
 }
 
 /// The position and the status flags of descriptor `fd` of `tid`, from `fdinfo`.

@@ -29,6 +29,7 @@
 //! the file system and ptrace, and takes no lock another thread of the caller may hold.
 
 pub mod journal;
+pub mod mutate;
 pub mod recorder;
 pub mod seccomp;
 pub mod stops;
@@ -520,6 +521,11 @@ pub fn run(command: &Command, options: &RunOptions, reason: String) -> Result<Ou
         )),
         None => None,
     };
+    let mutator = options
+        .journal
+        .as_ref()
+        .filter(|to| !to.drops.is_empty())
+        .map(|to| mutate::Mutator::new(to.dir.clone(), to.drops.clone()));
     let setup_started = Instant::now();
     let (from_tracer, to_here) = pipe()?;
     // SAFETY: fork has no preconditions. The intermediate child only forks again and
@@ -534,7 +540,7 @@ pub fn run(command: &Command, options: &RunOptions, reason: String) -> Result<Ou
         let tracer = unsafe { libc::fork() };
         if tracer == 0 {
             drop(from_tracer);
-            tracer::serve(command, log, journal, to_here, setup_started);
+            tracer::serve(command, log, journal, mutator, to_here, setup_started);
         }
         // SAFETY: _exit ends the intermediate child without running the caller's
         // destructors or atexit handlers.

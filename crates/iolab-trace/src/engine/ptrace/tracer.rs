@@ -4,6 +4,7 @@
 //! exits, silently.
 
 use super::journal::Journal;
+use super::mutate::Mutator;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;
@@ -183,11 +184,19 @@ pub(super) fn serve(
     command: &Command,
     log: Option<std::fs::File>,
     journal: Option<Journal>,
+    mutator: Option<Mutator>,
     to_iolab: OwnedFd,
     setup_started: Instant,
 ) -> ! {
     let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        trace(command, log, journal, to_iolab, setup_started)
+        trace(
+            command,
+            log,
+            journal,
+            mutator.as_ref(),
+            to_iolab,
+            setup_started,
+        )
     })) {
         Ok(()) => 0,
         Err(_) => 101,
@@ -201,6 +210,7 @@ fn trace(
     command: &Command,
     log: Option<std::fs::File>,
     journal: Option<Journal>,
+    mutator: Option<&Mutator>,
     to_iolab: OwnedFd,
     setup_started: Instant,
 ) {
@@ -285,7 +295,7 @@ fn trace(
         if !libc::WIFSTOPPED(status) {
             continue;
         }
-        on_stop(&mut recorder, &mut pinned, pid, status);
+        on_stop(&mut recorder, mutator, &mut pinned, pid, status);
     }
     let _ = recorder.finish();
 }
@@ -335,7 +345,13 @@ fn seize(child: &mut child::Child) -> Result<(), Failure> {
 
 /// One stop of tracee `pid` (a followed call's entry or exit, a new task, an exec, a
 /// group stop, a signal): recorded, then the tracee resumed as it would run untraced.
-fn on_stop(recorder: &mut Recorder, pinned: &mut Option<CpuSet>, pid: i32, status: i32) {
+fn on_stop(
+    recorder: &mut Recorder,
+    mutator: Option<&Mutator>,
+    pinned: &mut Option<CpuSet>,
+    pid: i32,
+    status: i32,
+) {
     recorder.task_started(pid);
     let sig = libc::WSTOPSIG(status);
     let event = status >> 16;
@@ -347,7 +363,12 @@ fn on_stop(recorder: &mut Recorder, pinned: &mut Option<CpuSet>, pid: i32, statu
             {
                 let mut args = [0u64; 6];
                 args.copy_from_slice(&info.data[1..7]);
-                recorder.enter(pid, info.data[0] as i64, args);
+                let mut nr = info.data[0] as i64;
+                if let Some(mutator) = mutator {
+                    // The call as it will run, with a dropped sync taken out.
+                    (nr, args) = mutator.apply(pid, nr, args);
+                }
+                recorder.enter(pid, nr, args);
                 if recorder.stop_costs().is_some()
                     && let Some(own) = pinned.take()
                 {
