@@ -10,8 +10,13 @@ use std::process::{Command, Output};
 
 use assert_cmd::cargo::CommandCargoExt;
 
+/// The cache folder the runs are kept in (`iolab crash replay`), the tests' own.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-crash");
+
 fn iolab() -> Command {
-    Command::cargo_bin("iolab").unwrap()
+    let mut c = Command::cargo_bin("iolab").unwrap();
+    c.env("XDG_CACHE_HOME", CACHE);
+    c
 }
 
 /// Whether the ptrace backend and python3 can run here (a skip line printed otherwise).
@@ -193,11 +198,43 @@ fn the_json_has_the_states_and_the_failing_ones_and_is_never_written_over() {
     let failing = doc["failing"].as_array().unwrap();
     assert!(!failing.is_empty());
     for f in failing {
-        for key in ["after", "persisted", "lost", "torn", "output"] {
+        for key in ["after", "persisted", "lost", "torn", "output", "state"] {
             assert!(f.get(key).is_some(), "{key} in {f}");
         }
     }
     assert!(doc["seconds"].as_f64().is_some());
+    // `iolab crash replay` rebuilds a failing state, on which the check fails again.
+    let state = failing[0]["state"].as_str().unwrap();
+    let rebuilt = scratch.path().join("rebuilt");
+    let replay = iolab()
+        .args(["crash", "replay", state])
+        .arg(&rebuilt)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&replay.stderr);
+    assert_eq!(replay.status.code(), Some(0), "{said}");
+    let printed = said
+        .rsplit_once(" is in ")
+        .and_then(|(_, rest)| rest.split_once(" (the check's"))
+        .map(|(path, _)| path.to_string())
+        .unwrap_or_else(|| panic!("no stdout file in {said}"));
+    let check = Command::new("sh")
+        .args(["-c", CHECK])
+        .current_dir(&rebuilt)
+        .env("IOLAB_CRASH_STDOUT", &printed)
+        .status()
+        .unwrap();
+    assert!(
+        !check.success(),
+        "the replayed state {state} passes its check"
+    );
+    // It never writes into a folder that exists.
+    let again = iolab()
+        .args(["crash", "replay", state])
+        .arg(&rebuilt)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
     // A second run refuses to write over the file: exit 2, and the file is unchanged.
     let before = std::fs::read(&json).unwrap();
     let again = crash(
@@ -249,6 +286,10 @@ fn bad_arguments_are_one_line_and_exit_2() {
             "true",
         ],
         vec!["crash", "--check", "true", "--model", "zfs", "--", "true"],
+        vec!["crash", "--check", "true", "--drop", "fsck", "--", "true"],
+        vec!["crash", "--", "true"],
+        vec!["crash", "replay", "not-a-state", "/nonexistent/iolab"],
+        vec!["crash", "replay", "1-1:0", "/nonexistent/iolab"],
     ] {
         let out = iolab().args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

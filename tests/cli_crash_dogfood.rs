@@ -64,6 +64,10 @@ fn crash(scratch: &Path, mode: &str, policy: Option<LogPolicy>, drop: Option<&st
         program.display()
     );
     let mut c = Command::cargo_bin("iolab").unwrap();
+    c.env(
+        "XDG_CACHE_HOME",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache-crash"),
+    );
     c.args(["crash", "--jobs", "2", "--check", &check, "--dir"])
         .arg(dir.path());
     if let Some(d) = drop {
@@ -81,6 +85,9 @@ fn assert_loses_an_ack(out: &Output, what: &str) {
     assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
     assert!(stderr.contains("check said: records "), "{what}: {stderr}");
     assert!(stderr.contains("lost "), "{what}: {stderr}");
+    // Where the lost call was made: frames of the program (it has symbols).
+    assert!(stderr.contains(" made at "), "{what}: {stderr}");
+    assert!(stderr.contains("replay: iolab crash replay "), "{what}: {stderr}");
 }
 
 fn assert_passes(out: &Output, what: &str) {

@@ -18,14 +18,19 @@ use iolab_trace::journal::{DroppedSync, Recording};
 
 /// Arguments of `iolab crash`.
 #[derive(Debug, clap::Args)]
-#[command(override_usage = "iolab crash --check CHECK [OPTIONS] -- PROGRAM [ARGS]...")]
+#[command(
+    override_usage = "iolab crash --check CHECK [OPTIONS] -- PROGRAM [ARGS]...\n       \
+                      iolab crash replay RUN:STATE DIR",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 #[command(after_help = "CHECK runs with `sh -c` in each crash state's folder; \
     $IOLAB_CRASH_STDOUT names a file holding what PROGRAM had printed by that crash. \
     See docs/crash.md.")]
 pub struct Args {
     /// The shell command that says whether a crash state is good (exit 0) or not.
     #[arg(long, value_name = "CHECK")]
-    check: String,
+    check: Option<String>,
     /// The folder whose changes are recorded and replayed [default: the current one].
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
@@ -57,6 +62,23 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     program: Vec<OsString>,
+    #[command(subcommand)]
+    action: Option<Action>,
+}
+
+/// What else `iolab crash` does.
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Rebuild one crash state of an earlier run (RUN:STATE, as its report prints) in DIR,
+    /// a new folder, to look at it or debug there.
+    Replay {
+        /// The state, RUN:N.
+        #[arg(value_name = "RUN:STATE")]
+        state: String,
+        /// The folder to make and rebuild it in (it must not exist).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 fn parse_model(s: &str) -> Result<Model, String> {
@@ -69,6 +91,8 @@ fn parse_drop(s: &str) -> Result<DroppedSync, String> {
 
 /// One state's check.
 struct Checked {
+    /// Its place among the states explored.
+    index: usize,
     state: CrashState,
     passed: bool,
     output: String,
@@ -86,6 +110,12 @@ pub fn run(args: Args) -> Result<i32> {
 }
 
 fn crash(args: Args) -> Result<i32> {
+    if let Some(Action::Replay { state, dir }) = &args.action {
+        return super::crash_replay::replay(state, dir);
+    }
+    let Some(check) = args.check.as_deref() else {
+        bail!("no --check: iolab crash --check CHECK -- PROGRAM [ARGS]...");
+    };
     if args.program.is_empty() {
         bail!("no program to run: iolab crash --check CHECK -- PROGRAM [ARGS]...");
     }
@@ -96,7 +126,7 @@ fn crash(args: Args) -> Result<i32> {
     }
     let initial = Fs::load(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
     let work = Scratch::new()?;
-    let journal_path = work.0.join("journal.jsonl");
+    let journal_path = work.path().join("journal.jsonl");
     let started = Instant::now();
     if !args.drop.is_empty() && !iolab_trace::journal::DROPS_AVAILABLE {
         bail!("--drop: syncs can be taken out only on x86-64");
@@ -122,7 +152,7 @@ fn crash(args: Args) -> Result<i32> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let checked = check_all(states, &args.check, &work.0, jobs.max(1))?;
+    let checked = check_all(states, check, work.path(), jobs.max(1))?;
     let seconds = started.elapsed().as_secs_f64();
     let names = names(&initial, &journal);
     let failing: Vec<&Checked> = checked.iter().filter(|c| !c.passed).collect();
@@ -134,28 +164,51 @@ fn crash(args: Args) -> Result<i32> {
         exit.shell_code(),
         failing.len()
     );
-    print_groups(&failing, &journal, &names);
+    // Failing states are kept for `iolab crash replay`; a run that cannot be kept is
+    // still reported.
+    let run = match failing.is_empty() {
+        true => None,
+        false => {
+            let states: Vec<&CrashState> = checked.iter().map(|c| &c.state).collect();
+            match super::crash_replay::save(&initial, &journal_path, &states) {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    eprintln!("iolab crash: not kept for replay: {}", super::one_line(&e));
+                    None
+                }
+            }
+        }
+    };
+    print_groups(&failing, &journal, &names, run.as_deref());
     if let Some(path) = &args.json {
-        write_json(path, model, &checked, &journal, &names, seconds)?;
+        let report = Report {
+            model,
+            checked: &checked,
+            journal: &journal,
+            names: &names,
+            run: run.as_deref(),
+            seconds,
+        };
+        write_json(path, &report)?;
     }
     Ok(if failing.is_empty() { 0 } else { 1 })
 }
 
-/// A scratch folder of this run, removed on drop.
-struct Scratch(PathBuf);
+/// A scratch folder of this run, private (mode 0700, a name no one can guess), removed
+/// on drop.
+struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     fn new() -> Result<Scratch> {
-        let base = std::env::temp_dir().join(format!("iolab-crash-{}", std::process::id()));
-        std::fs::create_dir_all(&base)
-            .with_context(|| format!("cannot make {}", base.display()))?;
-        Ok(Scratch(base))
+        let dir = tempfile::Builder::new()
+            .prefix("iolab-crash-")
+            .tempdir()
+            .context("cannot make a scratch folder in the temporary folder")?;
+        Ok(Scratch(dir))
     }
-}
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 
@@ -167,6 +220,9 @@ fn check_all(
     jobs: usize,
 ) -> Result<Vec<Checked>> {
     let next = AtomicUsize::new(0);
+    // A bar on a terminal only.
+    let bar = iolab_bench::progress::Progress::new("crash states", states.len() as u64, true);
+    let failed = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Checked>>> =
         Mutex::new((0..states.len()).map(|_| None).collect());
     let error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
@@ -178,7 +234,13 @@ fn check_all(
                     let Some(state) = states.get(i) else { break };
                     match check_one(state, check, work, i) {
                         Ok((passed, output)) => {
+                            if !passed {
+                                let n = failed.fetch_add(1, Ordering::Relaxed) + 1;
+                                bar.set_message(format!("{n} failed"));
+                            }
+                            bar.inc();
                             let c = Checked {
+                                index: i,
                                 state: state.clone(),
                                 passed,
                                 output,
@@ -194,6 +256,7 @@ fn check_all(
             });
         }
     });
+    bar.finish();
     if let Some(e) = error.into_inner().expect("no panic holds it") {
         return Err(e);
     }
@@ -275,6 +338,13 @@ fn cause(c: &Checked, journal: &Journal, names: &HashMap<Ino, String>) -> String
     parts.join("; ")
 }
 
+/// The entries a state lost, whole or torn.
+fn lost_entries(c: &Checked) -> Vec<usize> {
+    let mut lost = c.state.lost.clone();
+    lost.extend(c.state.torn.map(|(i, _)| i));
+    lost
+}
+
 /// The program's fix for a cause, in its own terms.
 fn fix(c: &Checked, journal: &Journal) -> &'static str {
     let lost = c
@@ -297,7 +367,12 @@ fn fix(c: &Checked, journal: &Journal) -> &'static str {
     "make what is printed durable before printing it (sync first, then acknowledge)"
 }
 
-fn print_groups(failing: &[&Checked], journal: &Journal, names: &HashMap<Ino, String>) {
+fn print_groups(
+    failing: &[&Checked],
+    journal: &Journal,
+    names: &HashMap<Ino, String>,
+    run: Option<&str>,
+) {
     let mut groups: BTreeMap<String, Vec<&Checked>> = BTreeMap::new();
     for c in failing {
         groups.entry(cause(c, journal, names)).or_default().push(c);
@@ -321,18 +396,40 @@ fn print_groups(failing: &[&Checked], journal: &Journal, names: &HashMap<Ino, St
         if let Some(line) = first.output.lines().rev().find(|l| !l.trim().is_empty()) {
             eprintln!("    check said: {line}");
         }
+        for i in lost_entries(first) {
+            let stack = &journal.entries[i].stack;
+            if !stack.is_empty() {
+                let call = &journal.entries[i].call;
+                eprintln!("    {call} made at {}", stack.join(" ← "));
+            }
+        }
         eprintln!("    fix: {}", fix(first, journal));
+        if let Some(run) = run {
+            eprintln!("    replay: iolab crash replay {run}:{} DIR", first.index);
+        }
     }
 }
 
-fn write_json(
-    path: &Path,
+/// What `--json` writes.
+struct Report<'a> {
     model: Model,
-    checked: &[Checked],
-    journal: &Journal,
-    names: &HashMap<Ino, String>,
+    checked: &'a [Checked],
+    journal: &'a Journal,
+    names: &'a HashMap<Ino, String>,
+    /// The kept run, for `iolab crash replay`.
+    run: Option<&'a str>,
     seconds: f64,
-) -> Result<()> {
+}
+
+fn write_json(path: &Path, report: &Report<'_>) -> Result<()> {
+    let Report {
+        model,
+        checked,
+        journal,
+        names,
+        run,
+        seconds,
+    } = *report;
     let name = |ino: Ino| {
         names
             .get(&ino)
@@ -350,6 +447,11 @@ fn write_json(
                 "torn": c.state.torn.map(|(i, keep)| serde_json::json!({
                     "entry": describe(&i), "kept_bytes": keep })),
                 "output": c.output,
+                "state": run.map(|r| format!("{r}:{}", c.index)),
+                "stacks": (lost_entries(c).iter())
+                    .filter(|&&i| !journal.entries[i].stack.is_empty())
+                    .map(|i| (describe(i), serde_json::json!(journal.entries[*i].stack)))
+                    .collect::<serde_json::Map<_, _>>(),
             })
         })
         .collect();

@@ -8,6 +8,7 @@ mod compare;
 mod count;
 mod count_output;
 mod crash;
+mod crash_replay;
 mod drain;
 mod edit;
 mod generate;

@@ -100,6 +100,24 @@ fn plans(initial: &Fs, journal: &Journal, model: Model, fold: bool) -> Vec<Plan>
     }
 }
 
+/// The state a crash after entry `after` leaves when the entries `lost` did not persist
+/// and only the first `torn.1` bytes of entry `torn.0` did: a state [`explore`] gave,
+/// rebuilt from what it records (`iolab crash replay`).
+pub fn rebuild(
+    initial: &Fs,
+    journal: &Journal,
+    after: Option<usize>,
+    lost: &[usize],
+    torn: Option<(usize, usize)>,
+) -> CrashState {
+    let plan = Plan {
+        after,
+        lost: lost.iter().copied().collect(),
+        torn,
+    };
+    build(initial, journal, plan)
+}
+
 /// Applies `plan` to a copy of `initial`.
 fn build(initial: &Fs, journal: &Journal, plan: Plan) -> CrashState {
     let mut fs = initial.clone();

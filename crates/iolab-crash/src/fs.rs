@@ -101,6 +101,27 @@ impl Fs {
         Some(ino)
     }
 
+    /// The same tree with its inode numbers changed by `map` (numbers not in it kept): a
+    /// folder written out and loaded again, numbered as the folder it was written from.
+    pub fn renumber(&self, map: &HashMap<Ino, Ino>) -> Fs {
+        let to = |ino: &Ino| map.get(ino).copied().unwrap_or(*ino);
+        let nodes = (self.nodes.iter())
+            .map(|(ino, node)| {
+                let node = match node {
+                    Node::Dir(names) => {
+                        Node::Dir(names.iter().map(|(n, i)| (n.clone(), to(i))).collect())
+                    }
+                    other => other.clone(),
+                };
+                (to(ino), node)
+            })
+            .collect();
+        Fs {
+            nodes,
+            root: to(&self.root),
+        }
+    }
+
     /// The folder's own inode.
     pub fn root(&self) -> Ino {
         self.root

@@ -198,6 +198,10 @@ pub struct Entry {
     /// call returned.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub synced: bool,
+    /// Where in the program the call was made: its stack's frames, innermost first
+    /// (`function (file:line)`), when they could be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
 }
 
 impl Entry {
@@ -208,6 +212,7 @@ impl Entry {
             call: call.to_string(),
             pid: 0,
             synced: false,
+            stack: Vec::new(),
         }
     }
 

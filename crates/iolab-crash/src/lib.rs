@@ -17,7 +17,7 @@ pub mod journal;
 pub mod model;
 
 pub use bytes::Bytes;
-pub use explore::{CrashState, explore, explore_with, planned};
+pub use explore::{CrashState, explore, explore_with, planned, rebuild};
 pub use fs::Fs;
 pub use journal::{Entry, Ino, Journal, Op};
 pub use model::Model;

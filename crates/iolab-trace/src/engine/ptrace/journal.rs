@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use iolab_crash::{Entry, Op};
 
+use super::call_stacks::CallStacks;
 use super::witness::{Before, read_memory, read_string, resolve};
 use crate::procfs::normalize;
 use crate::syscalls::{Role, Sys};
@@ -131,6 +132,10 @@ pub struct Journal {
     /// command makes gets a new one ([`FIRST_MADE`] and up), because its number may be one
     /// an earlier file had before it was deleted.
     lives: HashMap<u64, u64>,
+    /// The stacks of the calls.
+    stacks: CallStacks,
+    /// The stack of the call being recorded.
+    stack: Vec<String>,
     /// A write of zeros not written out yet: the next contiguous one joins it (a
     /// preallocation's many writes are one change).
     zeros: Option<Entry>,
@@ -152,6 +157,8 @@ pub struct Finished<'a> {
     pub before: &'a Before,
     /// For a copy, where it wrote when its offset was a pointer (the value at the entry).
     pub copy_to_at: Option<u64>,
+    /// The task's instruction and stack pointers at the exit, for the call's stack.
+    pub regs: Option<(u64, u64)>,
 }
 
 impl<'a> Finished<'a> {
@@ -171,6 +178,7 @@ impl<'a> Finished<'a> {
             ret,
             before: NOTHING,
             copy_to_at: None,
+            regs: None,
         }
     }
 }
@@ -186,6 +194,8 @@ impl Journal {
             volatile,
             unnamed: HashSet::new(),
             lives: HashMap::new(),
+            stacks: CallStacks::default(),
+            stack: Vec::new(),
             zeros: None,
         }
     }
@@ -283,6 +293,7 @@ impl Journal {
             call: call.to_string(),
             pid: pid as u32,
             synced,
+            stack: self.stack.clone(),
         };
         let zero = zeros_joining(&entry);
         if let Some(mut run) = self.zeros.take() {
@@ -316,6 +327,10 @@ impl Journal {
         if f.ret < 0 {
             return;
         }
+        self.stack = match f.regs {
+            Some(regs) => self.stacks.of(f.tid, f.tgid, regs),
+            None => Vec::new(),
+        };
         match (Sys::from_number(f.nr), Extra::of(f.nr)) {
             (Some(sys), _) => self.followed(sys, f),
             (None, Some(extra)) => self.extra(extra, f),

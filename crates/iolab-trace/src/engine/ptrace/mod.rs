@@ -28,6 +28,7 @@
 //! The tracer is a fork of the caller: it uses only the allocator (glibc's is fork-safe),
 //! the file system and ptrace, and takes no lock another thread of the caller may hold.
 
+mod call_stacks;
 pub mod journal;
 pub mod mutate;
 pub mod recorder;

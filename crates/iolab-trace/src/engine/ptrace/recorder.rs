@@ -319,7 +319,8 @@ impl Recorder {
             if let (Some((nr, args)), Some(journal)) =
                 (task.pending_extra.take(), &mut self.journal)
             {
-                journal.finished(&Finished::plain(tid, task.tgid, nr, &args, ret));
+                let plain = Finished::plain(tid, task.tgid, nr, &args, ret);
+                journal.finished(&Finished { regs, ..plain });
             }
             return;
         };
@@ -365,6 +366,7 @@ impl Recorder {
             journal.finished(&Finished {
                 before: &call.before,
                 copy_to_at: call.copy_at[1],
+                regs,
                 ..Finished::plain(tid, tgid, call.sys.number(), &call.args, ret)
             });
         }

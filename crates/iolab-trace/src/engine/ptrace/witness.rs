@@ -41,7 +41,7 @@ pub fn read_memory(tid: i32, address: u64, len: usize) -> Vec<u8> {
 
 /// Reads the words at `address` in task `tid` into `buf`; returns how many it could
 /// (fewer where the memory ends).
-fn read_words(tid: i32, address: u64, buf: &mut [u64]) -> usize {
+pub(super) fn read_words(tid: i32, address: u64, buf: &mut [u64]) -> usize {
     let len = std::mem::size_of_val(buf);
     // SAFETY: the bytes of `buf` are `len` initialised bytes of one allocation, borrowed
     // mutably for the view's life; every byte pattern is a valid `u64`.
@@ -131,16 +131,7 @@ fn process_now(pid: i32, parent: Option<u32>) -> Process {
                 .collect()
         })
         .unwrap_or_default();
-    // Fields 26 and 27 of /proc/PID/stat (after the command name in parentheses, which
-    // may hold spaces): startcode and endcode.
-    let code = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = &s[s.rfind(')')? + 2..];
-            let f: Vec<&str> = rest.split(' ').collect();
-            Some((f.get(23)?.parse().ok()?, f.get(24)?.parse().ok()?))
-        })
-        .unwrap_or((0, 0));
+    let code = code_range(pid);
     Process {
         pid: pid as u32,
         parent,
@@ -148,6 +139,19 @@ fn process_now(pid: i32, parent: Option<u32>) -> Process {
         args,
         code,
     }
+}
+
+/// Where process `pid`'s executable's code is: fields 26 and 27 of /proc/PID/stat (after
+/// the command name in parentheses, which may hold spaces), startcode and endcode.
+pub(super) fn code_range(pid: i32) -> (u64, u64) {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split(' ').collect();
+            Some((f.get(23)?.parse().ok()?, f.get(24)?.parse().ok()?))
+        })
+        .unwrap_or((0, 0))
 }
 
 /// The parent of process `pid` (`PPid` of its status).
