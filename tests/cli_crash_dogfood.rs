@@ -87,7 +87,10 @@ fn assert_loses_an_ack(out: &Output, what: &str) {
     assert!(stderr.contains("lost "), "{what}: {stderr}");
     // Where the lost call was made: frames of the program (it has symbols).
     assert!(stderr.contains(" made at "), "{what}: {stderr}");
-    assert!(stderr.contains("replay: iolab crash replay "), "{what}: {stderr}");
+    assert!(
+        stderr.contains("replay: iolab crash replay "),
+        "{what}: {stderr}"
+    );
 }
 
 fn assert_passes(out: &Output, what: &str) {

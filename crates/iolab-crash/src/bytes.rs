@@ -13,6 +13,14 @@ use std::sync::Arc;
 /// The size of a stored block.
 pub const BLOCK: usize = 4096;
 
+/// A block of zeros, to compare with (`==` on slices is a `memcmp`).
+const ZEROS: [u8; BLOCK] = [0; BLOCK];
+
+/// Whether `data` is all zeros.
+pub fn all_zeros(data: &[u8]) -> bool {
+    data.chunks(BLOCK).all(|c| c == &ZEROS[..c.len()])
+}
+
 /// A file's bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Bytes {
@@ -37,6 +45,24 @@ impl Bytes {
         self.len == 0
     }
 
+    /// Writes `len` zeros at `offset`, growing the file if they end past it: only the
+    /// stored blocks in the range are touched.
+    pub fn write_zeros(&mut self, offset: u64, len: u64) {
+        let end = offset + len;
+        self.len = self.len.max(end);
+        if len == 0 {
+            return;
+        }
+        let (first, last) = (offset / BLOCK as u64, (end - 1) / BLOCK as u64);
+        let stored: Vec<u64> = self.blocks.range(first..=last).map(|(i, _)| *i).collect();
+        for index in stored {
+            let at = (index * BLOCK as u64).max(offset);
+            let to = ((index + 1) * BLOCK as u64).min(end);
+            let start = (at % BLOCK as u64) as usize;
+            self.put(index, start, &ZEROS[..(to - at) as usize]);
+        }
+    }
+
     /// Writes `data` at `offset`, growing the file if it ends past it.
     pub fn write(&mut self, offset: u64, data: &[u8]) {
         let end = offset + data.len() as u64;
@@ -54,7 +80,7 @@ impl Bytes {
 
     /// Copies `piece` into block `index` at `start`, keeping the no-zero-block rule.
     fn put(&mut self, index: u64, start: usize, piece: &[u8]) {
-        let zeros = piece.iter().all(|&b| b == 0);
+        let zeros = piece == &ZEROS[..piece.len()];
         let Some(block) = self.blocks.get_mut(&index) else {
             if !zeros {
                 let mut block = vec![0u8; BLOCK];
@@ -67,7 +93,7 @@ impl Bytes {
             return;
         }
         Arc::make_mut(block)[start..start + piece.len()].copy_from_slice(piece);
-        if zeros && block.iter().all(|&b| b == 0) {
+        if zeros && block[..] == ZEROS[..] {
             self.blocks.remove(&index);
         }
     }
@@ -156,7 +182,11 @@ mod tests {
             for c in &changes {
                 match c {
                     Change::Write(at, data) => {
-                        bytes.write(*at, data);
+                        if all_zeros(data) && data.len() % 3 == 0 {
+                            bytes.write_zeros(*at, data.len() as u64);
+                        } else {
+                            bytes.write(*at, data);
+                        }
                         let end = *at as usize + data.len();
                         if plain.len() < end {
                             plain.resize(end, 0);

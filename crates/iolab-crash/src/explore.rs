@@ -66,12 +66,13 @@ pub fn explore(initial: &Fs, journal: &Journal, model: Model) -> Vec<CrashState>
 pub fn explore_with(initial: &Fs, journal: &Journal, model: Model, fold: bool) -> Vec<CrashState> {
     let mut seen_plans = HashSet::new();
     let mut seen_states = HashSet::new();
+    let zeros = zero_writes(journal);
     let mut states = Vec::new();
     for plan in plans(initial, journal, model, fold) {
         if !seen_plans.insert(plan.clone()) {
             continue;
         }
-        let state = build(initial, journal, plan);
+        let state = build(initial, journal, &zeros, plan);
         if seen_states.insert((state.fs.digest(), state.stdout.clone())) {
             states.push(state);
         }
@@ -115,11 +116,20 @@ pub fn rebuild(
         lost: lost.iter().copied().collect(),
         torn,
     };
-    build(initial, journal, plan)
+    build(initial, journal, &zero_writes(journal), plan)
+}
+
+/// For each entry, whether it is a write of zeros only (a preallocation), which a state
+/// applies without looking at its bytes.
+fn zero_writes(journal: &Journal) -> Vec<bool> {
+    (journal.entries.iter())
+        .map(|e| matches!(&e.op, Op::Write { data, .. } if crate::bytes::all_zeros(data)))
+        .collect()
 }
 
 /// Applies `plan` to a copy of `initial`.
-fn build(initial: &Fs, journal: &Journal, plan: Plan) -> CrashState {
+/// `zeros[i]`: entry `i` writes only zeros ([`zero_writes`]).
+fn build(initial: &Fs, journal: &Journal, zeros: &[bool], plan: Plan) -> CrashState {
     let mut fs = initial.clone();
     let mut stdout = Vec::new();
     let end = plan.after.map_or(0, |a| a + 1);
@@ -130,15 +140,19 @@ fn build(initial: &Fs, journal: &Journal, plan: Plan) -> CrashState {
         if plan.lost.contains(&i) {
             continue;
         }
-        match (&entry.op, plan.torn) {
-            (Op::Write { ino, offset, data }, Some((t, keep))) if t == i => {
-                fs.apply(&Op::Write {
-                    ino: *ino,
-                    offset: *offset,
-                    data: data[..keep.min(data.len())].to_vec(),
-                });
+        match &entry.op {
+            Op::Write { ino, offset, data } => {
+                let kept = match plan.torn {
+                    Some((t, keep)) if t == i => keep.min(data.len()),
+                    _ => data.len(),
+                };
+                if zeros[i] {
+                    fs.write_zeros(*ino, *offset, kept as u64);
+                } else {
+                    fs.write(*ino, *offset, &data[..kept]);
+                }
             }
-            (op, _) => {
+            op => {
                 fs.apply(op);
             }
         }

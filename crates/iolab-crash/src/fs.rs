@@ -122,6 +122,30 @@ impl Fs {
         }
     }
 
+    /// Writes `data` at `offset` of file `ino` (what applying a write does); false when
+    /// `ino` is not a file here.
+    pub fn write(&mut self, ino: Ino, offset: u64, data: &[u8]) -> bool {
+        match self.nodes.get_mut(&ino) {
+            Some(Node::File(bytes)) => {
+                bytes.write(offset, data);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Writes `len` zeros at `offset` of file `ino` (what applying a write of zeros does,
+    /// without its bytes); false when `ino` is not a file here.
+    pub fn write_zeros(&mut self, ino: Ino, offset: u64, len: u64) -> bool {
+        match self.nodes.get_mut(&ino) {
+            Some(Node::File(bytes)) => {
+                bytes.write_zeros(offset, len);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The folder's own inode.
     pub fn root(&self) -> Ino {
         self.root
@@ -179,13 +203,7 @@ impl Fs {
                 Some(Node::File(_)) => self.add_name(path, *ino, Node::File(Bytes::new())),
                 _ => false,
             },
-            Op::Write { ino, offset, data } => match self.nodes.get_mut(ino) {
-                Some(Node::File(bytes)) => {
-                    bytes.write(*offset, data);
-                    true
-                }
-                _ => false,
-            },
+            Op::Write { ino, offset, data } => self.write(*ino, *offset, data),
             Op::Truncate { ino, size } => match self.nodes.get_mut(ino) {
                 Some(Node::File(bytes)) => {
                     bytes.set_len(*size);
