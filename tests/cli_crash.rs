@@ -178,6 +178,37 @@ fn an_appender_that_acknowledges_before_it_syncs_loses_an_acknowledged_record() 
     }
 }
 
+/// With standard output on `/dev/null`, a child's own write to `/dev/null` is not an
+/// acknowledgement: a character device is shared, so only descriptor 1 acknowledges.
+#[test]
+fn writes_to_a_shared_device_on_another_descriptor_are_not_acknowledgements() {
+    if !can_run() {
+        return;
+    }
+    let (_scratch, dir) = folder();
+    let out = iolab()
+        .args(["crash", "--check"])
+        .arg("! grep -q noise \"$IOLAB_CRASH_STDOUT\"")
+        .arg("--dir")
+        .arg(&dir)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "python3 -c \"import os; os.write(os.open('/dev/null', os.O_WRONLY), b'noise')\"; \
+             echo ack",
+        ])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(": 0 failed"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The one entry is the acknowledgement on descriptor 1.
+    assert!(stderr.contains(" of 1 entries "), "{stderr}");
+}
+
 #[test]
 fn the_json_has_the_states_and_the_failing_ones_and_is_never_written_over() {
     if !can_run() {

@@ -46,7 +46,9 @@ impl CallStacks {
                 .filter(|w| (code.0..code.1).contains(w))
                 .collect(),
         };
-        let frames = symbolizer.frames(&sample, 32);
+        let mut frames = symbolizer.frames(&sample, 32);
+        // The C runtime's entry point says nothing about the program.
+        frames.retain(|f| f.function.as_deref() != Some("_start"));
         let own: Vec<&Frame> = frames.iter().filter(|f| is_own_code(f)).collect();
         let shown = if own.is_empty() {
             frames.iter().collect()

@@ -124,6 +124,9 @@ pub struct Journal {
     refused: HashSet<String>,
     /// The command's standard output (device, inode): writes to it are acknowledgements.
     stdout: Option<(u64, u64)>,
+    /// Its standard output is a character device (a terminal, `/dev/null`), which others
+    /// open too (a child's `2>/dev/null`): only writes to descriptor 1 acknowledge.
+    stdout_shared: bool,
     /// Patterns of the files whose bytes need not survive a crash.
     volatile: Vec<String>,
     /// Files made with no name (`O_TMPFILE`) in the folder, not linked yet.
@@ -191,6 +194,7 @@ impl Journal {
             out: std::io::BufWriter::new(out),
             refused: HashSet::new(),
             stdout: None,
+            stdout_shared: false,
             volatile,
             unnamed: HashSet::new(),
             lives: HashMap::new(),
@@ -221,6 +225,8 @@ impl Journal {
     /// Takes process `pid`'s descriptor 1 as the command's standard output.
     pub fn stdout_of(&mut self, pid: i32) {
         self.stdout = Journal::identity(pid, 1);
+        self.stdout_shared = std::fs::metadata(format!("/proc/{pid}/fd/1"))
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_char_device(&m.file_type()));
     }
 
     /// The device and inode descriptor `fd` of `tid` refers to.
@@ -457,7 +463,10 @@ impl Journal {
             return;
         }
         let Some((ino, _)) = self.file_of(f.tid, fd) else {
-            if self.stdout.is_some() && Journal::identity(f.tid, fd) == self.stdout {
+            if self.stdout.is_some()
+                && (fd == 1 || !self.stdout_shared)
+                && Journal::identity(f.tid, fd) == self.stdout
+            {
                 let data = match Sys::from_number(f.nr) {
                     Some(Sys::Write) => read_memory(f.tid, f.args[1], n as usize),
                     Some(Sys::Writev) => gather_iovecs(f.tid, f.args[1], f.args[2], n as usize),
