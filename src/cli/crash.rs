@@ -15,6 +15,9 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use iolab_crash::{CrashState, Fs, Ino, Journal, Model, Op};
 use iolab_trace::journal::{DroppedSync, Recording};
+use iolab_trace::program::Program;
+use iolab_trace::rules::FindingKind;
+use iolab_trace::rules::programs::durability_fix;
 
 /// Arguments of `iolab crash`.
 #[derive(Debug, clap::Args)]
@@ -179,7 +182,8 @@ fn crash(args: Args) -> Result<i32> {
             }
         }
     };
-    print_groups(&failing, &journal, &names, run.as_deref());
+    let program = program_of(&args.program);
+    print_groups(&failing, &journal, &names, program, run.as_deref());
     if let Some(path) = &args.json {
         let report = Report {
             model,
@@ -300,6 +304,16 @@ fn check_one(state: &CrashState, check: &str, work: &Path, i: usize) -> Result<(
     Ok((out.status.success(), text))
 }
 
+/// What kind of program PROGRAM is (`iolab trace`'s recognition: a shell running one
+/// program is that program), for its fixes.
+fn program_of(words: &[OsString]) -> Program {
+    let words: Vec<String> = (words.iter())
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let unbuffered = std::env::var_os("PYTHONUNBUFFERED").is_some_and(|v| !v.is_empty());
+    iolab_trace::program::recognise_command(&words, unbuffered).program
+}
+
 /// A path for every inode the run touched: where the folder had it, else where the run
 /// made it.
 fn names(initial: &Fs, journal: &Journal) -> HashMap<Ino, String> {
@@ -345,32 +359,38 @@ fn lost_entries(c: &Checked) -> Vec<usize> {
     lost
 }
 
-/// The program's fix for a cause, in its own terms.
-fn fix(c: &Checked, journal: &Journal) -> &'static str {
-    let lost = c
-        .state
-        .lost
-        .iter()
-        .chain(c.state.torn.iter().map(|(i, _)| i));
-    for &i in lost {
+/// The program's fix for a cause, in its own terms where `iolab trace` has them
+/// (`rules::programs`), else in plain words.
+fn fix(c: &Checked, journal: &Journal, program: Program) -> String {
+    let own = |kind: FindingKind| durability_fix(program, kind);
+    for i in lost_entries(c) {
         match &journal.entries[i].op {
             Op::Write { .. } | Op::Truncate { .. } => {
-                return "fsync (or fdatasync) the file before what depends on it: the rename, \
-                        the next step, the acknowledgement";
+                let renamed_later =
+                    (journal.entries[i + 1..].iter()).any(|e| matches!(e.op, Op::Rename { .. }));
+                return match renamed_later.then(|| own(FindingKind::RenameBeforeSync)) {
+                    Some(Some(fix)) => fix,
+                    _ => "fsync (or fdatasync) the file before what depends on it: the \
+                          rename, the next step, the acknowledgement"
+                        .to_string(),
+                };
             }
             op if op.is_namespace() => {
-                return "fsync the folder after making, renaming or removing a name in it";
+                return own(FindingKind::UnsyncedDirectory).unwrap_or_else(|| {
+                    "fsync the folder after making, renaming or removing a name in it".into()
+                });
             }
             _ => {}
         }
     }
-    "make what is printed durable before printing it (sync first, then acknowledge)"
+    "make what is printed durable before printing it (sync first, then acknowledge)".into()
 }
 
 fn print_groups(
     failing: &[&Checked],
     journal: &Journal,
     names: &HashMap<Ino, String>,
+    program: Program,
     run: Option<&str>,
 ) {
     let mut groups: BTreeMap<String, Vec<&Checked>> = BTreeMap::new();
@@ -403,7 +423,7 @@ fn print_groups(
                 eprintln!("    {call} made at {}", stack.join(" ← "));
             }
         }
-        eprintln!("    fix: {}", fix(first, journal));
+        eprintln!("    fix: {}", fix(first, journal, program));
         if let Some(run) = run {
             eprintln!("    replay: iolab crash replay {run}:{} DIR", first.index);
         }

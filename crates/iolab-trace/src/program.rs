@@ -156,6 +156,20 @@ pub fn recognise(path: &Path, args: &[String], python_unbuffered_env: bool) -> R
 }
 
 /// The program a command name says (`python3.11`, `node`, `bash`, …).
+/// The program a command line (`words`: the program as typed, then its arguments) runs:
+/// by its name first (a `python3` on `PATH` may be a shim script), else, and for a shell
+/// (whose script is read), by its file.
+pub fn recognise_command(words: &[String], python_unbuffered_env: bool) -> Recognised {
+    let Some((first, args)) = words.split_first() else {
+        return by_name("", &[], false);
+    };
+    let named = by_name(base(first), args, python_unbuffered_env);
+    match named.program {
+        Program::Unknown | Program::Shell => recognise(&locate(first), args, python_unbuffered_env),
+        _ => named,
+    }
+}
+
 fn by_name(name: &str, args: &[String], python_unbuffered_env: bool) -> Recognised {
     let program = match name {
         n if n.starts_with("python") || n == "pypy3" => Program::Python,
@@ -407,6 +421,27 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn a_command_line_is_recognised_by_its_name_before_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pyenv-style shim: a bash script named python3.
+        let shim = script(
+            dir.path(),
+            "python3",
+            b"#!/usr/bin/env bash\nexec real \"$@\"\n",
+        );
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let shim = shim.to_string_lossy().into_owned();
+        let r = recognise_command(&words(&[&shim, "-c", "pass"]), false);
+        assert_eq!(r.program, Program::Python);
+        // A shell running one program is that program; running two, the shell.
+        let git = recognise_command(&words(&["sh", "-c", "git commit -m x"]), false);
+        assert_eq!(git.program, Program::Git);
+        let two = recognise_command(&words(&["sh", "-c", "sqlite3 d < s | grep ack"]), false);
+        assert_eq!(two.program, Program::Shell);
+        assert_eq!(recognise_command(&[], false).program, Program::Unknown);
     }
 
     #[test]
