@@ -86,7 +86,7 @@ fn assert_loses_an_ack(out: &Output, what: &str) {
     assert!(stderr.contains("check said: records "), "{what}: {stderr}");
     assert!(stderr.contains("lost "), "{what}: {stderr}");
     // Where the lost call was made: frames of the program (it has symbols).
-    assert!(stderr.contains(" made at "), "{what}: {stderr}");
+    assert!(stderr.contains(" by process "), "{what}: {stderr}");
     assert!(
         stderr.contains("replay: iolab crash replay "),
         "{what}: {stderr}"

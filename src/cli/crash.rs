@@ -417,10 +417,13 @@ fn print_groups(
             eprintln!("    check said: {line}");
         }
         for i in lost_entries(first) {
-            let stack = &journal.entries[i].stack;
-            if !stack.is_empty() {
-                let call = &journal.entries[i].call;
-                eprintln!("    {call} made at {}", stack.join(" ← "));
+            let e = &journal.entries[i];
+            if !e.stack.is_empty() {
+                let who = match e.tid {
+                    t if t != e.pid && t != 0 => format!("process {} thread {t}", e.pid),
+                    _ => format!("process {}", e.pid),
+                };
+                eprintln!("    {} by {who} at {}", e.call, e.stack.join(" ← "));
             }
         }
         eprintln!("    fix: {}", fix(first, journal, program));

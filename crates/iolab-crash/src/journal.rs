@@ -194,6 +194,9 @@ pub struct Entry {
     pub call: String,
     /// The process.
     pub pid: u32,
+    /// The thread (0 when not known).
+    #[serde(default)]
+    pub tid: u32,
     /// For a write through a descriptor opened `O_SYNC` or `O_DSYNC`: durable when the
     /// call returned.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -211,6 +214,7 @@ impl Entry {
             op,
             call: call.to_string(),
             pid: 0,
+            tid: 0,
             synced: false,
             stack: Vec::new(),
         }

@@ -139,6 +139,8 @@ pub struct Journal {
     stacks: CallStacks,
     /// The stack of the call being recorded.
     stack: Vec<String>,
+    /// The thread that made it.
+    tid: i32,
     /// A write of zeros not written out yet: the next contiguous one joins it (a
     /// preallocation's many writes are one change).
     zeros: Option<Entry>,
@@ -200,6 +202,7 @@ impl Journal {
             lives: HashMap::new(),
             stacks: CallStacks::default(),
             stack: Vec::new(),
+            tid: 0,
             zeros: None,
         }
     }
@@ -298,6 +301,7 @@ impl Journal {
             op,
             call: call.to_string(),
             pid: pid as u32,
+            tid: self.tid as u32,
             synced,
             stack: self.stack.clone(),
         };
@@ -333,6 +337,7 @@ impl Journal {
         if f.ret < 0 {
             return;
         }
+        self.tid = f.tid;
         self.stack = match f.regs {
             Some(regs) => self.stacks.of(f.tid, f.tgid, regs),
             None => Vec::new(),
