@@ -567,6 +567,31 @@ impl Journal {
         }
     }
 
+    /// `b` made a second name of `a` (`link`, `linkat`).
+    fn linked(&mut self, a: &Path, b: &Path, name: &str, pid: i32) {
+        let Some(to) = self.relative(b) else {
+            return;
+        };
+        // A file made with no name, linked through its descriptor (its `/proc/self/fd/N`
+        // link, or `AT_EMPTY_PATH`).
+        if let Some(ino) = Journal::ino_of(b).filter(|i| self.unnamed.remove(i)) {
+            let parent = Journal::parent_ino(b).unwrap_or(0);
+            let op = Op::Name {
+                ino,
+                path: to,
+                parent,
+            };
+            return self.emit(op, name, pid, false);
+        }
+        match self.relative(a) {
+            Some(from) => {
+                let parent = Journal::parent_ino(b).unwrap_or(0);
+                self.emit(Op::Link { from, to, parent }, name, pid, false);
+            }
+            None => self.moved_in(b, to, name, pid),
+        }
+    }
+
     fn extra(&mut self, extra: Extra, f: &Finished<'_>) {
         let name = extra.name();
         let pid = f.tgid;
@@ -621,27 +646,8 @@ impl Journal {
                 } else {
                     (at(None, 0), at(None, 1))
                 };
-                if let (Some(a), Some(b)) = (a, b)
-                    && let Some(to) = self.relative(&b)
-                {
-                    // A file made with no name, linked through its descriptor (its
-                    // `/proc/self/fd/N` link, or `AT_EMPTY_PATH`).
-                    if let Some(ino) = Journal::ino_of(&b).filter(|i| self.unnamed.remove(i)) {
-                        let parent = Journal::parent_ino(&b).unwrap_or(0);
-                        let op = Op::Name {
-                            ino,
-                            path: to,
-                            parent,
-                        };
-                        return self.emit(op, name, pid, false);
-                    }
-                    match self.relative(&a) {
-                        Some(from) => {
-                            let parent = Journal::parent_ino(&b).unwrap_or(0);
-                            self.emit(Op::Link { from, to, parent }, name, pid, false);
-                        }
-                        None => self.moved_in(&b, to, name, pid),
-                    }
+                if let (Some(a), Some(b)) = (a, b) {
+                    self.linked(&a, &b, name, pid);
                 }
             }
             Extra::Symlink | Extra::Symlinkat => {
